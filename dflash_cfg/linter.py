@@ -1,0 +1,126 @@
+"""lint(bytes, ...) -> FileReport: run the selected rules on one file. Pure apart from the
+transformers call it is handed."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .document import Document, parse
+from .effective import Effective
+from .model import FileReport, Finding, Kind
+from .rules import ALL, Context, Rule
+from .rules.attention import FULL, SLIDING, strip
+from .target import Target
+from .weights import Weights
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a file is linted against, besides its own bytes."""
+
+    target: Target | None = None
+    # Called only for drafter files, so a tree of target models never has its shards opened.
+    weights_loader: Callable[[], tuple[Weights | None, str | None]] | None = None
+    effective_fn: Callable[[dict[str, Any]], Effective] | None = None
+
+
+def git_blob_sha1(data: bytes) -> str:
+    # Same value as `git hash-object --no-filters` and the Hub's blob id for a non-LFS file.
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def classify(doc: Document) -> tuple[Kind, str]:
+    """Which kind of file this is, and for a skipped one, why."""
+    data = doc.data
+    if not isinstance(data, dict):
+        # Unparseable: we cannot see what it is. Lint it if it mentions DFlash anywhere, so a broken
+        # drafter config is never skipped, while a broken unrelated config.json in a tree is.
+        if b"dflash" in doc.raw.lower():
+            return "dflash", ""
+        return "skipped", "not a DFlash drafter config (unparseable, no mention of DFlash)"
+    archs = data.get("architectures")
+    names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    if data.get("speculators_model_type") is not None:
+        return "skipped", f"speculators-format config ({data.get('speculators_model_type')}): not linted"
+    if "DFlash2DraftModel" in names:
+        return "dflash2", ""
+    if "dflash_config" in data or any("dflash" in n.lower() for n in names):
+        return "dflash", ""
+    shown = f"architectures {names}" if names else f"model_type {data.get('model_type')!r}"
+    return "skipped", f"not a DFlash drafter ({shown}, no dflash_config)"
+
+
+def runnable(r: Rule, ctx: Context) -> bool:
+    if ctx.kind not in r.kinds:
+        return False
+    has = {
+        "bytes": True,
+        "data": isinstance(ctx.doc.data, dict),
+        "effective": ctx.effective_fn is not None,
+        "target": ctx.target is not None,
+        "weights": ctx.weights is not None or (ctx.weights_error is not None and r.id == "DF500"),
+    }
+    return all(has[n] for n in r.needs)
+
+
+def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
+    doc = parse(raw)
+    kind, note = classify(doc)
+    sha256 = hashlib.sha256(raw).hexdigest()
+    blob = git_blob_sha1(raw)
+    if kind == "skipped":
+        return FileReport(path, kind, sha256, blob, note=note)
+    weights, weights_error = inputs.weights_loader() if inputs.weights_loader else (None, None)
+    ctx = Context(doc, kind, inputs.target, weights, weights_error, inputs.effective_fn)
+    known = {(i.rule, i.problem.pointer, i.problem.message): (i.line, i.column) for i in doc.issues}
+    findings = []
+    for r in rules:
+        if not runnable(r, ctx):
+            continue
+        for problem in r.run(ctx):
+            where = known.get((r.id, problem.pointer, problem.message)) or (None, None)
+            if where[0] is None:
+                where = doc.locate(problem.pointer) or (None, None)
+            severity = r.severity if problem.severity is None else problem.severity
+            findings.append(Finding(r.id, r.name, severity, problem.pointer, where[0], where[1],
+                                    problem.message, problem.fix))
+    findings.sort(key=lambda f: (f.line or 0, f.column or 0, f.rule, f.pointer))
+    return FileReport(path, kind, sha256, blob, tuple(findings), picture(ctx, inputs))
+
+
+def picture(ctx: Context, inputs: Inputs) -> tuple[str, ...]:
+    """The attention layout and the taps, drawn compactly for people (text output only)."""
+    if not isinstance(ctx.doc.data, dict):
+        return ()
+    lines = []
+    types = ctx.layer_types()
+    window = ctx.raw.get("sliding_window")
+    if types:
+        counts = f"{types.count(SLIDING)} sliding, {types.count(FULL)} full"
+        line = f"layers  {strip(types)}  ({counts}; window {window})"
+        if inputs.effective_fn is not None and ctx.effective.values is not None:
+            seen = ctx.effective.values
+            if seen.get("sliding_window") != window or seen.get("layer_types") != types:
+                line += f"  -> engines see {strip(seen.get('layer_types'))}, window {seen.get('sliding_window')}"
+        lines.append(line)
+    elif inputs.effective_fn is not None and ctx.effective.values is not None:
+        seen = ctx.effective.values
+        lines.append(f"layers  (absent) -> engines see {strip(seen.get('layer_types'))}, "
+                     f"window {seen.get('sliding_window')}")
+    taps = ctx.taps()
+    depth = inputs.target.num_hidden_layers if inputs.target and inputs.target.num_hidden_layers else None
+    source = "target" if depth else "num_target_layers"
+    depth = depth or ctx.num_target_layers()
+    if taps:
+        line = f"taps    {' '.join(map(str, taps))}"
+        if depth and depth <= 512:
+            marks = "".join("|" if i in taps else "." for i in range(max(depth, max(taps) + 1)))
+            line += f"  of {depth} ({source})  {marks[:depth]}"
+            if len(marks) > depth:
+                line += "  ! " + marks[depth:]
+        lines.append(line)
+    return tuple(lines)
+

@@ -1,0 +1,18 @@
+"""The rule catalogue: an explicit registry, in catalogue order."""
+
+from __future__ import annotations
+
+from . import attention, dflash, file, target_rules, transformers_view, weights_rules
+from .base import Context, Rule
+
+ALL: tuple[Rule, ...] = (
+    *file.RULES,
+    *dflash.RULES,
+    *attention.RULES,
+    *transformers_view.RULES,
+    *target_rules.RULES,
+    *weights_rules.RULES,
+)
+REGISTRY: dict[str, Rule] = {r.id: r for r in ALL}
+
+__all__ = ["ALL", "REGISTRY", "Context", "Rule"]

@@ -1,0 +1,110 @@
+"""The rule contract: a rule is a documented function from a Context to Problems.
+
+A rule never sees file names, severities or line numbers; the linter attaches those.
+A rule's docstring is its user documentation (shown by `dflash-cfg rules`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal, TypeGuard
+
+from ..document import Document
+from ..effective import Effective
+from ..model import Kind, Problem, Severity
+from ..target import Target
+from ..weights import Weights
+
+Needs = Literal["bytes", "data", "effective", "target", "weights"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a rule may look at for one file. Costly views are computed on first use."""
+
+    doc: Document
+    kind: Kind
+    target: Target | None = None
+    weights: Weights | None = None
+    weights_error: str | None = None
+    effective_fn: Callable[[dict[str, Any]], Effective] | None = field(default=None, compare=False)
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        data = self.doc.data
+        assert isinstance(data, dict)
+        return data
+
+    @cached_property
+    def effective(self) -> Effective:
+        assert self.effective_fn is not None
+        return self.effective_fn(self.raw)
+
+    @property
+    def dflash(self) -> dict[str, Any]:
+        block = self.raw.get("dflash_config")
+        return block if isinstance(block, dict) else {}
+
+    def draft_value(self, name: str) -> Any:
+        """dflash_config first, then the top level: the order newer loaders read in."""
+        return self.dflash[name] if name in self.dflash else self.raw.get(name)
+
+    def taps(self) -> list[int] | None:
+        """target_layer_ids when they are a usable list of ints, else None."""
+        value = self.draft_value("target_layer_ids")
+        if isinstance(value, list) and value and all(is_int(v) for v in value):
+            return value
+        return None
+
+    def num_target_layers(self) -> int | None:
+        value = self.draft_value("num_target_layers")
+        return value if is_int(value) and value > 0 else None
+
+    def layer_types(self) -> list[str] | None:
+        value = self.raw.get("layer_types")
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return value
+        return None
+
+    def int_field(self, name: str) -> int | None:
+        value = self.raw.get(name)
+        return value if is_int(value) else None
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+Check = Callable[[Context], Iterable[Problem]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    severity: Severity
+    needs: tuple[Needs, ...]
+    check: Check = field(compare=False)
+    kinds: tuple[Kind, ...] = ("dflash", "dflash2")
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.check.__doc__ or "")
+
+    @property
+    def summary(self) -> str:
+        return " ".join(self.doc.split("\n\n", 1)[0].split())
+
+    def run(self, ctx: Context) -> Iterator[Problem]:
+        yield from self.check(ctx)
+
+
+def rule(rule_id: str, name: str, severity: Severity, *needs: Needs,
+         kinds: tuple[Kind, ...] = ("dflash", "dflash2")) -> Callable[[Check], Rule]:
+    def wrap(check: Check) -> Rule:
+        return Rule(rule_id, name, severity, needs or ("data",), check, kinds)
+
+    return wrap

@@ -1,0 +1,260 @@
+"""Tensor names, shapes and dtypes of a checkpoint, read from safetensors headers only.
+
+Rules compare config.json against the weights (fc.weight in-features vs len(target_layer_ids)·hidden,
+layer count, head sizes; spec §4.3), and all of that is in the header. A safetensors file is
+`u64 little-endian header length` + `header JSON` + tensor bytes, so we read 8 + n bytes per file and
+never touch the data: a multi-GB shard costs one open and two reads. Stdlib only on purpose, so the
+linter does not pull in safetensors/numpy/torch just to look at shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+INDEX_NAME = "model.safetensors.index.json"
+SUFFIX = ".safetensors"
+
+# Same cap as the safetensors reference implementation (MAX_HEADER_SIZE): a real header for even a
+# huge model is a few MB, so anything larger is corruption or a hostile file, not worth allocating.
+MAX_HEADER_BYTES = 100_000_000
+# An index is a flat name -> file map; the same cap keeps a bogus "index" from being slurped whole.
+MAX_INDEX_BYTES = MAX_HEADER_BYTES
+
+_LENGTH = struct.Struct("<Q")
+# ASCII digits only: \d alone would also accept e.g. Arabic-Indic digits, which no loader produces.
+_LAYER = re.compile(r"(?:^|\.)layers\.([0-9]+)\.", re.ASCII)
+
+
+class WeightsError(Exception):
+    """One-line cause a user can act on (file name + what is wrong)."""
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str  # full name as in the file, possibly prefixed ("model.layers.0...")
+    shape: tuple[int, ...]
+    dtype: str  # as written in the header: "BF16", "F16", "F32", ...
+    file: str  # file name (not path) the tensor lives in
+
+
+@dataclass(frozen=True)
+class Weights:
+    files: tuple[str, ...]  # safetensors file names read, sorted
+    tensors: tuple[Tensor, ...]  # sorted by name (then file, if a name repeats across files)
+
+    def get(self, suffix: str) -> Tensor | None:
+        """The tensor named `suffix`, or whose name ends with "." + suffix ("fc.weight" finds
+        "model.fc.weight"); None if absent.
+
+        An exact name wins; otherwise the least nested match (fewest components), so "norm.weight"
+        means the final "model.norm.weight" rather than a deeper tensor that shares the suffix.
+        """
+        dotted = "." + suffix
+        matches = [t for t in self.tensors if t.name == suffix or t.name.endswith(dotted)]
+        if not matches:
+            return None
+        for t in matches:
+            if t.name == suffix:
+                return t
+        # min() keeps the first of equal keys, and tensors are sorted, so ties resolve the same way
+        # on every run.
+        return min(matches, key=lambda t: (t.name.count("."), len(t.name)))
+
+    def layer_indices(self) -> tuple[int, ...]:
+        """Sorted distinct N of every "layers.N." component, with or without a prefix."""
+        found = {int(m.group(1)) for t in self.tensors for m in _LAYER.finditer(t.name)}
+        return tuple(sorted(found))
+
+
+# --- pure parsing ------------------------------------------------------------------------------
+
+
+def _header_length(prefix: bytes, file: str) -> int:
+    if len(prefix) < _LENGTH.size:
+        raise WeightsError(f"{file}: too short for a safetensors file ({len(prefix)} bytes, need at least 8)")
+    (n,) = _LENGTH.unpack_from(prefix)
+    if n > MAX_HEADER_BYTES:
+        raise WeightsError(
+            f"{file}: header length {n} exceeds the {MAX_HEADER_BYTES}-byte limit (corrupt or not safetensors)"
+        )
+    return int(n)
+
+
+def _tensor(name: str, entry: Any, file: str) -> Tensor:
+    if not isinstance(entry, dict):
+        raise WeightsError(f"{file}: header entry {name!r} is not an object")
+    shape = entry.get("shape")
+    # bool is an int subclass; a shape of [true] is malformed, not [1].
+    if not isinstance(shape, list) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+    ):
+        raise WeightsError(f"{file}: tensor {name!r} has no valid shape (need a list of non-negative ints)")
+    dtype = entry.get("dtype")
+    if not isinstance(dtype, str):
+        raise WeightsError(f"{file}: tensor {name!r} has no string dtype")
+    return Tensor(name=name, shape=tuple(shape), dtype=dtype, file=file)
+
+
+def parse_header(data: bytes, file: str) -> tuple[Tensor, ...]:
+    """Tensors described by a safetensors header, sorted by name.
+
+    `data` is the first 8 bytes (little-endian header length n) followed by at least n header
+    bytes; anything after the header is ignored so callers may pass a longer prefix of the file.
+    """
+    n = _header_length(data, file)
+    available = len(data) - _LENGTH.size
+    if n > available:
+        raise WeightsError(f"{file}: header length {n} runs past the end of the data ({available} bytes)")
+    raw = data[_LENGTH.size : _LENGTH.size + n]
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    # ValueError covers JSONDecodeError and int-digit limits; RecursionError covers deep nesting.
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise WeightsError(f"{file}: header is not UTF-8 JSON ({_one_line(exc)})") from None
+    if not isinstance(header, dict):
+        raise WeightsError(f"{file}: header is a JSON {type(header).__name__}, expected an object")
+    tensors = [_tensor(name, entry, file) for name, entry in header.items() if name != "__metadata__"]
+    return tuple(sorted(tensors, key=lambda t: t.name))
+
+
+def parse_index(data: bytes, file: str = INDEX_NAME) -> dict[str, str]:
+    """The weight_map (tensor name -> shard file name) of a sharded-checkpoint index."""
+    try:
+        index = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise WeightsError(f"{file}: not UTF-8 JSON ({_one_line(exc)})") from None
+    if not isinstance(index, dict):
+        raise WeightsError(f"{file}: expected a JSON object with a weight_map")
+    weight_map = index.get("weight_map")
+    if not isinstance(weight_map, dict):
+        raise WeightsError(f"{file}: weight_map is missing or not an object")
+    if not weight_map:
+        raise WeightsError(f"{file}: weight_map is empty, so no shard can be found")
+    for name, shard in weight_map.items():
+        # Shards are siblings of the index; a path would let an index point reads anywhere on disk.
+        if not isinstance(shard, str) or not _is_plain_name(shard):
+            raise WeightsError(f"{file}: weight_map[{name!r}] is not a plain shard file name: {shard!r}")
+    return weight_map
+
+
+def _is_plain_name(name: str) -> bool:
+    return name not in ("", ".", "..") and "/" not in name and "\\" not in name and "\0" not in name
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+# --- file access (the only effects) ------------------------------------------------------------
+
+
+def _os_error(file: str, exc: OSError) -> WeightsError:
+    if isinstance(exc, FileNotFoundError):
+        # Most often a dangling Hugging Face snapshot link whose blob was never downloaded.
+        return WeightsError(f"{file}: missing (or a broken symlink)")
+    if isinstance(exc, PermissionError):
+        return WeightsError(f"{file}: permission denied")
+    return WeightsError(f"{file}: cannot read ({exc.strerror or _one_line(exc)})")
+
+
+def _open_regular(path: Path) -> int:
+    """File descriptor of a regular file (symlinks followed), refusing FIFOs and devices: opening a
+    FIFO named *.safetensors would block forever."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _os_error(path.name, exc) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise WeightsError(f"{path.name}: not a regular file")
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise _os_error(path.name, exc) from None
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    # os.read may return fewer bytes than asked (large reads, network filesystems); loop until EOF.
+    chunks: list[bytes] = []
+    remaining = n
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 24))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_header(path: Path) -> tuple[Tensor, ...]:
+    """Tensors of one safetensors file, reading only its 8 + n header bytes."""
+    file = path.name
+    fd = _open_regular(path)
+    try:
+        # Size from the open descriptor, so it is the file we actually read, not a swapped path.
+        size = os.fstat(fd).st_size
+        prefix = _read_exact(fd, _LENGTH.size)
+        n = _header_length(prefix, file)
+        # Check before reading so a lying length never drives a large allocation.
+        if _LENGTH.size + n > size:
+            raise WeightsError(f"{file}: header length {n} runs past the end of the file ({size} bytes)")
+        body = _read_exact(fd, n)
+    except OSError as exc:
+        raise _os_error(file, exc) from None
+    finally:
+        os.close(fd)
+    return parse_header(prefix + body, file)
+
+
+def _read_small(path: Path, limit: int) -> bytes:
+    fd = _open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise WeightsError(f"{path.name}: {size} bytes is too large (limit {limit})")
+        return _read_exact(fd, size)
+    except OSError as exc:
+        raise _os_error(path.name, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _shard_names(model_dir: Path) -> tuple[str, ...] | None:
+    """Shard file names to read: those listed in the index if there is one, else every *.safetensors
+    directly in model_dir. None when there are no weights at all."""
+    index_path = model_dir / INDEX_NAME
+    # lexists, not exists: a dangling index link should be reported, not silently ignored.
+    if os.path.lexists(index_path):
+        weight_map = parse_index(_read_small(index_path, MAX_INDEX_BYTES))
+        return tuple(sorted(set(weight_map.values())))
+    try:
+        entries = list(os.scandir(model_dir))
+    except OSError as exc:
+        raise _os_error(model_dir.name or str(model_dir), exc) from None
+    # Directories are skipped; everything else (links, even dangling ones) is read so that a broken
+    # download surfaces as an error instead of a checkpoint that silently lacks a shard.
+    names = sorted(e.name for e in entries if e.name.endswith(SUFFIX) and not _is_dir(e))
+    return tuple(names) or None
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def read_weights(model_dir: Path) -> Weights | None:
+    """Names, shapes and dtypes of every tensor in model_dir's safetensors checkpoint, or None if
+    it has no safetensors files. Raises WeightsError on unreadable or malformed files."""
+    names = _shard_names(model_dir)
+    if names is None:
+        return None
+    tensors = [t for name in names for t in read_header(model_dir / name)]
+    return Weights(files=names, tensors=tuple(sorted(tensors, key=lambda t: (t.name, t.file))))

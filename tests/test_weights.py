@@ -1,0 +1,375 @@
+"""dflash_cfg.weights against real safetensors files on disk (written with safetensors itself, or
+byte by byte for files safetensors would refuse to write)."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from dflash_cfg.weights import (
+    INDEX_NAME,
+    Tensor,
+    Weights,
+    WeightsError,
+    parse_header,
+    read_header,
+    read_weights,
+)
+
+HIDDEN, K, HEADS, KV_HEADS, HEAD_DIM, INTER, LAYERS = 32, 3, 4, 2, 8, 64, 5
+
+
+def drafter_shapes(prefix: str = "") -> dict[str, tuple[int, ...]]:
+    """A DFlash drafter's tensors per spec §4.3 (no embed_tokens / lm_head)."""
+    shapes: dict[str, tuple[int, ...]] = {
+        "fc.weight": (HIDDEN, K * HIDDEN),
+        "hidden_norm.weight": (HIDDEN,),
+        "norm.weight": (HIDDEN,),
+    }
+    for i in range(LAYERS):
+        p = f"layers.{i}."
+        shapes |= {
+            p + "self_attn.q_proj.weight": (HEADS * HEAD_DIM, HIDDEN),
+            p + "self_attn.k_proj.weight": (KV_HEADS * HEAD_DIM, HIDDEN),
+            p + "self_attn.v_proj.weight": (KV_HEADS * HEAD_DIM, HIDDEN),
+            p + "self_attn.o_proj.weight": (HIDDEN, HEADS * HEAD_DIM),
+            p + "self_attn.q_norm.weight": (HEAD_DIM,),
+            p + "self_attn.k_norm.weight": (HEAD_DIM,),
+            p + "mlp.gate_proj.weight": (INTER, HIDDEN),
+            p + "mlp.up_proj.weight": (INTER, HIDDEN),
+            p + "mlp.down_proj.weight": (HIDDEN, INTER),
+            p + "input_layernorm.weight": (HIDDEN,),
+            p + "post_attention_layernorm.weight": (HIDDEN,),
+        }
+    return {prefix + k: v for k, v in shapes.items()}
+
+
+def save(path: Path, shapes: dict[str, tuple[int, ...]], dtype: type = np.float16) -> None:
+    save_file({k: np.zeros(v, dtype=dtype) for k, v in shapes.items()}, str(path))
+
+
+def raw_header(header: object) -> bytes:
+    body = json.dumps(header).encode()
+    return struct.pack("<Q", len(body)) + body
+
+
+def write_raw(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+# --- well-formed checkpoints -------------------------------------------------------------------
+
+
+def test_single_file_drafter(tmp_path: Path) -> None:
+    shapes = drafter_shapes()
+    save(tmp_path / "model.safetensors", shapes)
+
+    w = read_weights(tmp_path)
+
+    assert w is not None
+    assert w.files == ("model.safetensors",)
+    assert [t.name for t in w.tensors] == sorted(shapes)
+    assert {t.name: t.shape for t in w.tensors} == shapes
+    assert {t.dtype for t in w.tensors} == {"F16"}
+    assert {t.file for t in w.tensors} == {"model.safetensors"}
+    assert w.layer_indices() == (0, 1, 2, 3, 4)
+    assert w.get("fc.weight") == Tensor("fc.weight", (HIDDEN, K * HIDDEN), "F16", "model.safetensors")
+    assert w.get("layers.3.self_attn.k_proj.weight") is not None
+    assert w.get("k_norm.weight") is not None  # suffix on a component boundary
+    assert w.get("orm.weight") is None  # not on a component boundary
+    assert w.get("embed_tokens.weight") is None
+    assert w.get("lm_head.weight") is None
+
+
+def test_prefixed_names(tmp_path: Path) -> None:
+    save(tmp_path / "model.safetensors", drafter_shapes("model."))
+
+    w = read_weights(tmp_path)
+
+    assert w is not None
+    assert w.layer_indices() == (0, 1, 2, 3, 4)
+    fc = w.get("fc.weight")
+    assert fc is not None and fc.name == "model.fc.weight" and fc.shape == (HIDDEN, K * HIDDEN)
+    # The final norm, not a deeper tensor sharing the suffix.
+    norm = w.get("norm.weight")
+    assert norm is not None and norm.name == "model.norm.weight"
+
+
+def test_get_prefers_exact_then_shortest() -> None:
+    def t(name: str) -> Tensor:
+        return Tensor(name, (1,), "BF16", "a.safetensors")
+
+    w = Weights(("a.safetensors",), (t("a.b.norm.weight"), t("model.norm.weight"), t("norm.weight")))
+    assert w.get("norm.weight") == t("norm.weight")
+    w = Weights(("a.safetensors",), (t("a.b.norm.weight"), t("model.norm.weight")))
+    assert w.get("norm.weight") == t("model.norm.weight")
+
+
+def test_layer_indices_only_counts_layers_components() -> None:
+    names = [
+        "model.layers.10.mlp.up_proj.weight",
+        "layers.2.x",
+        "sublayers.7.x",  # "layers" must be a whole component
+        "layers.x.y",
+        "layers.3",  # no trailing component
+        "layers.02.x",
+    ]
+    w = Weights(("a",), tuple(Tensor(n, (1,), "F32", "a") for n in sorted(names)))
+    assert w.layer_indices() == (2, 10)
+
+
+def test_bf16_and_metadata(tmp_path: Path) -> None:
+    # numpy has no bfloat16, so write the header by hand; __metadata__ must not become a tensor.
+    header = {
+        "__metadata__": {"format": "pt"},
+        "fc.weight": {"dtype": "BF16", "shape": [4, 12], "data_offsets": [0, 96]},
+        "norm.weight": {"dtype": "BF16", "shape": [4], "data_offsets": [96, 104]},
+    }
+    write_raw(tmp_path / "model.safetensors", raw_header(header) + bytes(104))
+
+    w = read_weights(tmp_path)
+
+    assert w is not None
+    assert [(t.name, t.shape, t.dtype) for t in w.tensors] == [
+        ("fc.weight", (4, 12), "BF16"),
+        ("norm.weight", (4,), "BF16"),
+    ]
+
+
+def test_sharded_with_index(tmp_path: Path) -> None:
+    shapes = drafter_shapes()
+    names = sorted(shapes)
+    first = {n: shapes[n] for n in names if not n.startswith("layers.")}
+    second = {n: shapes[n] for n in names if n.startswith("layers.")}
+    save(tmp_path / "model-00001-of-00002.safetensors", first)
+    save(tmp_path / "model-00002-of-00002.safetensors", second)
+    # A stray file not in the index must be ignored when an index exists.
+    save(tmp_path / "stray.safetensors", {"junk.weight": (1,)})
+    weight_map = {n: "model-00001-of-00002.safetensors" for n in first}
+    weight_map |= {n: "model-00002-of-00002.safetensors" for n in second}
+    (tmp_path / INDEX_NAME).write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": weight_map}))
+
+    w = read_weights(tmp_path)
+
+    assert w is not None
+    assert w.files == ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+    assert {t.name: t.shape for t in w.tensors} == shapes
+    assert all(t.file == weight_map[t.name] for t in w.tensors)
+    assert w.get("junk.weight") is None
+    assert w.layer_indices() == (0, 1, 2, 3, 4)
+
+
+def test_multiple_files_without_index_not_recursive(tmp_path: Path) -> None:
+    save(tmp_path / "b.safetensors", {"layers.1.x.weight": (2,)})
+    save(tmp_path / "a.safetensors", {"layers.0.x.weight": (2,)})
+    (tmp_path / "sub").mkdir()
+    save(tmp_path / "sub" / "c.safetensors", {"layers.9.x.weight": (2,)})
+    (tmp_path / "dir.safetensors").mkdir()  # a directory with the suffix is not a file to read
+    (tmp_path / "config.json").write_text("{}")
+
+    w = read_weights(tmp_path)
+
+    assert w is not None
+    assert w.files == ("a.safetensors", "b.safetensors")
+    assert w.layer_indices() == (0, 1)
+
+
+def test_no_safetensors_returns_none(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\0" * 16)
+    assert read_weights(tmp_path) is None
+
+
+def test_hugging_face_cache_symlinks(tmp_path: Path) -> None:
+    # HF cache layout: snapshots/<rev>/<name> -> ../../blobs/<hash>. The reported file is the link name.
+    blobs = tmp_path / "blobs"
+    snap = tmp_path / "snapshots" / "abc123"
+    blobs.mkdir()
+    snap.mkdir(parents=True)
+    save(blobs / "deadbeef", {"fc.weight": (HIDDEN, K * HIDDEN)})
+    (blobs / "cafef00d").write_text(json.dumps({"weight_map": {"fc.weight": "model.safetensors"}}))
+    (snap / "model.safetensors").symlink_to("../../blobs/deadbeef")
+
+    w = read_weights(snap)
+    assert w is not None and w.files == ("model.safetensors",)
+    assert w.tensors == (Tensor("fc.weight", (HIDDEN, K * HIDDEN), "F16", "model.safetensors"),)
+
+    (snap / INDEX_NAME).symlink_to("../../blobs/cafef00d")
+    w = read_weights(snap)
+    assert w is not None and w.files == ("model.safetensors",)
+
+
+def test_huge_sparse_shard_reads_only_header(tmp_path: Path) -> None:
+    # One 4 GiB BF16 tensor ([65536, 32768] · 2 bytes) plus slack: the file is 8 GiB, but sparse, so it
+    # uses no disk. Reading must touch only the header.
+    nbytes = 65536 * 32768 * 2
+    header = {"fc.weight": {"dtype": "BF16", "shape": [65536, 32768], "data_offsets": [0, nbytes]}}
+    path = write_raw(tmp_path / "model.safetensors", raw_header(header))
+    os.truncate(path, 8 * 1024**3)
+
+    w = read_weights(tmp_path)
+
+    assert w is not None
+    assert w.tensors == (Tensor("fc.weight", (65536, 32768), "BF16", "model.safetensors"),)
+
+
+# --- hostile input -----------------------------------------------------------------------------
+
+
+BAD_HEADERS: list[tuple[str, bytes, str]] = [
+    ("empty", b"", "too short"),
+    ("three-bytes", b"\x01\x02\x03", "too short"),
+    ("length-past-end", struct.pack("<Q", 1000) + b"{}", "past the end"),
+    ("length-2**63", struct.pack("<Q", 2**63) + b"{}", "limit"),
+    ("length-just-over-cap", struct.pack("<Q", 100_000_001) + b"{}", "limit"),
+    ("zero-length", struct.pack("<Q", 0), "not UTF-8 JSON"),
+    ("not-json", struct.pack("<Q", 9) + b"not json!", "not UTF-8 JSON"),
+    ("not-utf8", struct.pack("<Q", 3) + b'"\xff"', "not UTF-8 JSON"),
+    ("deep-nesting", struct.pack("<Q", 200_000) + b"[" * 200_000, "not UTF-8 JSON"),
+    ("json-list", raw_header([1, 2]), "expected an object"),
+    ("entry-not-object", raw_header({"a": [1]}), "not an object"),
+    ("shape-negative", raw_header({"a": {"dtype": "F16", "shape": [2, -1]}}), "shape"),
+    ("shape-string", raw_header({"a": {"dtype": "F16", "shape": [2, "3"]}}), "shape"),
+    ("shape-float", raw_header({"a": {"dtype": "F16", "shape": [2.0]}}), "shape"),
+    ("shape-bool", raw_header({"a": {"dtype": "F16", "shape": [True]}}), "shape"),
+    ("shape-not-list", raw_header({"a": {"dtype": "F16", "shape": 4}}), "shape"),
+    ("shape-missing", raw_header({"a": {"dtype": "F16"}}), "shape"),
+    ("dtype-missing", raw_header({"a": {"shape": [1]}}), "dtype"),
+    ("dtype-int", raw_header({"a": {"dtype": 16, "shape": [1]}}), "dtype"),
+]
+
+
+@pytest.mark.parametrize("data, expected", [c[1:] for c in BAD_HEADERS], ids=[c[0] for c in BAD_HEADERS])
+def test_parse_header_rejects(data: bytes, expected: str) -> None:
+    with pytest.raises(WeightsError, match=expected) as info:
+        parse_header(data, "x.safetensors")
+    assert str(info.value).startswith("x.safetensors: ")
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("data, expected", [c[1:] for c in BAD_HEADERS], ids=[c[0] for c in BAD_HEADERS])
+def test_read_weights_rejects_bad_file(tmp_path: Path, data: bytes, expected: str) -> None:
+    write_raw(tmp_path / "model.safetensors", data)
+    with pytest.raises(WeightsError, match=expected) as info:
+        read_weights(tmp_path)
+    assert str(info.value).startswith("model.safetensors: ")
+
+
+def test_parse_header_ignores_trailing_bytes() -> None:
+    data = raw_header({"a": {"dtype": "F32", "shape": []}}) + b"tensor bytes"
+    assert parse_header(data, "f") == (Tensor("a", (), "F32", "f"),)
+
+
+def _index(tmp_path: Path, index: object) -> None:
+    save(tmp_path / "model-00001-of-00001.safetensors", {"fc.weight": (2, 6)})
+    (tmp_path / INDEX_NAME).write_text(json.dumps(index))
+
+
+def _bad_index_text(tmp_path: Path) -> None:
+    (tmp_path / INDEX_NAME).write_text("{not json")
+
+
+def _weight_map_not_dict(tmp_path: Path) -> None:
+    _index(tmp_path, {"weight_map": ["fc.weight"]})
+
+
+def _weight_map_missing(tmp_path: Path) -> None:
+    _index(tmp_path, {"metadata": {}})
+
+
+def _weight_map_empty(tmp_path: Path) -> None:
+    _index(tmp_path, {"weight_map": {}})
+
+
+def _index_is_list(tmp_path: Path) -> None:
+    _index(tmp_path, [])
+
+
+def _shard_is_path(tmp_path: Path) -> None:
+    _index(tmp_path, {"weight_map": {"fc.weight": "../elsewhere/model.safetensors"}})
+
+
+def _shard_not_str(tmp_path: Path) -> None:
+    _index(tmp_path, {"weight_map": {"fc.weight": 1}})
+
+
+def _shard_missing(tmp_path: Path) -> None:
+    _index(
+        tmp_path,
+        {
+            "weight_map": {
+                "fc.weight": "model-00001-of-00001.safetensors",
+                "norm.weight": "model-00002-of-00002.safetensors",
+            }
+        },
+    )
+
+
+def _dangling_symlink(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors").symlink_to(tmp_path / "blobs" / "never-downloaded")
+
+
+def _dangling_index_symlink(tmp_path: Path) -> None:
+    save(tmp_path / "model.safetensors", {"fc.weight": (2, 6)})
+    (tmp_path / INDEX_NAME).symlink_to(tmp_path / "blobs" / "never-downloaded")
+
+
+def _fifo(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "model.safetensors")
+
+
+BAD_DIRS: list[tuple[str, Callable[[Path], None], str]] = [
+    ("index-not-json", _bad_index_text, f"{INDEX_NAME}: not UTF-8 JSON"),
+    ("index-is-list", _index_is_list, "expected a JSON object"),
+    ("weight-map-not-dict", _weight_map_not_dict, "weight_map is missing or not an object"),
+    ("weight-map-missing", _weight_map_missing, "weight_map is missing or not an object"),
+    ("weight-map-empty", _weight_map_empty, "weight_map is empty"),
+    ("shard-is-path", _shard_is_path, "not a plain shard file name"),
+    ("shard-not-str", _shard_not_str, "not a plain shard file name"),
+    ("shard-missing", _shard_missing, "model-00002-of-00002.safetensors: missing"),
+    ("dangling-symlink", _dangling_symlink, "model.safetensors: missing"),
+    ("dangling-index-symlink", _dangling_index_symlink, f"{INDEX_NAME}: missing"),
+    ("fifo", _fifo, "model.safetensors: not a regular file"),
+]
+
+
+@pytest.mark.parametrize("build, expected", [c[1:] for c in BAD_DIRS], ids=[c[0] for c in BAD_DIRS])
+def test_read_weights_rejects_bad_dir(tmp_path: Path, build: Callable[[Path], None], expected: str) -> None:
+    build(tmp_path)
+    with pytest.raises(WeightsError, match=expected) as info:
+        read_weights(tmp_path)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_model_dir(tmp_path: Path) -> None:
+    with pytest.raises(WeightsError, match="missing"):
+        read_weights(tmp_path / "nope")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can read a mode-000 file anyway")
+@pytest.mark.parametrize("name", ["model.safetensors", INDEX_NAME], ids=["shard", "index"])
+def test_unreadable_file(tmp_path: Path, name: str) -> None:
+    save(tmp_path / "model.safetensors", {"fc.weight": (2, 6)})
+    if name == INDEX_NAME:
+        (tmp_path / INDEX_NAME).write_text(json.dumps({"weight_map": {"fc.weight": "model.safetensors"}}))
+    target = tmp_path / name
+    target.chmod(0)
+    try:
+        with pytest.raises(WeightsError, match=f"{name}: permission denied"):
+            read_weights(tmp_path)
+    finally:
+        target.chmod(0o644)  # so pytest can clean up tmp_path
+
+
+def test_read_header_directly(tmp_path: Path) -> None:
+    path = tmp_path / "x.safetensors"
+    save(path, {"a": (1, 2)}, dtype=np.float32)
+    assert read_header(path) == (Tensor("a", (1, 2), "F32", "x.safetensors"),)

@@ -7,6 +7,7 @@ scanner, when something has to be located, so a clean file never pays for them.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import math
 import re
@@ -38,6 +39,12 @@ class Issue:
     # Known position (from the decoder) for problems whose pointer cannot locate them.
     line: int | None = None
     column: int | None = None
+
+
+def git_blob_sha1(data: bytes) -> str:
+    """`git hash-object --no-filters`: the Hub's blob id of a non-LFS file, so identity with upstream
+    is provable without downloading (huggingface_hub.utils.sha.git_hash computes the same)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def escape(token: str) -> str:

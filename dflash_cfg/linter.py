@@ -8,9 +8,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .document import Document, parse
+from .document import Document, git_blob_sha1, parse
 from .effective import Effective
-from .model import FileReport, Finding, Kind
+from .hub import HubFile
+from .model import FileReport, Finding, Kind, Upstream
 from .rules import ALL, Context, Rule
 from .rules.attention import FULL, SLIDING, strip
 from .target import Target
@@ -25,11 +26,8 @@ class Inputs:
     # Called only for drafter files, so a tree of target models never has its shards opened.
     weights_loader: Callable[[], tuple[Weights | None, str | None]] | None = None
     effective_fn: Callable[[dict[str, Any]], Effective] | None = None
-
-
-def git_blob_sha1(data: bytes) -> str:
-    # Same value as `git hash-object --no-filters` and the Hub's blob id for a non-LFS file.
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    # The upstream copy for --from-hub; called only for drafter files (it may hit the network).
+    upstream_loader: Callable[[], HubFile] | None = None
 
 
 def classify(doc: Document) -> tuple[Kind, str]:
@@ -62,6 +60,7 @@ def runnable(r: Rule, ctx: Context) -> bool:
         "effective": ctx.effective_fn is not None,
         "target": ctx.target is not None,
         "weights": ctx.weights is not None or (ctx.weights_error is not None and r.id == "DF500"),
+        "upstream": ctx.upstream is not None,
     }
     return all(has[n] for n in r.needs)
 
@@ -74,7 +73,8 @@ def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL) -> 
     if kind == "skipped":
         return FileReport(path, kind, sha256, blob, note=note)
     weights, weights_error = inputs.weights_loader() if inputs.weights_loader else (None, None)
-    ctx = Context(doc, kind, inputs.target, weights, weights_error, inputs.effective_fn)
+    upstream = inputs.upstream_loader() if inputs.upstream_loader else None
+    ctx = Context(doc, kind, inputs.target, weights, weights_error, inputs.effective_fn, upstream)
     known = {(i.rule, i.problem.pointer, i.problem.message): (i.line, i.column) for i in doc.issues}
     findings = []
     for r in rules:
@@ -88,7 +88,9 @@ def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL) -> 
             findings.append(Finding(r.id, r.name, severity, problem.pointer, where[0], where[1],
                                     problem.message, problem.fix))
     findings.sort(key=lambda f: (f.line or 0, f.column or 0, f.rule, f.pointer))
-    return FileReport(path, kind, sha256, blob, tuple(findings), picture(ctx, inputs))
+    source = None if upstream is None else Upstream(upstream.repo, upstream.revision, upstream.commit,
+                                                    upstream.blob_id)
+    return FileReport(path, kind, sha256, blob, tuple(findings), picture(ctx, inputs), source)
 
 
 def picture(ctx: Context, inputs: Inputs) -> tuple[str, ...]:

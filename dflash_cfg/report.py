@@ -9,8 +9,10 @@ from typing import Any
 
 import click
 
+from .document import git_blob_sha1
 from .model import FileReport, Finding, Report, Severity
 from .rules import ALL, REGISTRY, Rule
+from .runner import DiffResult
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 JSON_VERSION = 1
@@ -160,3 +162,63 @@ def catalogue_text(rules: tuple[Rule, ...] = ALL, verbose: bool = False) -> str:
 def catalogue_json(rules: tuple[Rule, ...] = ALL) -> str:
     return json.dumps([{"id": r.id, "name": r.name, "severity": r.severity.label, "summary": r.summary,
                         "doc": r.doc} for r in rules], indent=2, ensure_ascii=False) + "\n"
+
+
+def _cell(value: Any) -> str:
+    from .rules.upstream_rules import show
+
+    text = show(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def diff_text(result: DiffResult) -> str:
+    """One table: field, local raw, local through Qwen3Config, upstream; critical rows first, marked `!`."""
+    up = result.upstream
+    head = [f"{click.style(result.path, bold=True)}  vs  {up.repo}@{up.commit}  ({up.revision})"]
+    if result.identical:
+        head.append(click.style(f"identical to upstream (git blob {up.blob_id})", fg="green"))
+    else:
+        local = git_blob_sha1(result.local)[:12]
+        head.append(f"differs from upstream: local git blob {local}, upstream {up.blob_id[:12]}")
+    header = ("", "field", "local", "local via Qwen3Config", "upstream")
+    table = [header]
+    for r in result.rows:
+        changed = r.differs or r.differs_effective
+        if not (changed or r.critical):
+            continue
+        mark = ("!" if r.critical else " ") + ("≠" if changed else "=")
+        table.append((mark, r.pointer[1:], _cell(r.local), _cell(r.local_effective), _cell(r.upstream)))
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines = [*head, ""]
+    for i, row in enumerate(table):
+        line = "  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip()
+        if i and "≠" in row[0]:
+            line = click.style(line, fg="red" if "!" in row[0] else "yellow")
+        lines.append(line)
+    same = sum(1 for r in result.rows if not (r.differs or r.differs_effective or r.critical))
+    lines.append("")
+    lines.append(f"! = DFlash-critical, ≠ differs; {same} other fields identical and not shown "
+                 f"(transformers {result.transformers_version})")
+    return "\n".join(lines) + "\n"
+
+
+def diff_json(result: DiffResult) -> str:
+    from .compare import MISSING, NOT_READ
+
+    def value(v: Any) -> Any:
+        return None if v is MISSING or v is NOT_READ else v
+
+    up = result.upstream
+    doc = {
+        "version": JSON_VERSION, "path": result.path, "git_blob_sha1": git_blob_sha1(result.local),
+        "upstream": {"repo": up.repo, "revision": up.revision, "commit": up.commit, "git_blob_sha1": up.blob_id},
+        "identical": result.identical, "critical_differences": result.critical,
+        "transformers_version": result.transformers_version,
+        "rows": [{"pointer": r.pointer, "critical": r.critical, "differs": r.differs,
+                  "differs_effective": r.differs_effective,
+                  "local": value(r.local), "local_present": r.local is not MISSING,
+                  "local_effective": value(r.local_effective), "upstream": value(r.upstream),
+                  "upstream_present": r.upstream is not MISSING, "upstream_effective": value(r.upstream_effective)}
+                 for r in result.rows],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

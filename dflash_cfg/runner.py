@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, files
+from .compare import Row, compare
+from .document import git_blob_sha1, parse
 from .effective import Effective, transformers_version
+from .hub import HubError, HubFile, fetch_config, repo_from_cache_path
 from .linter import Inputs, lint
 from .model import FileReport, Report
 from .rules import ALL, Rule
@@ -22,10 +25,18 @@ class UsageError(Exception):
 
 
 @dataclass(frozen=True)
+class HubOptions:
+    repo: str | None  # None: infer it from where the file lives
+    revision: str | None = None  # None: the commit of a cache snapshot, else "main"
+    offline: bool = False
+
+
+@dataclass(frozen=True)
 class CheckOptions:
     paths: tuple[str, ...]
     target: str | None = None
     rules: tuple[Rule, ...] = ALL
+    hub: HubOptions | None = None
 
 
 def select_rules(select: str | None, ignore: str | None) -> tuple[Rule, ...]:
@@ -79,9 +90,28 @@ def check(options: CheckOptions) -> Report:
         except files.PathError as exc:
             errors.append(str(exc))
             continue
-        inputs = Inputs(target, partial(_weights, path.parent, weights_cache), effective_fn)
+        upstream = None if options.hub is None else partial(upstream_for, path, options.hub)
+        inputs = Inputs(target, partial(_weights, path.parent, weights_cache), effective_fn, upstream)
         reports.append(lint(raw, str(path), inputs, options.rules))
     return Report(tuple(reports), transformers_version(), __version__, tuple(errors))
+
+
+def repo_for(path: Path, hub: HubOptions) -> tuple[str, str]:
+    """The Hub repo and revision a drafter config is compared with."""
+    cached = repo_from_cache_path(path)
+    if hub.repo:
+        return hub.repo, hub.revision or "main"
+    if cached is not None:
+        return cached[0], hub.revision or cached[1]
+    raise UsageError(f"cannot tell which Hub repo {path} comes from: pass it, e.g. --from-hub ORG/NAME")
+
+
+def upstream_for(path: Path, hub: HubOptions) -> HubFile:
+    repo, revision = repo_for(path, hub)
+    try:
+        return fetch_config(repo, revision, offline=hub.offline)
+    except HubError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _weights(folder: Path, seen: dict[Path, tuple[Weights | None, str | None]]) -> tuple[Weights | None, str | None]:
@@ -91,3 +121,45 @@ def _weights(folder: Path, seen: dict[Path, tuple[Weights | None, str | None]]) 
         except WeightsError as exc:
             seen[folder] = (None, str(exc))
     return seen[folder]
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    path: str
+    local: bytes
+    upstream: HubFile
+    rows: tuple[Row, ...]
+    transformers_version: str | None
+
+    @property
+    def identical(self) -> bool:
+        return git_blob_sha1(self.local) == self.upstream.blob_id
+
+    @property
+    def critical(self) -> bool:
+        return any(r.critical and (r.differs or r.differs_effective) for r in self.rows)
+
+
+def diff(path_arg: str, hub: HubOptions) -> DiffResult:
+    try:
+        found = files.discover(Path(path_arg))
+    except files.PathError as exc:
+        raise UsageError(str(exc)) from None
+    if len(found) != 1:
+        raise UsageError(f"{path_arg}: diff takes one drafter config.json, found {len(found)}")
+    path = found[0]
+    try:
+        local = files.read(path)
+    except files.PathError as exc:
+        raise UsageError(str(exc)) from None
+    data = parse(local).data
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} is not a JSON object; run `dflash-cfg check {path}` to see why")
+    upstream = upstream_for(path, hub)
+    theirs = parse(upstream.data).data
+    if not isinstance(theirs, dict):
+        raise UsageError(f"upstream {upstream.repo}@{upstream.commit[:12]} config.json is not a JSON object")
+    view = _effective_fn()
+    mine_eff, theirs_eff = view(data), view(theirs)
+    rows = compare(data, theirs, mine_eff.values, theirs_eff.values)
+    return DiffResult(str(path), local, upstream, rows, transformers_version())

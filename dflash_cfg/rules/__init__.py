@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import attention, dflash, file, target_rules, transformers_view, weights_rules
+from . import attention, dflash, file, target_rules, transformers_view, upstream_rules, weights_rules
 from .base import Context, Rule
 
 ALL: tuple[Rule, ...] = (
@@ -12,6 +12,7 @@ ALL: tuple[Rule, ...] = (
     *transformers_view.RULES,
     *target_rules.RULES,
     *weights_rules.RULES,
+    *upstream_rules.RULES,
 )
 REGISTRY: dict[str, Rule] = {r.id: r for r in ALL}
 

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, TypeGuard
 
-from ..document import Document
+from ..document import Document, parse
 from ..effective import Effective
+from ..hub import HubFile
 from ..model import Kind, Problem, Severity
 from ..target import Target
 from ..weights import Weights
 
-Needs = Literal["bytes", "data", "effective", "target", "weights"]
+Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Context:
     weights: Weights | None = None
     weights_error: str | None = None
     effective_fn: Callable[[dict[str, Any]], Effective] | None = field(default=None, compare=False)
+    upstream: HubFile | None = None
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -42,6 +44,17 @@ class Context:
     def effective(self) -> Effective:
         assert self.effective_fn is not None
         return self.effective_fn(self.raw)
+
+    @cached_property
+    def upstream_raw(self) -> dict[str, Any] | None:
+        assert self.upstream is not None
+        data = parse(self.upstream.data).data
+        return data if isinstance(data, dict) else None
+
+    @cached_property
+    def upstream_effective(self) -> Effective | None:
+        raw = self.upstream_raw
+        return None if raw is None or self.effective_fn is None else self.effective_fn(raw)
 
     @property
     def dflash(self) -> dict[str, Any]:

@@ -259,12 +259,13 @@ def block_size(ctx: Context) -> Iterator[Problem]:
 
 @rule("DF122", "num-target-layers", Severity.ERROR)
 def num_target_layers(ctx: Context) -> Iterator[Problem]:
-    """``num_target_layers`` is missing (warning) or too small to hold the taps (error).
+    """``num_target_layers`` is missing (warning), too small to hold the taps, or the top level and
+    ``dflash_config`` disagree (errors).
 
     The April reference and MLX require it; SGLang uses it as the upper bound for the taps and,
     when absent, falls back to the *draft* depth, so any tap ≥ ``num_hidden_layers`` is refused.
 
-    Fail: ``"num_target_layers": 4`` with five taps
+    Fail: ``"num_target_layers": 4`` with five taps; 32 at the top level and 36 in dflash_config
     Pass: ``"num_target_layers": 36``
     """
     value = ctx.draft_value("num_target_layers")
@@ -280,6 +281,10 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
         yield Problem(where, f"num_target_layers {value!r} must be a positive integer")
     elif taps is not None and value < len(taps):
         yield Problem(where, f"num_target_layers {value} cannot hold {len(taps)} distinct taps")
+    top, inner = ctx.raw.get("num_target_layers"), ctx.dflash.get("num_target_layers")
+    if top is not None and inner is not None and top != inner:
+        yield Problem("/num_target_layers", f"num_target_layers {top} at the top level but {inner} in dflash_config: "
+                      "the April reference and MLX read the first, SGLang the second")
 
 
 @rule("DF131", "architecture", Severity.ERROR)

@@ -70,13 +70,16 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
     depth = _target(ctx).num_hidden_layers
     if depth is None:
         return
-    inner = "num_target_layers" in ctx.dflash
-    where = "/dflash_config/num_target_layers" if inner else "/num_target_layers"
-    value = ctx.draft_value("num_target_layers")
-    if value != depth:
-        op: Literal["add", "replace"] = "replace" if value is not None else "add"
-        yield Problem(where, f"num_target_layers is {value!r} but the target has {depth} layers",
-                      Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)))
+    # Both copies are checked: old loaders read the top level, SGLang dflash_config first.
+    places = [p for p, block in (("/num_target_layers", ctx.raw), ("/dflash_config/num_target_layers", ctx.dflash))
+              if "num_target_layers" in block]
+    for where in places or ["/num_target_layers"]:
+        block = ctx.dflash if where.startswith("/dflash_config") else ctx.raw
+        value = block.get("num_target_layers")
+        if value != depth:
+            op: Literal["add", "replace"] = "replace" if value is not None else "add"
+            yield Problem(where, f"num_target_layers is {value!r} but the target has {depth} layers",
+                          Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)))
 
 
 @rule("DF404", "mask-token", Severity.ERROR, "data", "target")

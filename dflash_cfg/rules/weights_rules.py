@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from ..model import Problem, Severity
 from ..weights import Weights
-from .base import Context, rule
+from .base import Context, is_int, rule
 
 
 def _weights(ctx: Context) -> Weights:
@@ -91,32 +91,41 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
     weights = _weights(ctx)
     indices = weights.layer_indices()
     raw = ctx.raw
-    names = ("hidden_size", "num_attention_heads", "head_dim", "intermediate_size")
-    values = {n: ctx.int_field(n) for n in names}
-    kv = ctx.int_field("num_key_value_heads") or values["num_attention_heads"]
-    if not indices or any(v is None for v in values.values()) or kv is None:
+    # What engines build: Qwen3Config's values, so an absent head_dim or num_key_value_heads is checked
+    # at the default it silently gets (128, 32), not skipped.
+    seen = ctx.effective.values if ctx.effective_fn is not None and ctx.effective.values else raw
+    names = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
+    values = {n: seen.get(n) if is_int(seen.get(n)) else None for n in names}
+    if not indices:
         return
-    hidden, heads, head_dim, inter = (values[n] or 0 for n in names)
+    hidden, heads, kv, head_dim, inter = (values[n] for n in names)
     layer = indices[0]
+    def dims(*parts: int | None) -> tuple[int, ...] | None:
+        return None if any(p is None for p in parts) else tuple(p for p in parts if p is not None)
+
+    def times(a: int | None, b: int | None) -> int | None:
+        return None if a is None or b is None else a * b
+
     q_heads, kv_heads = "num_attention_heads × head_dim", "num_key_value_heads × head_dim"
     expected = {
-        "self_attn.q_proj.weight": ((heads * head_dim, hidden), q_heads, "/num_attention_heads"),
-        "self_attn.k_proj.weight": ((kv * head_dim, hidden), kv_heads, "/num_key_value_heads"),
-        "self_attn.v_proj.weight": ((kv * head_dim, hidden), kv_heads, "/num_key_value_heads"),
-        "self_attn.o_proj.weight": ((hidden, heads * head_dim), q_heads, "/num_attention_heads"),
-        "self_attn.q_norm.weight": ((head_dim,), "head_dim", "/head_dim"),
-        "self_attn.k_norm.weight": ((head_dim,), "head_dim", "/head_dim"),
-        "mlp.gate_proj.weight": ((inter, hidden), "intermediate_size", "/intermediate_size"),
-        "mlp.up_proj.weight": ((inter, hidden), "intermediate_size", "/intermediate_size"),
-        "mlp.down_proj.weight": ((hidden, inter), "intermediate_size", "/intermediate_size"),
+        "self_attn.q_proj.weight": (dims(times(heads, head_dim), hidden), q_heads, "/num_attention_heads"),
+        "self_attn.k_proj.weight": (dims(times(kv, head_dim), hidden), kv_heads, "/num_key_value_heads"),
+        "self_attn.v_proj.weight": (dims(times(kv, head_dim), hidden), kv_heads, "/num_key_value_heads"),
+        "self_attn.o_proj.weight": (dims(hidden, times(heads, head_dim)), q_heads, "/num_attention_heads"),
+        "self_attn.q_norm.weight": (dims(head_dim), "head_dim", "/head_dim"),
+        "self_attn.k_norm.weight": (dims(head_dim), "head_dim", "/head_dim"),
+        "mlp.gate_proj.weight": (dims(inter, hidden), "intermediate_size", "/intermediate_size"),
+        "mlp.up_proj.weight": (dims(inter, hidden), "intermediate_size", "/intermediate_size"),
+        "mlp.down_proj.weight": (dims(hidden, inter), "intermediate_size", "/intermediate_size"),
     }
     for suffix, (shape, meaning, where) in expected.items():
         tensor = weights.get(f"layers.{layer}.{suffix}")
-        if tensor is not None and tensor.shape != shape:
-            if where == "/num_key_value_heads" and "num_key_value_heads" not in raw:
-                where = "/num_attention_heads"
-            yield Problem(where, f"{tensor.name} is {list(tensor.shape)} in {tensor.file}, the config implies "
-                          f"{list(shape)} ({meaning})")
+        if tensor is None or shape is None or tensor.shape == shape:
+            continue
+        defaulted = [n for n in names if n in meaning and n not in raw]
+        note = f"; {', '.join(defaulted)} absent, so Qwen3Config's default is used" if defaulted else ""
+        yield Problem(where, f"{tensor.name} is {list(tensor.shape)} in {tensor.file}, the config implies "
+                      f"{list(shape)} ({meaning}{note})")
 
 
 RULES = (weights_unreadable, fc_width, layer_count, layer_shapes)

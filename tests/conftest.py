@@ -1,0 +1,91 @@
+"""Shared test helpers: run the real CLI in-process and capture what a user would see."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dflash_cfg.cli import cli as cli_group
+from dflash_cfg.cli import run
+from hubserver import ErrorHub, Olah
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def dflash(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """`dflash("check", path, "--format", "json")` -> Result(exit code, stdout, stderr)."""
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    def invoke(*args: str | Path) -> Result:
+        capsys.readouterr()
+        code = run(cli_group, [str(a) for a in args])
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return invoke
+
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Nothing leaves this machine: no test may connect past loopback, and Hub settings never point at
+    the real Hub or at the user's cache or token."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        host = address[0] if isinstance(address, tuple) else address
+        if isinstance(host, str) and self.family in (socket.AF_INET, socket.AF_INET6) and host not in LOOPBACK:
+            raise OSError(f"test tried to connect to {host}: only loopback is allowed")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    for name in ("HF_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: closed
+    monkeypatch.setenv("HF_HOME", str(tmp_path_factory.mktemp("hf-home")))
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+@pytest.fixture(scope="session")
+def olah(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Olah]:
+    """The real olah server, serving every repo under fixtures/hub/<org>/<name>/ as a git mirror."""
+    server = Olah(tmp_path_factory.mktemp("olah"))
+    for repo_dir in sorted((FIXTURES / "hub").glob("*/*")):
+        server.publish_dir(f"{repo_dir.parent.name}/{repo_dir.name}", repo_dir)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def hub(olah: Olah, monkeypatch: pytest.MonkeyPatch) -> Olah:
+    """olah as this test's Hub (HF_ENDPOINT), with a cache of this test's own (HF_HOME)."""
+    monkeypatch.setenv("HF_ENDPOINT", olah.endpoint)
+    return olah
+
+
+@pytest.fixture(scope="session")
+def error_hub() -> Iterator[ErrorHub]:
+    server = ErrorHub()
+    yield server
+    server.close()

@@ -1,0 +1,189 @@
+"""Hub-compatible servers on loopback for the tests.
+
+`Olah` runs the real olah mirror server (offline mode, serving plain git repos) in its own venv, so its
+fastapi/uvicorn/httpx pins never meet the tool's. `ErrorHub` answers the status codes and
+`X-Error-Code` headers of the real Hub for the error classes olah cannot produce (it answers 401 for
+every miss).
+"""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OLAH_VENV = ROOT / ".venv-olah"
+OLAH_REQUIREMENT = "olah==0.5.4"
+GIT = ["git", "-c", "user.name=dflash-cfg tests", "-c", "user.email=tests@dflash-cfg.invalid",
+       "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def olah_cli() -> Path:
+    """olah's console script, installing it into .venv-olah on first use."""
+    exe = OLAH_VENV / "bin" / "olah-cli"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(OLAH_VENV)], check=True)
+        subprocess.run([str(OLAH_VENV / "bin" / "python"), "-m", "pip", "install", "-q", OLAH_REQUIREMENT],
+                       check=True)
+    return exe
+
+
+class Olah:
+    def __init__(self, workdir: Path) -> None:
+        self.mirrors = workdir / "mirrors"
+        self.repos = workdir / "olah-repos"
+        self.config = workdir / "olah.toml"
+        self.log = workdir / "olah.log"
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.mirrors.mkdir(parents=True, exist_ok=True)
+        self.repos.mkdir(parents=True, exist_ok=True)
+        self.publish("dflash-cfg-tests/ready", {"README.md": b"readiness probe\n"})
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.config.write_text(
+            "[basic]\n"
+            'host = "127.0.0.1"\n'
+            f"port = {self.port}\n"
+            f'repos-path = "{self.repos}"\n'
+            'mirror-scheme = "http"\n'
+            f'mirror-netloc = "127.0.0.1:{self.port}"\n'
+            f'mirror-lfs-netloc = "127.0.0.1:{self.port}"\n'
+            f'mirrors-path = ["{self.mirrors}"]\n'
+            "[accessibility]\n"
+            "offline = true\n", encoding="utf-8")
+        log = open(self.log, "ab")  # noqa: SIM115 - owned by the child process
+        self.process = subprocess.Popen([str(olah_cli()), "-c", str(self.config)], stdout=log, stderr=log,
+                                        cwd=self.repos, start_new_session=True)
+        deadline = time.monotonic() + 30
+        # GET / answers 500 in olah 0.5.4 (template bug); the refs route of a mirrored repo is the probe.
+        probe = f"{self.endpoint}/api/models/dflash-cfg-tests/ready/refs"
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"olah exited with {self.process.returncode}: {self.log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(probe, timeout=1) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"olah did not start within 30 s: {self.log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    @contextmanager
+    def stopped(self) -> Iterator[None]:
+        """The server is down inside the block: any request would fail to connect."""
+        self.stop()
+        try:
+            yield
+        finally:
+            self.start()
+
+    def publish(self, repo: str, files: dict[str, bytes], message: str = "update") -> str:
+        """Commit `files` to the mirror of `repo` (created on first use); returns the commit sha."""
+        path = self.mirrors / "models" / repo
+        if not (path / ".git").exists():
+            path.mkdir(parents=True, exist_ok=True)
+            subprocess.run([*GIT, "init", "-q", str(path)], check=True)
+        for name, data in files.items():
+            target = path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        subprocess.run([*GIT, "-C", str(path), "add", "-A"], check=True)
+        subprocess.run([*GIT, "-C", str(path), "commit", "-q", "--allow-empty", "-m", message], check=True)
+        return self.head(repo)
+
+    def tag(self, repo: str, name: str) -> None:
+        subprocess.run([*GIT, "-C", str(self.mirrors / "models" / repo), "tag", "-f", name], check=True,
+                       capture_output=True)
+
+    def head(self, repo: str) -> str:
+        out = subprocess.run(["git", "-C", str(self.mirrors / "models" / repo), "rev-parse", "HEAD"], check=True,
+                             capture_output=True, text=True)
+        return out.stdout.strip()
+
+    def publish_dir(self, repo: str, source: Path) -> str:
+        return self.publish(repo, {p.relative_to(source).as_posix(): p.read_bytes()
+                                   for p in sorted(source.rglob("*")) if p.is_file()}, "import fixture")
+
+
+class ErrorHub:
+    """Answers `HEAD|GET /{org}/{repo}/resolve/{rev}/{file}` like the Hub does for failures.
+
+    repo name -> (status, X-Error-Code); "slow" sleeps past any client timeout.
+    """
+
+    ROUTES = {
+        "gated": (403, "GatedRepo"),
+        "missing-revision": (404, "RevisionNotFound"),
+        "no-config": (404, "EntryNotFound"),
+        "private": (401, "RepoNotFound"),
+        "broken": (500, ""),
+    }
+
+    def __init__(self) -> None:
+        self.seen_auth: list[str] = []
+        routes, seen = self.ROUTES, self.seen_auth
+        delay = {"slow": 0.0}
+        self.delay = delay
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_HEAD(self) -> None:
+                seen.append(self.headers.get("authorization", ""))
+                parts = self.path.split("/")
+                name = parts[2] if len(parts) > 2 else ""
+                if name == "slow":
+                    time.sleep(delay["slow"])
+                status, code = routes.get(name, (404, "RepoNotFound"))
+                self.send_response(status)
+                if code:
+                    self.send_header("X-Error-Code", code)
+                    self.send_header("X-Error-Message", f"{code} (test server)")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_GET = do_HEAD  # noqa: N815 - http.server's naming
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+

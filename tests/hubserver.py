@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parent.parent
 OLAH_VENV = ROOT / ".venv-olah"
@@ -140,7 +141,7 @@ class ErrorHub:
     repo name -> (status, X-Error-Code); "slow" sleeps past any client timeout.
     """
 
-    ROUTES = {
+    ROUTES: ClassVar[dict[str, tuple[int, str]]] = {
         "gated": (403, "GatedRepo"),
         "missing-revision": (404, "RevisionNotFound"),
         "no-config": (404, "EntryNotFound"),
@@ -172,7 +173,7 @@ class ErrorHub:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            do_GET = do_HEAD  # noqa: N815 - http.server's naming
+            do_GET = do_HEAD
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -120,8 +120,9 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
     """A tap reads the target's last layer (``num_target_layers - 1``).
 
     Engines capture the state *entering* layer t+1; for the last layer that point does not exist
-    (SGLang #32204: IndexError on qwen3_5) or is version dependent. No published drafter taps the last
-    layer: the standard selection ends at N-3. Often the sign of a guessed or shifted list.
+    (SGLang #32204: IndexError on qwen3_5 before PR #32206) or is version dependent in vLLM. The
+    standard selection ends at N-3 and few drafters tap the last layer (MiMo-V2.5-Pro's does, on
+    purpose); in a Qwen drafter it is often the sign of a guessed or shifted list — compare with upstream.
 
     Fail: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 17, 33, 49, 63]``
     Pass: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 16, 31, 46, 61]``
@@ -131,8 +132,9 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
         return
     for i, tap in enumerate(taps):
         if tap == depth - 1:
-            yield Problem(f"{_where_taps(ctx)}/{i}", f"tap {tap} is the last of {depth} target layers: SGLang "
-                          "cannot capture it (IndexError) and no published drafter taps it")
+            yield Problem(f"{_where_taps(ctx)}/{i}", f"tap {tap} is the last of {depth} target layers: older "
+                          "SGLang cannot capture it (IndexError) and vLLM's capture there is version dependent; "
+                          "a guessed or shifted list often ends here")
 
 
 @rule("DF106", "taps-not-standard", Severity.INFO)

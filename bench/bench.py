@@ -1,0 +1,482 @@
+"""Benchmark of `dflash-cfg check` against the cost floor of importing transformers' Qwen3Config.
+
+Run from the repository root:  .venv/bin/python bench/bench.py   (see bench/README.md)
+
+Two targets, each measured against a floor taken in the same run, interleaved with it:
+  1. cold check: one `dflash-cfg check CONFIG` process; median check / median floor <= 1.35.
+  2. tree: one process checking a generated tree of 1000 distinct drafter configs;
+     (median tree - median floor) / 1000 <= 3 ms per config.
+The floor is `python -c "from transformers import Qwen3Config"` with the same interpreter: every check
+that reads a file the way engines do pays that import, so it is the part dflash-cfg cannot remove.
+
+Exit: 0 targets met, 1 a target missed (0 with --no-fail), 2 the benchmark itself could not run.
+This is a script, not a test: timings never belong in the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE_NAME = "z-lab__Qwen3.5-4B-DFlash"
+BASE_CANDIDATES = (
+    ROOT / "fixtures" / "upstream" / BASE_NAME / "config.json",
+    Path("/work/shared/upstream-configs") / BASE_NAME / "config.json",
+)
+TARGETS_DIR = Path("/work/shared/upstream-configs/targets")
+
+COLD_TARGET = 1.35  # ratio of medians, check / floor
+TREE_TARGET_MS = 3.0  # (median tree - median floor) / configs, in ms
+FLOOR_CODE = "from transformers import Qwen3Config"
+# Reported (never a failure) except torch, which a check must never import.
+WATCHED = ("torch", "safetensors", "numpy", "deepdiff", "huggingface_hub")
+
+
+class BenchError(Exception):
+    """The benchmark cannot measure what it means to measure: exit 2."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Timing
+
+
+def run_timed(argv: Sequence[str], env: dict[str, str], ok: frozenset[int]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, env=env, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in ok:
+        raise BenchError(f"{' '.join(argv)} exited {proc.returncode} (expected {sorted(ok)})")
+    return elapsed
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    times: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    def line(self) -> str:
+        return (f"  {self.name:<7} median {ms(self.median):>9}   min {ms(min(self.times)):>9}"
+                f"   max {ms(max(self.times)):>9}   (n={len(self.times)})")
+
+
+def interleave(rounds: int, floor: Sequence[str], measured: Sequence[str], env: dict[str, str],
+               measured_ok: frozenset[int], label: str) -> tuple[Series, Series]:
+    """floor, measured, floor, measured, ...: both see the same machine load, round by round."""
+    floor_times: list[float] = []
+    measured_times: list[float] = []
+    progress = sys.stderr.isatty()
+    sys.stdout.flush()
+    for i in range(rounds):
+        floor_times.append(run_timed(floor, env, frozenset({0})))
+        measured_times.append(run_timed(measured, env, measured_ok))
+        if progress:
+            print(f"\r  round {i + 1}/{rounds}", end="", file=sys.stderr, flush=True)
+    if progress:
+        print("\r" + " " * 30 + "\r", end="", file=sys.stderr, flush=True)
+    return Series("floor", tuple(floor_times)), Series(label, tuple(measured_times))
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+# --------------------------------------------------------------------------------------------------
+# -X importtime
+
+
+@dataclass(frozen=True)
+class Import:
+    name: str
+    depth: int
+    self_us: int
+    cumulative_us: int
+
+
+def importtime(argv: Sequence[str], env: dict[str, str], ok: frozenset[int]) -> list[Import]:
+    proc = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False, text=True)
+    if proc.returncode not in ok:
+        raise BenchError(f"importtime run of {' '.join(argv)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    return parse_importtime(proc.stderr)
+
+
+def parse_importtime(stderr: str) -> list[Import]:
+    """Lines look like `import time:       412 |      15339 |   transformers.utils`; depth = indent / 2."""
+    out = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:"):
+            continue
+        fields = line[len("import time:"):].split("|")
+        if len(fields) != 3 or not fields[0].strip().isdigit():
+            continue  # the header line
+        name = fields[2].rstrip()
+        stripped = name.lstrip(" ")
+        out.append(Import(stripped, (len(name) - len(stripped) - 1) // 2, int(fields[0]), int(fields[1])))
+    return out
+
+
+def top_level(imports: list[Import]) -> set[str]:
+    return {i.name.split(".")[0] for i in imports}
+
+
+def report_imports(check: list[Import], floor: list[Import]) -> bool:
+    """Print the top-10 and the watched packages; False if torch was imported."""
+    print("\n-X importtime of one cold check (top 10 by cumulative time; nested entries are included in their parents)")
+    for i in sorted(check, key=lambda i: i.cumulative_us, reverse=True)[:10]:
+        print(f"  {i.cumulative_us / 1000:>8.1f} ms cumulative {i.self_us / 1000:>7.1f} ms self   {i.name}")
+    total = sum(i.self_us for i in check) / 1000
+    floor_total = sum(i.self_us for i in floor) / 1000
+    print(f"  all imports: {len(check)} modules, {total:.1f} ms  (floor: {len(floor)} modules, {floor_total:.1f} ms;"
+          " importtime itself inflates both)")
+    names = {i.name for i in check}
+    print("  watched packages:")
+    for pkg in WATCHED:
+        hit = [i for i in check if i.name == pkg or i.name.startswith(pkg + ".")]
+        if hit:
+            cost = max(i.cumulative_us for i in hit) / 1000
+            first = pkg if pkg in names else hit[0].name
+            note = "  <- must be absent" if pkg == "torch" else ""
+            print(f"    {pkg:<16} imported ({len(hit)} modules, {first} {cost:.1f} ms cumulative){note}")
+        else:
+            print(f"    {pkg:<16} not imported")
+    extra = ", ".join(sorted(top_level(check) - top_level(floor))) or "(none)"
+    print(textwrap.fill(extra, 120, initial_indent="  top-level packages a check imports beyond the floor: ",
+                        subsequent_indent="    "))
+    return not any(i.name == "torch" or i.name.startswith("torch.") for i in check)
+
+
+# --------------------------------------------------------------------------------------------------
+# The tree: distinct, realistic drafter configs with a sprinkling of defects and skipped targets
+
+ORGS = ("z-lab", "acme-ai", "specdec-lab", "ml-team", "mirror", "research")
+# (hidden_size, heads, kv heads, intermediate_size, vocab_size, eos, special-token range for the mask id)
+SHAPES = (
+    (2560, 32, 8, 9216, 248320, 248044, (248044, 248320)),
+    (4096, 32, 8, 12288, 248320, 248044, (248044, 248320)),
+    (5120, 40, 8, 17408, 248320, 248044, (248044, 248320)),
+    (2048, 16, 4, 6144, 248320, 248044, (248044, 248320)),
+    (2560, 32, 8, 9728, 151936, 151645, (151643, 151936)),
+    (4096, 32, 8, 12288, 151936, 151645, (151643, 151936)),
+    (2880, 64, 8, 2880, 201088, 200002, (199998, 201088)),
+)
+DEFECTS = ("duplicate-key", "use-sliding-window-false", "use-sliding-window-absent", "all-full-with-window",
+           "layer-types-length", "tap-out-of-range", "mask-top-level-only", "bom", "truncated")
+DEFECT_RATE = 0.12
+SLIDING, FULL = "sliding_attention", "full_attention"
+
+
+def find_base() -> Path:
+    for path in BASE_CANDIDATES:
+        if path.is_file():
+            return path
+    raise BenchError("no base drafter config: looked for " + ", ".join(map(str, BASE_CANDIDATES)))
+
+
+def taps_for(rng: random.Random, depth: int) -> list[int]:
+    """K taps spread over the target like the DFlash selections (first near the bottom, last below the top)."""
+    k = rng.choice((4, 5, 5, 6, 8, 8))
+    start = rng.choice((0, 1, 1, 2))
+    end = depth - rng.choice((2, 3, 3, 4))
+    taps = sorted({round(start + j * (end - start) / (k - 1)) for j in range(k)})
+    return taps
+
+
+def layout(rng: random.Random, n: int) -> list[str]:
+    style = rng.choices(("s-then-f", "alternate", "f-then-s", "all-sliding", "all-full"), (60, 12, 8, 10, 10))[0]
+    if style == "s-then-f":
+        return [SLIDING] * (n - 1) + [FULL]
+    if style == "alternate":
+        return [SLIDING if i % 2 == 0 else FULL for i in range(n - 1)] + [FULL]
+    if style == "f-then-s":
+        return [FULL] + [SLIDING] * (n - 1)
+    if style == "all-sliding":
+        return [SLIDING] * n
+    return [FULL] * n
+
+
+def drafter(rng: random.Random, base: dict[str, Any]) -> dict[str, Any]:
+    cfg = copy.deepcopy(base)
+    hidden, heads, kv, inter, vocab, eos, (lo, hi) = rng.choice(SHAPES)
+    depth = rng.choice((24, 28, 32, 36, 40, 48, 64))
+    layers = rng.choices((1, 2, 3, 4, 5, 6, 8), (2, 3, 4, 8, 30, 45, 8))[0]
+    types = layout(rng, layers)
+    window = rng.choice((512, 1024, 2048, 4096, 4096, 8192))
+    cfg.update(hidden_size=hidden, num_attention_heads=heads, num_key_value_heads=kv, intermediate_size=inter,
+               vocab_size=vocab, eos_token_id=eos, num_hidden_layers=layers, max_window_layers=layers,
+               num_target_layers=depth, layer_types=types,
+               sliding_window=window if SLIDING in types or rng.random() < 0.3 else None,
+               use_sliding_window=SLIDING in types,
+               max_position_embeddings=rng.choice((32768, 40960, 131072, 262144)))
+    dflash = cfg["dflash_config"]
+    dflash["block_size"] = rng.choice((8, 10, 16, 16, 16))
+    dflash["mask_token_id"] = rng.randrange(lo, hi) if rng.random() < 0.8 else rng.randrange(0, vocab)
+    dflash["target_layer_ids"] = taps_for(rng, depth)
+    if rng.random() < 0.25:  # older layout: block_size mirrored at the top level, flat rope_theta
+        cfg["block_size"] = dflash["block_size"]
+    if rng.random() < 0.3:
+        cfg.pop("rope_parameters", None)
+        cfg["rope_theta"] = rng.choice((1000000, 10000000))
+        cfg["rope_scaling"] = None
+    else:
+        cfg["rope_parameters"] = {"rope_theta": rng.choice((1000000, 10000000)), "rope_type": "default"}
+    cfg["transformers_version"] = rng.choice(("4.57.3", "5.3.0", "5.7.0"))
+    return dict(sorted(cfg.items()))  # the key order save_pretrained writes
+
+
+def render(rng: random.Random, cfg: dict[str, Any]) -> tuple[bytes, str | None]:
+    defect = rng.choice(DEFECTS) if rng.random() < DEFECT_RATE else None
+    layers = cfg["num_hidden_layers"]
+    if defect == "use-sliding-window-false":
+        cfg["layer_types"] = [SLIDING] * (layers - 1) + [FULL]
+        cfg["sliding_window"] = cfg["sliding_window"] or 4096
+        cfg["use_sliding_window"] = False
+    elif defect == "use-sliding-window-absent":
+        cfg["layer_types"] = [SLIDING] * (layers - 1) + [FULL]
+        cfg["sliding_window"] = cfg["sliding_window"] or 2048
+        del cfg["use_sliding_window"]
+    elif defect == "all-full-with-window":  # the stale-file signature
+        cfg["layer_types"] = [FULL] * layers
+        cfg["sliding_window"] = cfg["sliding_window"] or 4096
+    elif defect == "layer-types-length":
+        cfg["layer_types"] = [*cfg["layer_types"], FULL]
+    elif defect == "tap-out-of-range":
+        taps = cfg["dflash_config"]["target_layer_ids"]
+        taps[-1] = cfg["num_target_layers"] + rng.choice((0, 1, 3))
+    elif defect == "mask-top-level-only":
+        cfg["mask_token_id"] = cfg["dflash_config"].pop("mask_token_id")
+    text = json.dumps(cfg, indent=2) + "\n"
+    if defect == "duplicate-key":  # json.load keeps the last one silently
+        key, value = rng.choice((("sliding_window", 2048), ("num_hidden_layers", 5), ("vocab_size", 151936)))
+        text = text.replace("{\n", f"{{\n  {json.dumps(key)}: {json.dumps(value)},\n", 1)
+    data = text.encode()
+    if defect == "bom":
+        data = b"\xef\xbb\xbf" + data
+    elif defect == "truncated":
+        data = data[: len(data) * 2 // 3]
+    return data, defect
+
+
+def place(rng: random.Random, i: int) -> Path:
+    org = rng.choice(ORGS)
+    name = f"{rng.choice(('Qwen3', 'Qwen3.5', 'Qwen3.6', 'gpt-oss', 'LLaMA3.1'))}-DFlash-{i:04d}"
+    style = rng.random()
+    if style < 0.7:
+        return Path(org) / name / "config.json"
+    if style < 0.85:
+        return Path(org) / name / f"checkpoint-{rng.randrange(1, 60) * 500}" / "config.json"
+    snapshot = f"{rng.getrandbits(160):040x}"  # a Hugging Face cache layout (blobs/ is skipped, snapshots/ is not)
+    return Path("hf-cache") / f"models--{org}--{name}" / "snapshots" / snapshot / "config.json"
+
+
+def targets(base: dict[str, Any]) -> list[tuple[Path, bytes]]:
+    """A few non-DFlash target configs: each must be skipped, not linted."""
+    out = []
+    if TARGETS_DIR.is_dir():
+        for path in sorted(TARGETS_DIR.glob("*/config.json")):
+            out.append((Path("targets") / path.parent.name / "config.json", path.read_bytes()))
+    plain = {k: v for k, v in base.items() if k not in ("dflash_config", "auto_map", "num_target_layers")}
+    for n, (layers, ctx) in enumerate(((36, 40960), (28, 32768), (48, 131072), (64, 262144))):
+        cfg = dict(plain, architectures=["Qwen3ForCausalLM"], num_hidden_layers=layers, max_window_layers=layers,
+                   layer_types=[FULL] * layers, use_sliding_window=False, sliding_window=None,
+                   max_position_embeddings=ctx)
+        out.append((Path("targets") / f"local-target-{n}" / "config.json", (json.dumps(cfg, indent=2) + "\n").encode()))
+    return out
+
+
+@dataclass(frozen=True)
+class Tree:
+    root: Path
+    drafters: int
+    skipped: int
+    defects: dict[str, int]
+
+
+def build_tree(root: Path, base_path: Path, count: int, seed: int) -> Tree:
+    rng = random.Random(seed)
+    base = json.loads(base_path.read_bytes())
+    seen: set[bytes] = set()
+    defects: dict[str, int] = {}
+    used: set[Path] = set()
+    i = 0
+    while len(seen) < count:
+        data, defect = render(rng, drafter(rng, base))
+        if data in seen:
+            continue
+        seen.add(data)
+        rel = place(rng, i)
+        while rel.parent in used:  # one config.json per directory
+            rel = place(rng, i)
+        used.add(rel.parent)
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+        if defect:
+            defects[defect] = defects.get(defect, 0) + 1
+        i += 1
+    skipped = targets(base)
+    for rel, data in skipped:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return Tree(root, count, len(skipped), defects)
+
+
+def validate_tree_run(argv: Sequence[str], env: dict[str, str], tree: Tree) -> dict[str, Any]:
+    """One untimed run: the JSON must account for every file, so the timed runs measure real work."""
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, env=env, check=False)
+    if proc.returncode not in (0, 1):
+        raise BenchError(f"tree check exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-2000:]}")
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise BenchError(f"tree check did not print JSON: {exc}") from None
+    files = report.get("files", [])
+    summary: dict[str, Any] = dict(report.get("summary", {}))
+    kinds = {k: sum(1 for f in files if f.get("kind") == k) for k in ("dflash", "dflash2", "skipped")}
+    if summary.get("files", 0) < tree.drafters or summary.get("files") != tree.drafters + tree.skipped:
+        raise BenchError(f"JSON summary reports {summary.get('files')} files, expected {tree.drafters + tree.skipped}")
+    if kinds["dflash"] != tree.drafters or kinds["skipped"] != tree.skipped:
+        raise BenchError(f"kinds {kinds}, expected {tree.drafters} dflash and {tree.skipped} skipped")
+    if report.get("errors"):
+        raise BenchError(f"tree check reported errors: {report['errors'][:3]}")
+    summary["exit_code"] = proc.returncode
+    return summary
+
+
+# --------------------------------------------------------------------------------------------------
+# Main
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--rounds", type=int, default=15, help="cold-check rounds (floor + check each; default 15)")
+    p.add_argument("--tree-rounds", type=int, default=5, help="tree rounds (floor + tree each; default 5)")
+    p.add_argument("--python", default=sys.executable,
+                   help="interpreter for the floor and the check; dflash-cfg is the console script beside it "
+                        "(default: this interpreter)")
+    p.add_argument("--config", type=Path, default=None,
+                   help=f"the real drafter config for the cold check (default: {BASE_NAME}/config.json)")
+    p.add_argument("--keep-tree", metavar="DIR", type=Path, default=None,
+                   help="generate the tree in DIR (must be absent or empty) and keep it")
+    p.add_argument("--tree-size", type=int, default=1000, help="drafter configs in the tree (default 1000)")
+    p.add_argument("--seed", type=int, default=20260806, help="seed of the tree generator")
+    p.add_argument("--no-fail", action="store_true", help="report only: exit 0 even if a target is missed")
+    args = p.parse_args(argv)
+    if args.rounds < 1 or args.tree_rounds < 1 or args.tree_size < 1:
+        p.error("--rounds, --tree-rounds and --tree-size must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        return bench(args)
+    except BenchError as exc:
+        print(f"bench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def bench(args: argparse.Namespace) -> int:
+    python = str(Path(args.python).absolute())  # not resolved: a venv's python is a symlink that must stay one
+    script = Path(python).parent / "dflash-cfg"
+    if not script.is_file():
+        raise BenchError(f"no dflash-cfg console script beside {python}")
+    config = args.config or find_base()
+    keep = None if args.keep_tree is None else args.keep_tree.absolute()
+    if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+        raise BenchError(f"--keep-tree {keep}: must be absent or an empty directory")
+    env = dict(os.environ, NO_COLOR="1")
+    floor = [python, "-c", FLOOR_CODE]
+    # The console script through the same interpreter the floor uses (its shebang names the same one).
+    check = [python, str(script), "check", str(config)]
+    findings_ok = frozenset({0, 1})
+
+    probe = "import sys; from importlib.metadata import version; print(version('transformers'), sys.version.split()[0])"
+    version = subprocess.run([python, "-c", probe], capture_output=True, text=True, env=env, check=False)
+    print(f"python {python}  (python {version.stdout.split()[-1] if version.stdout else '?'}, "
+          f"transformers {version.stdout.split()[0] if version.stdout else '?'})")
+    print(f"host   {os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"floor  {' '.join(floor)}")
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        # Inherited, not changed: modules without a cached .pyc (an editable install) are compiled every run.
+        print("note   PYTHONDONTWRITEBYTECODE is set: uncached modules are compiled on every run")
+
+    # Warm-up (untimed): byte-compiles anything stale and fills the page cache for both commands.
+    run_timed(floor, env, frozenset({0}))
+    run_timed(check, env, findings_ok)
+
+    print(f"\n[1] cold check: {' '.join(check)}")
+    f1, c1 = interleave(args.rounds, floor, check, env, findings_ok, "check")
+    print(f1.line())
+    print(c1.line())
+    ratio = c1.median / f1.median
+    paired = statistics.median(c / f for c, f in zip(c1.times, f1.times, strict=True))
+    cold_ok = ratio <= COLD_TARGET
+    print(f"  ratio of medians check/floor = {ratio:.3f}  (median of per-round ratios {paired:.3f})"
+          f"   target <= {COLD_TARGET}: {'MET' if cold_ok else 'MISSED'}")
+
+    check_imports = importtime(check, env, findings_ok)
+    floor_imports = importtime(floor, env, frozenset({0}))
+    torch_ok = report_imports(check_imports, floor_imports)
+
+    temp = None
+    if keep is not None:
+        root = keep
+        root.mkdir(parents=True, exist_ok=True)
+    else:
+        temp = tempfile.mkdtemp(prefix="dflash-cfg-bench-")
+        root = Path(temp)
+    try:
+        started = time.perf_counter()
+        tree = build_tree(root, config, args.tree_size, args.seed)
+        defects = ", ".join(f"{k} {v}" for k, v in sorted(tree.defects.items()))
+        print(f"\n[2] tree: {tree.drafters} distinct drafter configs + {tree.skipped} non-DFlash targets in {root}"
+              f"  (generated in {time.perf_counter() - started:.1f} s; seed {args.seed})")
+        print(f"  defects: {sum(tree.defects.values())} files ({defects})")
+        tree_cmd = [python, str(script), "check", str(root), "--format", "json"]
+        print(f"  command: {' '.join(tree_cmd)}")
+        summary = validate_tree_run(tree_cmd, env, tree)  # doubles as the warm-up
+        print(f"  JSON summary: {summary['files']} files, {summary['errors']} errors, {summary['warnings']} warnings, "
+              f"{summary['infos']} infos (exit {summary['exit_code']})")
+        if summary["errors"] and summary["exit_code"] != 1:
+            # Not a benchmark failure, but the work measured should end the way a user relies on.
+            print(f"  note: {summary['errors']} errors but exit {summary['exit_code']}; "
+                  "the documented exit code for errors is 1")
+        f2, t2 = interleave(args.tree_rounds, floor, tree_cmd, env, findings_ok, "tree")
+    finally:
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+    print(f2.line())
+    print(t2.line())
+    per_config = (t2.median - f2.median) / tree.drafters * 1000
+    tree_ok = per_config <= TREE_TARGET_MS
+    print(f"  (median tree - median floor) / {tree.drafters} = {per_config:.3f} ms per config"
+          f"   target <= {TREE_TARGET_MS} ms: {'MET' if tree_ok else 'MISSED'}")
+    if temp is None:
+        print(f"  tree kept in {root}")
+
+    missed = [name for name, ok in (("cold check", cold_ok), ("tree", tree_ok), ("no torch", torch_ok)) if not ok]
+    print(f"\nresult: {'all targets met' if not missed else 'MISSED: ' + ', '.join(missed)}")
+    return 1 if missed and not args.no_fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

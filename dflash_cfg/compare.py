@@ -44,18 +44,12 @@ class Row:
     upstream: Any
     local_effective: Any = NOT_READ  # only for fields Qwen3Config reads (effective.FIELDS)
     upstream_effective: Any = NOT_READ
+    differs: bool = False
+    differs_effective: bool = False
 
     @property
     def critical(self) -> bool:
         return self.pointer in CRITICAL
-
-    @property
-    def differs(self) -> bool:
-        return _differs(self.local, self.upstream)
-
-    @property
-    def differs_effective(self) -> bool:
-        return _differs(self.local_effective, self.upstream_effective)
 
 
 def fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -70,31 +64,42 @@ def fields(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def changed(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
+    """Pointers (at `fields` granularity, or coarser) where deepdiff finds a difference.
+
+    Numeric type changes are ignored: 1e7 and 10000000 are one JSON number.
+    """
+    from deepdiff import DeepDiff
+
+    out = set()
+    for items in DeepDiff(a, b, ignore_numeric_type_changes=True, view="tree").values():
+        for item in items:
+            path = item.path(output_format="list")
+            depth = 2 if path and path[0] in _NESTED and len(path) > 1 else 1
+            out.add("".join("/" + escape(str(p)) for p in path[:depth]))
+    return out
+
+
+def _within(pointer: str, places: set[str]) -> bool:
+    return any(pointer == p or pointer.startswith(p + "/") or p.startswith(pointer + "/") for p in places)
+
+
 def compare(local: dict[str, Any], upstream: dict[str, Any], local_effective: dict[str, Any] | None = None,
             upstream_effective: dict[str, Any] | None = None) -> tuple[Row, ...]:
     """One row per field present on either side; critical fields first, in catalogue order."""
     left, right = fields(local), fields(upstream)
     leff, reff = local_effective or {}, upstream_effective or {}
+    raw_changes = changed(local, upstream)
+    eff_changes = changed(leff, reff) if leff and reff else set()
     rows = []
     for ptr in dict.fromkeys([*left, *right]):
         name = ptr[1:] if ptr.count("/") == 1 else ("rope_theta" if ptr == "/rope_parameters/rope_theta" else "")
-        rows.append(Row(ptr, left.get(ptr, MISSING), right.get(ptr, MISSING),
-                        leff.get(name, NOT_READ), reff.get(name, NOT_READ)))
+        rows.append(Row(ptr, left.get(ptr, MISSING), right.get(ptr, MISSING), leff.get(name, NOT_READ),
+                        reff.get(name, NOT_READ), _within(ptr, raw_changes), f"/{name}" in eff_changes))
     # Effective-only fields (e.g. a derived layer_types) can differ although neither file has the key.
     for name in dict.fromkeys([*leff, *reff]):
         ptr = f"/{name}"
-        if ptr not in left and ptr not in right and _differs(leff.get(name, MISSING), reff.get(name, MISSING)):
-            rows.append(Row(ptr, MISSING, MISSING, leff.get(name, MISSING), reff.get(name, MISSING)))
+        if ptr not in left and ptr not in right and ptr in eff_changes:
+            rows.append(Row(ptr, MISSING, MISSING, leff.get(name, MISSING), reff.get(name, MISSING), False, True))
     order = {p: i for i, p in enumerate(CRITICAL)}
     return tuple(sorted(rows, key=lambda r: (0, order[r.pointer]) if r.critical else (1, r.pointer)))
-
-
-def _differs(a: Any, b: Any) -> bool:
-    if a is NOT_READ or b is NOT_READ:
-        return False
-    if a is MISSING or b is MISSING:
-        return a is not b
-    # deepdiff rather than ==: 1e7 and 10000000 are one JSON number, and nested lists/dicts get one answer.
-    from deepdiff import DeepDiff
-
-    return bool(DeepDiff(a, b, ignore_numeric_type_changes=True, verbose_level=0))

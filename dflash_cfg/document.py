@@ -105,13 +105,16 @@ def parse(raw: bytes) -> Document:
         for bom, name in _OTHER_BOMS.items():
             if raw.startswith(bom):
                 return _fail(raw, None, "DF003", f"file is {name} (byte-order mark found); config.json must be "
-                             "UTF-8, re-save it as UTF-8 without a BOM")
+                             "UTF-8, re-save it as UTF-8 without a BOM", 1, 1)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
+        line_start = body.rfind(b"\n", 0, exc.start) + 1
         line = body.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (body.rfind(b"\n", 0, exc.start) + 1) + 1
-        return _fail(raw, None, "DF003", f"not valid UTF-8: byte 0x{body[exc.start]:02x} at offset {exc.start} "
+        # Columns count characters everywhere else, so decode the line's valid prefix to count them.
+        col = len(body[line_start:exc.start].decode("utf-8", errors="replace")) + 1
+        offset = exc.start + len(raw) - len(body)  # in the file, BOM included
+        return _fail(raw, None, "DF003", f"not valid UTF-8: byte 0x{body[exc.start]:02x} at offset {offset} "
                      f"({exc.reason}); re-save the file as UTF-8", line, col)
     if not text.strip():
         return _fail(raw, text, "DF001", "file is empty" if not text else "file holds only whitespace",
@@ -122,7 +125,9 @@ def parse(raw: bytes) -> Document:
         data = json.loads(text, object_pairs_hook=flags.pairs, parse_constant=flags.constant,
                           parse_float=flags.float_)
     except json.JSONDecodeError as exc:
-        what = "file is truncated" if exc.pos >= len(text.rstrip()) else "invalid JSON"
+        # A string still open at the end of the file is a cut-off file too (strings cannot span lines).
+        open_string = exc.msg.startswith("Unterminated string") and "\n" not in text[exc.pos:].rstrip()
+        what = "file is truncated" if exc.pos >= len(text.rstrip()) or open_string else "invalid JSON"
         return _fail(raw, text, "DF001", f"{what}: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                      exc.lineno, exc.colno, issues)
     except RecursionError:
@@ -133,9 +138,10 @@ def parse(raw: bytes) -> Document:
     if flags.duplicates or flags.non_finite:
         found = scan(text)
         for ptr, first in found.duplicates:
+            key = ptr.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
             issues.append(Issue("DF002", Problem(
-                ptr, f"duplicate key {ptr.rsplit('/', 1)[-1]!r} (first at line {first[0]}): json.load and "
-                     "transformers silently keep the last value")))
+                ptr, f"duplicate key {key!r} (first at line {first[0]}): json.load and transformers silently "
+                     "keep this last value")))
         for ptr, token in found.constants:
             issues.append(Issue("DF004", Problem(
                 ptr, f"non-finite number {token}: not JSON; Python reads it as a float, other parsers reject "
@@ -198,13 +204,15 @@ _TOKEN = re.compile(r"""
 def _non_finite(token: str) -> bool:
     if token in ("NaN", "Infinity", "-Infinity"):
         return True
-    return token[0] in "-0123456789" and not math.isfinite(float(token))
+    # Only a float literal can overflow (json reads 1e400 as inf); an integer of any length stays an int.
+    is_float = any(c in token for c in ".eE")
+    return is_float and token[0] in "-0123456789" and not math.isfinite(float(token))
 
 
 @dataclass(frozen=True)
 class Scan:
     positions: dict[str, tuple[int, int]]
-    duplicates: tuple[tuple[str, tuple[int, int]], ...]  # (pointer of the later key, position of the first)
+    duplicates: tuple[tuple[str, tuple[int, int]], ...]  # (pointer of the repeated key, position of the first)
     constants: tuple[tuple[str, str], ...]
 
 
@@ -229,7 +237,7 @@ def scan(text: str) -> Scan:
             frame = stack[-1]
             current = frame[0] + "/" + str(frame[2])
             frame[2] += 1
-            positions.setdefault(current, pos(offset))
+            positions[current] = pos(offset)  # the last copy of a duplicated member is the one kept
 
     expecting_key = False
     for match in _TOKEN.finditer(text):
@@ -246,7 +254,7 @@ def scan(text: str) -> Scan:
                 duplicates.append((current, frame[4][key]))
             else:
                 frame[4][key] = where
-                positions[current] = where
+            positions[current] = where  # json.load keeps the last value, so that is where it is
             expecting_key = False
             continue
         if kind == "punct":

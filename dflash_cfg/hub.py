@@ -133,8 +133,31 @@ def _download(repo: str, revision: str, commit: str, blob_id: str, s: Settings) 
             raise HubError(_explain(exc, repo, revision, s)) from None
         # An LFS/Xet file's etag is a sha256, not a git blob id; a config.json never is one.
         if git_blob_sha1(data) == blob_id or len(blob_id) != 40:
+            _remember_ref(repo, revision, commit, s)
             return HubFile(repo, revision, commit, blob_id, data, False)
     raise HubError(f"downloaded {CONFIG} of {repo}@{commit[:12]} does not match the Hub's blob id {blob_id[:12]}")
+
+
+def _remember_ref(repo: str, revision: str, commit: str, s: Settings) -> None:
+    """Record `revision -> commit` in the cache's refs/, as huggingface_hub does for a branch download.
+
+    We download at the commit (so one HEAD resolves the branch), which huggingface_hub does not record
+    as the branch's ref; without it, --offline could not find the file by branch name later.
+    """
+    if revision == commit:
+        return
+    from huggingface_hub.file_download import repo_folder_name
+
+    ref = Path(s.cache_dir) / repo_folder_name(repo_id=repo, repo_type="model") / "refs" / revision
+    try:
+        if ref.is_file() and ref.read_text() == commit:
+            return
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        tmp = ref.with_name(f"{ref.name}.{os.getpid()}.tmp")
+        tmp.write_text(commit)
+        os.replace(tmp, ref)
+    except OSError:
+        pass  # a read-only cache still answers online; only --offline by branch name needs the ref
 
 
 def _explain(exc: BaseException, repo: str, revision: str, s: Settings) -> str:

@@ -30,15 +30,19 @@ class Inputs:
     upstream_loader: Callable[[], HubFile] | None = None
 
 
-def classify(doc: Document) -> tuple[Kind, str]:
-    """Which kind of file this is, and for a skipped one, why."""
+def classify(doc: Document, explicit: bool = True) -> tuple[Kind, str]:
+    """Which kind of file this is, and for a skipped one, why.
+
+    `explicit`: the user named this file (or its model dir) rather than a tree it was found in.
+    """
     data = doc.data
     if not isinstance(data, dict):
-        # Unparseable: we cannot see what it is. Lint it if it mentions DFlash anywhere, so a broken
-        # drafter config is never skipped, while a broken unrelated config.json in a tree is.
-        if b"dflash" in doc.raw.lower():
+        # Not an object, so we cannot see what it is. A file the user named is always linted; in a tree,
+        # one that mentions DFlash (in any of the encodings DF003 reports) is, so a broken drafter config
+        # is never skipped while a broken unrelated config.json is.
+        if explicit or b"dflash" in doc.raw.lower().replace(b"\0", b""):  # NULs: UTF-16/32 text
             return "dflash", ""
-        return "skipped", "not a DFlash drafter config (unparseable, no mention of DFlash)"
+        return "skipped", "not a DFlash drafter config (not a JSON object, no mention of DFlash)"
     archs = data.get("architectures")
     names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
     if data.get("speculators_model_type") is not None:
@@ -65,9 +69,9 @@ def runnable(r: Rule, ctx: Context) -> bool:
     return all(has[n] for n in r.needs)
 
 
-def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
+def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL, explicit: bool = True) -> FileReport:
     doc = parse(raw)
-    kind, note = classify(doc)
+    kind, note = classify(doc, explicit)
     sha256 = hashlib.sha256(raw).hexdigest()
     blob = git_blob_sha1(raw)
     if kind == "skipped":

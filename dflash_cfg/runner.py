@@ -77,14 +77,16 @@ def check(options: CheckOptions) -> Report:
         except TargetError as exc:
             raise UsageError(f"--target: {exc}") from None
     try:
-        paths = [p for given in options.paths for p in files.discover(Path(given))]
+        # explicit: the file itself, or the config.json of a model dir the user named.
+        paths = [(p, p == Path(given) or p.parent == Path(given))
+                 for given in options.paths for p in files.discover(Path(given))]
     except files.PathError as exc:
         raise UsageError(str(exc)) from None
     effective_fn = _effective_fn() if _needs_effective(options.rules) else None
     weights_cache: dict[Path, tuple[Weights | None, str | None]] = {}
     reports: list[FileReport] = []
     errors: list[str] = []
-    for path in paths:
+    for path, explicit in paths:
         try:
             raw = files.read(path)
         except files.PathError as exc:
@@ -92,7 +94,7 @@ def check(options: CheckOptions) -> Report:
             continue
         upstream = None if options.hub is None else partial(upstream_for, path, options.hub)
         inputs = Inputs(target, partial(_weights, path.parent, weights_cache), effective_fn, upstream)
-        reports.append(lint(raw, str(path), inputs, options.rules))
+        reports.append(lint(raw, str(path), inputs, options.rules, explicit))
     return Report(tuple(reports), transformers_version(), __version__, tuple(errors))
 
 

@@ -71,9 +71,9 @@ class Olah:
             f'mirrors-path = ["{self.mirrors}"]\n'
             "[accessibility]\n"
             "offline = true\n", encoding="utf-8")
-        log = open(self.log, "ab")  # noqa: SIM115 - owned by the child process
-        self.process = subprocess.Popen([str(olah_cli()), "-c", str(self.config)], stdout=log, stderr=log,
-                                        cwd=self.repos, start_new_session=True)
+        with open(self.log, "ab") as log:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen([str(olah_cli()), "-c", str(self.config)], stdout=log, stderr=log,
+                                            cwd=self.repos, start_new_session=True)
         deadline = time.monotonic() + 30
         # GET / answers 500 in olah 0.5.4 (template bug); the refs route of a mirrored repo is the probe.
         probe = f"{self.endpoint}/api/models/dflash-cfg-tests/ready/refs"

@@ -85,6 +85,7 @@ def identical(ctx: Context) -> Iterator[Problem]:
 
     Information: says which commit it was compared with, so the report can be checked later.
 
+    Fail (info): a file with the same bytes as upstream's config.json
     Pass (no finding): a file that differs from upstream
     """
     assert ctx.upstream is not None

@@ -1,0 +1,345 @@
+"""dflash_cfg.document: bytes -> Document (data plus what json.load hides) and pointer -> (line, column).
+
+Positions are 1-based; a member's position is its key's opening quote, an array element's is the first
+character of the element. Hostile inputs (huge, deeply nested, huge integers) must end as DF001, never as
+an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from dflash_cfg.document import MAX_BYTES, Document, escape, parent, parse, pointer
+from dflash_cfg.linter import Inputs, lint
+
+TEXT = """{
+  "architectures": [
+    "DFlashDraftModel"
+  ],
+  "dflash_config": {"target_layer_ids": [1, 16,
+      31, 46, 61], "mask_token_id": 248070},
+\t"grid": [[1, 2], [3, {"deep": null}]],
+  "tricky": "a string with { [ \\" \\\\ : , inside",
+  "after": true
+}
+"""
+
+
+def doc_of(text: str) -> Document:
+    doc = parse(text.encode("utf-8"))
+    assert doc.parsed and doc.issues == (), doc.issues
+    return doc
+
+
+def rules_of(doc: Document) -> list[str]:
+    return [i.rule for i in doc.issues]
+
+
+# ------------------------------------------------------------------------------------------ positions
+
+
+@pytest.mark.parametrize(
+    ("ptr", "where"),
+    [
+        ("", (1, 1)),
+        ("/architectures", (2, 3)),
+        ("/architectures/0", (3, 5)),
+        ("/dflash_config", (5, 3)),
+        ("/dflash_config/target_layer_ids", (5, 21)),
+        ("/dflash_config/target_layer_ids/0", (5, 42)),
+        ("/dflash_config/target_layer_ids/1", (5, 45)),
+        ("/dflash_config/target_layer_ids/2", (6, 7)),
+        ("/dflash_config/target_layer_ids/4", (6, 15)),
+        ("/dflash_config/mask_token_id", (6, 20)),
+        ("/grid", (7, 2)),  # a tab counts as one column
+        ("/grid/0", (7, 11)),
+        ("/grid/0/1", (7, 15)),
+        ("/grid/1", (7, 19)),
+        ("/grid/1/1", (7, 23)),
+        ("/grid/1/1/deep", (7, 24)),
+        ("/tricky", (8, 3)),
+        ("/after", (9, 3)),
+    ],
+)
+def test_positions_of_keys_and_elements(ptr: str, where: tuple[int, int]) -> None:
+    doc = doc_of(TEXT)
+    assert doc.locate(ptr) == where
+    line, column = where
+    shown = TEXT.splitlines()[line - 1][column - 1:]
+    if ptr and not ptr.rsplit("/", 1)[-1].isdigit():
+        assert shown.startswith(json.dumps(ptr.rsplit("/", 1)[-1])), shown  # a member: its key's quote
+
+
+def test_data_is_what_json_load_gives() -> None:
+    assert doc_of(TEXT).data == json.loads(TEXT)
+
+
+def test_crlf_and_non_ascii_columns_count_characters() -> None:
+    text = '{\r\n  "name": "\u00e9\u00e9",  "next": 1,\r\n  "\u6f22": [10,\r\n 20]\r\n}'
+    doc = doc_of(text)
+    assert doc.locate("/name") == (2, 3)
+    assert doc.locate("/next") == (2, 18)
+    assert doc.locate("/\u6f22") == (3, 3)
+    assert doc.locate("/\u6f22/0") == (3, 9)
+    assert doc.locate("/\u6f22/1") == (4, 2)
+
+
+def test_single_line_file() -> None:
+    doc = doc_of('{"a": {"b": [0, {"c": 1}]}, "d": 2}')
+    assert [doc.locate(p) for p in ("/a", "/a/b", "/a/b/0", "/a/b/1", "/a/b/1/c", "/d")] == [
+        (1, 2), (1, 8), (1, 14), (1, 17), (1, 18), (1, 29)]
+
+
+@pytest.mark.parametrize(
+    ("missing", "ancestor"),
+    [
+        ("/use_sliding_window", ""),
+        ("/dflash_config/block_size", "/dflash_config"),
+        ("/dflash_config/target_layer_ids/9", "/dflash_config/target_layer_ids"),
+        ("/grid/1/1/deep/more", "/grid/1/1/deep"),
+        ("/grid/7/0", "/grid"),
+        ("/nothing/at/all", ""),
+    ],
+)
+def test_missing_member_resolves_to_nearest_ancestor(missing: str, ancestor: str) -> None:
+    doc = doc_of(TEXT)
+    assert doc.locate(missing) == doc.locate(ancestor)
+    assert doc.locate(missing) is not None
+
+
+def test_pointer_helpers() -> None:
+    assert pointer("dflash_config", "target_layer_ids", 3) == "/dflash_config/target_layer_ids/3"
+    assert pointer() == ""
+    assert pointer("a/b", "m~n", "~1") == "/a~1b/m~0n/~01"
+    assert escape("~/") == "~0~1"
+    assert parent("/a/b/0") == "/a/b" and parent("/a") == "" and parent("") == ""
+
+
+def test_keys_with_slash_and_tilde_are_escaped() -> None:
+    text = '{\n  "a/b": {"m~n": [7, 8]},\n  "~1": 1,\n  "": 2,\n  "\\u002f": 3\n}\n'
+    doc = doc_of(text)
+    assert doc.data == {"a/b": {"m~n": [7, 8]}, "~1": 1, "": 2, "/": 3}
+    assert doc.locate("/a~1b") == (2, 3)
+    assert doc.locate("/a~1b/m~0n") == (2, 11)
+    assert doc.locate("/a~1b/m~0n/1") == (2, 22)
+    assert doc.locate("/~01") == (3, 3)
+    assert doc.locate("/") == (4, 3)  # the empty key
+    assert doc.locate("/~1") == (5, 3)  # "\u002f" is "/"
+    # Unescaped forms do not exist: "/a/b" is member "b" of a missing "a", so it falls back to the root.
+    assert doc.locate("/a/b") == (1, 1)
+    assert doc.locate("/a~1b/missing") == (2, 3)
+
+
+# ------------------------------------------------------------------------------------- hostile inputs
+
+
+def test_file_over_the_size_limit_is_refused_unread() -> None:
+    # Valid JSON, and invalid UTF-8 inside the string: parsed or decoded, it would give data or DF003.
+    body = b'{"architectures": ["DFlashDraftModel"], "pad": "' + b"\xff" * (17 * 1024 * 1024) + b'"}'
+    assert len(body) > MAX_BYTES
+    started = time.perf_counter()
+    doc = parse(body)
+    elapsed = time.perf_counter() - started
+    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF001", "")]
+    assert str(len(body)) in doc.issues[0].problem.message
+    assert doc.data is None and not doc.parsed and doc.text is None
+    assert doc.locate("/architectures") is None
+    assert elapsed < 2.0, f"refusing a large file took {elapsed:.2f}s"
+
+
+def test_size_limit_boundary() -> None:
+    head, tail = b'{"architectures": ["DFlashDraftModel"], "pad": "', b'"}'
+    exact = head + b"x" * (MAX_BYTES - len(head) - len(tail)) + tail
+    assert len(exact) == MAX_BYTES
+    assert parse(exact).parsed
+    over = parse(exact[:-2] + b'x"}')
+    assert rules_of(over) == ["DF001"] and not over.parsed
+
+
+def test_lint_of_an_oversized_drafter_file_is_df001() -> None:
+    body = b'{"architectures": ["DFlashDraftModel"], "pad": "' + b"x" * (17 * 1024 * 1024) + b'"}'
+    report = lint(body, "config.json", Inputs())
+    assert [(f.rule, f.pointer) for f in report.findings] == [("DF001", "")]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param(b"[" * 100_000, id="open-brackets"),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, id="balanced-brackets"),
+        pytest.param(b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, id="nested-objects"),
+        pytest.param(b'{"architectures": ["DFlashDraftModel"], "x": ' + b"[" * 100_000, id="in-a-drafter"),
+    ],
+)
+def test_deep_nesting_is_df001_not_recursion_error(raw: bytes) -> None:
+    doc = parse(raw)  # must not raise RecursionError
+    assert rules_of(doc) == ["DF001"] and doc.data is None and not doc.parsed
+    assert doc.issues[0].line is not None and doc.issues[0].column is not None
+    report = lint(raw + b" dflash", "config.json", Inputs())  # mentions DFlash: linted, not skipped
+    assert [f.rule for f in report.findings] == ["DF001"]
+
+
+def test_integer_of_5000_digits_is_df001() -> None:
+    raw = b'{"architectures": ["DFlashDraftModel"], "vocab_size": ' + b"7" * 5000 + b"}"
+    doc = parse(raw)
+    assert rules_of(doc) == ["DF001"] and not doc.parsed
+    message = doc.issues[0].problem.message
+    assert message.startswith("invalid JSON") and "\n" not in message
+    report = lint(raw, "config.json", Inputs())
+    assert [(f.rule, f.line, f.column) for f in report.findings] == [("DF001", 1, 1)]
+
+
+def test_integer_below_the_digit_limit_is_data() -> None:
+    doc = doc_of('{"n": ' + "7" * 4000 + "}")
+    assert doc.data == {"n": int("7" * 4000)}
+
+
+# ---------------------------------------------------------------------------------------- duplicates
+
+NESTED_DUP = """{
+  "architectures": ["DFlashDraftModel"],
+  "dflash_config": {
+    "mask_token_id": 248064,
+    "block_size": 16,
+    "mask_token_id": 248070
+  },
+  "other": {"mask_token_id": 1}
+}
+"""
+
+
+def test_duplicate_in_a_nested_object() -> None:
+    doc = parse(NESTED_DUP.encode())
+    assert doc.parsed
+    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF002", "/dflash_config/mask_token_id")]
+    assert doc.data["dflash_config"]["mask_token_id"] == 248070  # json.load keeps the last
+    assert "first at line 4" in doc.issues[0].problem.message
+    # The same key in a different object is not a duplicate.
+    assert doc.locate("/other/mask_token_id") == (8, 13)
+
+
+def test_duplicate_key_locates_the_value_json_load_keeps() -> None:
+    doc = parse(NESTED_DUP.encode())
+    assert doc.locate("/dflash_config/mask_token_id") == (6, 5)
+
+
+def test_duplicate_positions_in_lint() -> None:
+    [f] = [f for f in lint(NESTED_DUP.encode(), "config.json", Inputs()).findings if f.rule == "DF002"]
+    assert f.pointer == "/dflash_config/mask_token_id" and "first at line 4" in f.message
+    assert f.line is not None and f.column == 5
+
+
+OBJECT_DUP = """{
+  "architectures": ["DFlashDraftModel"],
+  "dflash_config": {
+    "target_layer_ids": [1, 17, 33, 49, 63],
+    "mask_token_id": 248064
+  },
+  "dflash_config": {
+    "target_layer_ids": [1, 16, 31, 46, 61],
+    "mask_token_id": 248070
+  }
+}
+"""
+
+
+def test_duplicate_key_whose_value_is_an_object() -> None:
+    doc = parse(OBJECT_DUP.encode())
+    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF002", "/dflash_config")]
+    assert "first at line 3" in doc.issues[0].problem.message
+    assert doc.data["dflash_config"] == {"target_layer_ids": [1, 16, 31, 46, 61], "mask_token_id": 248070}
+    # Keys inside the kept (second) object are located there.
+    assert doc.locate("/dflash_config/target_layer_ids") == (8, 5)
+    assert doc.locate("/dflash_config/mask_token_id") == (9, 5)
+
+
+def test_duplicate_object_elements_are_located_in_the_kept_object() -> None:
+    doc = parse(OBJECT_DUP.encode())
+    assert doc.locate("/dflash_config/target_layer_ids/4") == (8, 41)
+
+
+def test_duplicate_object_member_is_located_at_the_kept_one() -> None:
+    doc = parse(OBJECT_DUP.encode())
+    assert doc.locate("/dflash_config") == (7, 3)
+
+
+def test_duplicate_three_times_reports_each_repeat() -> None:
+    doc = parse(b'{"a": 1,\n "a": 2,\n "a": 3}')
+    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF002", "/a"), ("DF002", "/a")]
+    assert all("first at line 1" in i.problem.message for i in doc.issues)
+    assert doc.data == {"a": 3}
+
+
+def test_duplicates_in_objects_inside_arrays() -> None:
+    doc = parse(b'{"list": [{"k": 1, "k": 2}, {"k": 3}]}')
+    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF002", "/list/0/k")]
+
+
+def test_duplicate_message_shows_the_key_as_written() -> None:
+    doc = parse(b'{"a/b": 1, "a/b": 2}')
+    [issue] = doc.issues
+    assert issue.problem.pointer == "/a~1b"
+    assert "'a/b'" in issue.problem.message, issue.problem.message
+
+
+# ----------------------------------------------------------------------------- other parse outcomes
+
+
+def test_clean_file_has_no_issues_and_no_positions_computed() -> None:
+    doc = doc_of(TEXT)
+    assert "_positions" not in doc.__dict__  # the scanner runs only when something is located
+    doc.locate("/after")
+    assert "_positions" in doc.__dict__
+
+
+@pytest.mark.parametrize(
+    ("raw", "rule", "fragment"),
+    [
+        (b"", "DF001", "empty"),
+        (b" \n\t ", "DF001", "whitespace"),
+        (b'{"a": 1', "DF001", "truncated"),
+        (b'{"a": 1} x', "DF001", "invalid JSON"),
+        (b"\xff\xfe" + '{"a": 1}'.encode("utf-16-le"), "DF003", "UTF-16-LE"),
+        (b"\xfe\xff" + '{"a": 1}'.encode("utf-16-be"), "DF003", "UTF-16-BE"),
+        (b"\xff\xfe\x00\x00" + '{"a": 1}'.encode("utf-32-le"), "DF003", "UTF-32-LE"),
+        (b"\x00\x00\xfe\xff" + '{"a": 1}'.encode("utf-32-be"), "DF003", "UTF-32-BE"),
+        (b'{"a": "\xc3"}', "DF003", "not valid UTF-8"),
+        (b"[1, 2]", "DF005", "an array"),
+        (b'"s"', "DF005", "a string"),
+        (b"3.5", "DF005", "a number"),
+        (b"null", "DF005", "null"),
+        (b"true", "DF005", "a boolean"),
+    ],
+)
+def test_parse_outcomes(raw: bytes, rule: str, fragment: str) -> None:
+    doc = parse(raw)
+    assert rules_of(doc) == [rule], doc.issues
+    assert fragment in doc.issues[0].problem.message
+    assert doc.issues[0].problem.pointer == ""
+    if rule != "DF005":
+        assert doc.data is None and not doc.parsed
+
+
+def test_utf8_bom_is_reported_and_the_rest_parsed() -> None:
+    doc = parse(b'\xef\xbb\xbf{\n  "a": 1,\n  "b": 2,\n  "b": 3\n}')
+    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF003", ""), ("DF002", "/b")]
+    bom = doc.issues[0].problem
+    assert bom.fix is not None and bom.fix.patch == () and bom.fix.safe
+    assert doc.data == {"a": 1, "b": 3} and doc.locate("/a") == (2, 3)  # positions ignore the BOM
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ('{"eps": NaN}', [("DF004", "/eps")]),
+        ('{"x": [1, Infinity, -Infinity]}', [("DF004", "/x/1"), ("DF004", "/x/2")]),
+        ('{"x": {"y": 1e400}, "z": -1E+999}', [("DF004", "/x/y"), ("DF004", "/z")]),
+        ('{"fine": 1e308, "tiny": 1e-400}', []),
+    ],
+)
+def test_non_finite_numbers(text: str, found: list[tuple[str, str]]) -> None:
+    doc = parse(text.encode())
+    assert doc.parsed and [(i.rule, i.problem.pointer) for i in doc.issues] == found

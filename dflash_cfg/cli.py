@@ -13,7 +13,10 @@ from . import __version__
 from .model import Report, Severity
 from .report import REPORTERS, catalogue_json, catalogue_text, diff_json, diff_text
 from .rules import ALL
-from .runner import CheckOptions, HubOptions, UsageError, check, diff, select_rules
+from .lock import LockError, lock_path
+from .repair import FixOptions, plan, verify, write
+from .writer import WriteError
+from .runner import SHA256, CheckOptions, HubOptions, UsageError, check, diff, select_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -65,19 +68,21 @@ def _hub(paths: tuple[str, ...], from_hub: str | None, revision: str | None,
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--target", metavar="PATH", help="Target model dir (config.json, tokenizer files) to check against.")
 @hub_options
+@click.option("--expect-sha256", "expect_sha256", metavar="HEX",
+              help="Fail (DF702) unless the file's sha256 is this one (as printed by `fix`).")
 @click.option("--format", "fmt", type=click.Choice(tuple(REPORTERS)), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @click.option("--select", metavar="IDS", help="Only these rules: comma-separated ids or prefixes (DF2 = DF2xx).")
 @click.option("--ignore", metavar="IDS", help="Skip these rules: comma-separated ids or prefixes.")
 @click.pass_context
 def check_command(ctx: click.Context, paths: tuple[str, ...], target: str | None, from_hub: str | None,
-                  revision: str | None, offline: bool, fmt: str, strict: bool, select: str | None,
-                  ignore: str | None) -> None:
+                  revision: str | None, offline: bool, expect_sha256: str | None, fmt: str, strict: bool,
+                  select: str | None, ignore: str | None) -> None:
     """Lint drafter config.json files: PATH is a model dir, a config.json, or a tree to search."""
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir, a config.json, or a tree)")
-    report = check(CheckOptions(paths, target, select_rules(select, ignore), hub))
+    report = check(CheckOptions(paths, target, select_rules(select, ignore), hub, expect_sha256))
     click.echo(REPORTERS[fmt](report), nl=False, color=_colour() if fmt == "text" else False)
     for error in report.errors:
         click.echo(f"dflash-cfg: error: {error}", err=True)
@@ -104,6 +109,77 @@ def diff_command(ctx: click.Context, path: str | None, from_hub: str | None, rev
     rendered = diff_json(result) if fmt == "json" else diff_text(result)
     click.echo(rendered, nl=False, color=_colour() if fmt == "text" else False)
     ctx.exit(EXIT_FINDINGS if result.critical else EXIT_OK)
+
+
+@cli.command("fix")
+@click.argument("path", required=False, type=click.Path(path_type=str))
+@hub_options
+@click.option("--only-critical", is_flag=True, help="With --from-hub: adopt only the DFlash-critical fields.")
+@click.option("--target", metavar="PATH", help="Target model dir, for fixes that take a value from it.")
+@click.option("--dry-run", is_flag=True, help="Print the unified diff and write nothing (exit 1 if it would change).")
+@click.option("--yes", "-y", is_flag=True, help="Write without asking.")
+@click.pass_context
+def fix_command(ctx: click.Context, path: str | None, from_hub: str | None, revision: str | None, offline: bool,
+                only_critical: bool, target: str | None, dry_run: bool, yes: bool) -> None:
+    """Repair PATH's config.json: safe mechanical fixes, or upstream's bytes with --from-hub.
+
+    Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
+    .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
+    """
+    paths, hub = _hub((path,) if path else (), from_hub, revision, offline)
+    if not paths:
+        raise click.UsageError("missing PATH (a model dir or a config.json)")
+    p = plan(FixOptions(paths[0], hub, only_critical, target))
+    if not p.changed:
+        click.echo(f"{p.path}: nothing to change" + (f" (identical to {p.upstream.repo}@{p.upstream.commit})"
+                                                     if p.identical_to_upstream and p.upstream else ""))
+        ctx.exit(EXIT_OK)
+    click.echo(p.diff(), nl=False)
+    for summary in p.applied:
+        click.echo(f"  - {summary}")
+    if dry_run:
+        ctx.exit(EXIT_FINDINGS)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
+        click.confirm(f"Write {p.path}?", abort=True)
+    out = write(p)
+    w = out.written
+    click.echo(f"wrote {w.path}")
+    click.echo(f"  sha256   {w.sha256}")
+    same = f"  identical to {p.upstream.repo}@{p.upstream.commit}" if p.identical_to_upstream and p.upstream else ""
+    click.echo(f"  git blob {w.git_blob_sha1}{same}")
+    if w.replaced_link:
+        click.echo(f"  replaced the symlink to {w.replaced_link} with a regular file (the target is untouched)")
+    if w.backup:
+        click.echo(f"  backup   {w.backup}")
+    click.echo(f"  recorded in {lock_path(p.path)}; on each serving host: dflash-cfg verify {p.path.parent}"
+               f"  (or: dflash-cfg check {p.path.parent} --expect-sha256 {w.sha256})")
+    if out.remaining_errors:
+        click.echo(f"{out.remaining_errors} error(s) remain that need upstream values or a human: "
+                   f"dflash-cfg check {p.path.parent}", err=True)
+    ctx.exit(EXIT_FINDINGS if out.remaining_errors else EXIT_OK)
+
+
+@cli.command("verify")
+@click.argument("path", type=click.Path(path_type=str))
+@click.option("--expect-sha256", "expect_sha256", metavar="HEX", help="Compare with this sha256 instead of the lock.")
+@click.pass_context
+def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> None:
+    """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
+    if expect_sha256 is not None and not SHA256.match(expect_sha256):
+        raise UsageError(f"--expect-sha256 {expect_sha256!r} is not a sha256 (64 hex digits)")
+    v = verify(path, expect_sha256)
+    entry = v.entry
+    origin = ""
+    if entry is not None and expect_sha256 is None:
+        source = f" from {entry.source.repo}@{entry.source.commit}" if entry.source else ""
+        origin = f" (written {entry.written_at}{source}, dflash-cfg {entry.tool_version})"
+    if v.ok:
+        click.echo(f"ok: {v.path} sha256 {v.sha256}{origin}")
+        ctx.exit(EXIT_OK)
+    click.echo(f"MISMATCH: {v.path}\n  sha256   {v.sha256}\n  expected {v.expected}{origin}", err=True)
+    ctx.exit(EXIT_FINDINGS)
 
 
 @cli.command("rules")
@@ -133,6 +209,9 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except UsageError as exc:
         click.echo(f"dflash-cfg: error: {exc}", err=True)
         return EXIT_USAGE
+    except (WriteError, LockError) as exc:  # refused (1) or environment (2); the file is intact either way
+        click.echo(f"dflash-cfg: error: {exc}", err=True)
+        return int(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("dflash-cfg: aborted", err=True)
         return EXIT_USAGE

@@ -147,7 +147,7 @@ def parse(raw: bytes) -> Document:
                 ptr, f"non-finite number {token}: not JSON; Python reads it as a float, other parsers reject "
                      "the file")))
     if not isinstance(data, dict):
-        issues.append(Issue("DF005", Problem("", f"top level is {_json_type(data)}, not an object")))
+        issues.append(Issue("DF005", Problem("", f"top level is {json_type(data)}, not an object")))
     return Document(raw, text, data, True, tuple(issues))
 
 
@@ -157,7 +157,7 @@ def _fail(raw: bytes, text: str | None, rule: str, message: str, line: int | Non
     return Document(raw, text, None, False, tuple(found))
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -193,7 +193,7 @@ class _Flags:
         return value
 
 
-_TOKEN = re.compile(r"""
+TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+)
   | (?P<str>"(?:[^"\\]|\\.)*")
   | (?P<punct>[{}\[\]:,])
@@ -240,7 +240,7 @@ def scan(text: str) -> Scan:
             positions[current] = pos(offset)  # the last copy of a duplicated member is the one kept
 
     expecting_key = False
-    for match in _TOKEN.finditer(text):
+    for match in TOKEN.finditer(text):
         kind = match.lastgroup
         token = match.group()
         if kind == "ws":

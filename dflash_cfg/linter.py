@@ -13,6 +13,7 @@ from .effective import Effective
 from .hub import HubFile
 from .model import FileReport, Finding, Kind, Upstream
 from .rules import ALL, Context, Rule
+from .rules.base import Integrity
 from .rules.attention import FULL, SLIDING, strip
 from .target import Target
 from .weights import Weights
@@ -28,6 +29,7 @@ class Inputs:
     effective_fn: Callable[[dict[str, Any]], Effective] | None = None
     # The upstream copy for --from-hub; called only for drafter files (it may hit the network).
     upstream_loader: Callable[[], HubFile] | None = None
+    integrity: Integrity | None = None
 
 
 def classify(doc: Document, explicit: bool = True) -> tuple[Kind, str]:
@@ -65,6 +67,7 @@ def runnable(r: Rule, ctx: Context) -> bool:
         "target": ctx.target is not None,
         "weights": ctx.weights is not None or (ctx.weights_error is not None and r.id == "DF500"),
         "upstream": ctx.upstream is not None,
+        "integrity": ctx.integrity is not None,
     }
     return all(has[n] for n in r.needs)
 
@@ -78,7 +81,7 @@ def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL, exp
         return FileReport(path, kind, sha256, blob, note=note)
     weights, weights_error = inputs.weights_loader() if inputs.weights_loader else (None, None)
     upstream = inputs.upstream_loader() if inputs.upstream_loader else None
-    ctx = Context(doc, kind, inputs.target, weights, weights_error, inputs.effective_fn, upstream)
+    ctx = Context(doc, kind, inputs.target, weights, weights_error, inputs.effective_fn, upstream, inputs.integrity)
     known = {(i.rule, i.problem.pointer, i.problem.message): (i.line, i.column) for i in doc.issues}
     findings = []
     for r in rules:

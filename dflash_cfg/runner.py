@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+import hashlib
+import os
+import re
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -13,9 +16,11 @@ from .compare import Row, compare
 from .document import git_blob_sha1, parse
 from .effective import Effective, transformers_version
 from .hub import HubError, HubFile, fetch_config, repo_from_cache_path
+from .lock import LockError, read_lock
 from .linter import Inputs, lint
 from .model import FileReport, Report
 from .rules import ALL, Rule
+from .rules.base import Integrity
 from .target import Target, TargetError, load_target
 from .weights import Weights, WeightsError, read_weights
 
@@ -37,6 +42,7 @@ class CheckOptions:
     target: str | None = None
     rules: tuple[Rule, ...] = ALL
     hub: HubOptions | None = None
+    expect_sha256: str | None = None
 
 
 def select_rules(select: str | None, ignore: str | None) -> tuple[Rule, ...]:
@@ -63,26 +69,32 @@ def _needs_effective(rules: tuple[Rule, ...]) -> bool:
     return any("effective" in r.needs for r in rules)
 
 
-def _effective_fn() -> Callable[[dict[str, Any]], Effective]:
+def effective_fn() -> Callable[[dict[str, Any]], Effective]:
     from .effective import view
 
     return view
 
 
+def load_target_option(option: str | None) -> Target | None:
+    if option is None:
+        return None
+    try:
+        return load_target(Path(option))
+    except TargetError as exc:
+        raise UsageError(f"--target: {exc}") from None
+
+
 def check(options: CheckOptions) -> Report:
-    target: Target | None = None
-    if options.target is not None:
-        try:
-            target = load_target(Path(options.target))
-        except TargetError as exc:
-            raise UsageError(f"--target: {exc}") from None
+    target = load_target_option(options.target)
+    if options.expect_sha256 is not None and not SHA256.match(options.expect_sha256):
+        raise UsageError(f"--expect-sha256 {options.expect_sha256!r} is not a sha256 (64 hex digits)")
     try:
         # explicit: the file itself, or the config.json of a model dir the user named.
         paths = [(p, p == Path(given) or p.parent == Path(given))
                  for given in options.paths for p in files.discover(Path(given))]
     except files.PathError as exc:
         raise UsageError(str(exc)) from None
-    effective_fn = _effective_fn() if _needs_effective(options.rules) else None
+    view = effective_fn() if _needs_effective(options.rules) else None
     weights_cache: dict[Path, tuple[Weights | None, str | None]] = {}
     reports: list[FileReport] = []
     errors: list[str] = []
@@ -93,18 +105,42 @@ def check(options: CheckOptions) -> Report:
             errors.append(str(exc))
             continue
         upstream = None if options.hub is None else partial(upstream_for, path, options.hub)
-        inputs = Inputs(target, partial(_weights, path.parent, weights_cache), effective_fn, upstream)
+        inputs = Inputs(target, partial(_weights, path.parent, weights_cache), view, upstream,
+                        integrity(path, raw, options.expect_sha256))
         reports.append(lint(raw, str(path), inputs, options.rules, explicit))
     return Report(tuple(reports), transformers_version(), __version__, tuple(errors))
 
 
+_BLOB = re.compile(r"/models--[^/]+/blobs/[^/]+$")
+SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def integrity(path: Path, raw: bytes, expect_sha256: str | None) -> Integrity:
+    """The lock entry, the expected hash and the symlink facts of one config.json."""
+    entry, lock_error = None, None
+    try:
+        entry = read_lock(path)
+    except LockError as exc:
+        lock_error = str(exc)
+    link = os.path.realpath(path) if path.is_symlink() else None
+    return Integrity(hashlib.sha256(raw).hexdigest(), entry, lock_error, expect_sha256, link,
+                     bool(link and _BLOB.search(link)), repo_from_cache_path(path) is not None)
+
+
 def repo_for(path: Path, hub: HubOptions) -> tuple[str, str]:
-    """The Hub repo and revision a drafter config is compared with."""
-    cached = repo_from_cache_path(path)
+    """The Hub repo and revision a drafter config is compared with: as given, else from the cache
+    snapshot it lives in, else from the source dflash-cfg recorded when it last wrote it."""
     if hub.repo:
         return hub.repo, hub.revision or "main"
+    cached = repo_from_cache_path(path)
     if cached is not None:
         return cached[0], hub.revision or cached[1]
+    try:
+        entry = read_lock(path)
+    except LockError:
+        entry = None
+    if entry is not None and entry.source is not None:
+        return entry.source.repo, hub.revision or entry.source.revision
     raise UsageError(f"cannot tell which Hub repo {path} comes from: pass it, e.g. --from-hub ORG/NAME")
 
 
@@ -161,7 +197,7 @@ def diff(path_arg: str, hub: HubOptions) -> DiffResult:
     theirs = parse(upstream.data).data
     if not isinstance(theirs, dict):
         raise UsageError(f"upstream {upstream.repo}@{upstream.commit[:12]} config.json is not a JSON object")
-    view = _effective_fn()
+    view = effective_fn()
     mine_eff, theirs_eff = view(data), view(theirs)
     rows = compare(data, theirs, mine_eff.values, theirs_eff.values)
     return DiffResult(str(path), local, upstream, rows, transformers_version())

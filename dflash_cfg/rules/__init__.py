@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import attention, dflash, file, target_rules, transformers_view, upstream_rules, weights_rules
+from . import attention, dflash, file, integrity, target_rules, transformers_view, upstream_rules, weights_rules
 from .base import Context, Rule
 
 ALL: tuple[Rule, ...] = (
@@ -13,6 +13,7 @@ ALL: tuple[Rule, ...] = (
     *target_rules.RULES,
     *weights_rules.RULES,
     *upstream_rules.RULES,
+    *integrity.RULES,
 )
 REGISTRY: dict[str, Rule] = {r.id: r for r in ALL}
 

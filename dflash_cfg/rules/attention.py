@@ -7,6 +7,7 @@ drafter computes without any error.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from ..model import Fix, PatchOp, Problem, Severity
@@ -99,15 +100,16 @@ def window_dropped(ctx: Context) -> Iterator[Problem]:
     types = ctx.layer_types()
     if not types or SLIDING not in types or ctx.raw.get("use_sliding_window") is True:
         return
-    state = "absent" if "use_sliding_window" not in ctx.raw else repr(ctx.raw.get("use_sliding_window"))
+    state = "absent" if "use_sliding_window" not in ctx.raw else json.dumps(ctx.raw.get("use_sliding_window"))
     window = _window(ctx)
     fix = None
     if window is not None:
         fix = Fix("set use_sliding_window to true", (PatchOp(
             "replace" if "use_sliding_window" in ctx.raw else "add", "/use_sliding_window", True),))
+    window_text = json.dumps(ctx.raw.get("sliding_window"))
     yield Problem("/use_sliding_window", f"use_sliding_window is {state} while {types.count(SLIDING)} layers are "
-                  f"sliding_attention: Qwen3Config turns sliding_window {ctx.raw.get('sliding_window')!r} into None, "
-                  "so engines get sliding layers without a window", fix)
+                  f"sliding_attention: Qwen3Config turns sliding_window {window_text} into null, so engines get "
+                  "sliding layers without a window", fix)
 
 
 @rule("DF205", "window-without-sliding", Severity.WARNING)
@@ -163,7 +165,7 @@ def dflash2_causality(ctx: Context) -> Iterator[Problem]:
     """
     types = ctx.layer_types()
     if ctx.kind == "dflash2" and types and all(t == SLIDING for t in types) and ctx.raw.get("is_causal") is not False:
-        state = "absent" if "is_causal" not in ctx.raw else repr(ctx.raw.get("is_causal"))
+        state = "absent" if "is_causal" not in ctx.raw else json.dumps(ctx.raw.get("is_causal"))
         yield Problem("/is_causal", f"all {len(types)} layers slide and is_causal is {state}: vLLM and the reference "
                       "then run them causal, DFlash2 drafters are trained non-causal")
 

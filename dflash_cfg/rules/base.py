@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from ..document import Document, parse
 from ..effective import Effective
@@ -19,7 +19,23 @@ from ..model import Kind, Problem, Severity
 from ..target import Target
 from ..weights import Weights
 
-Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream"]
+if TYPE_CHECKING:
+    from ..lock import Entry
+
+Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity"]
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """What the file system says about a config.json besides its bytes (read by the runner)."""
+
+    sha256: str
+    lock: Entry | None = None  # what .dflash-cfg.lock recorded for this file
+    lock_error: str | None = None
+    expect_sha256: str | None = None
+    link_target: str | None = None  # where config.json points, when it is a symlink
+    link_into_blobs: bool = False  # ... and that is a Hugging Face cache blob
+    in_snapshot: bool = False  # the path itself is inside a cache snapshot dir
 
 
 @dataclass(frozen=True)
@@ -33,6 +49,7 @@ class Context:
     weights_error: str | None = None
     effective_fn: Callable[[dict[str, Any]], Effective] | None = field(default=None, compare=False)
     upstream: HubFile | None = None
+    integrity: Integrity | None = None
 
     @property
     def raw(self) -> dict[str, Any]:

@@ -1,0 +1,219 @@
+"""fix / verify / check --expect-sha256 through the real CLI, on real files, against the real Hub server."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, Result
+from hubserver import Olah
+
+REPO = "z-lab/Qwen3.6-27B-DFlash"
+UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
+INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json"
+TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
+
+Run = Callable[..., Result]
+
+
+def model_dir(tmp_path: Path, source: Path | bytes, name: str = "Qwen3.6-27B-DFlash") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    data = source if isinstance(source, bytes) else source.read_bytes()
+    (folder / "config.json").write_bytes(data)
+    return folder
+
+
+def standard(data: dict) -> bytes:  # type: ignore[type-arg]
+    return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+
+
+def git_hash(path: Path) -> str:
+    out = subprocess.run(["git", "hash-object", "--no-filters", str(path)], check=True, capture_output=True,
+                         text=True)
+    return out.stdout.strip()
+
+
+def test_fix_from_hub_lands_the_upstream_bytes_and_verify_proves_it(dflash: Run, hub: Olah, tmp_path: Path) -> None:
+    folder = model_dir(tmp_path, INCIDENT)
+    config = folder / "config.json"
+    result = dflash("fix", folder, "--from-hub", REPO, "--yes")
+    assert result.code == 0, result.err
+    upstream_blob = git_hash(UPSTREAM)
+    assert config.read_bytes() == UPSTREAM.read_bytes()
+    assert git_hash(config) == upstream_blob
+    sha = hashlib.sha256(UPSTREAM.read_bytes()).hexdigest()
+    assert f"wrote {config.resolve()}" in result.out
+    assert f"sha256   {sha}" in result.out
+    assert f"identical to {REPO}@{hub.head(REPO)}" in result.out
+    assert "-    \"mask_token_id\": 248064," in result.out and "+    \"mask_token_id\": 248070," in result.out
+    lock = json.loads((folder / ".dflash-cfg.lock").read_text())["files"]["config.json"]
+    assert lock["sha256"] == sha and lock["git_blob_sha1"] == upstream_blob
+    assert lock["source"] == {"repo": REPO, "revision": "main", "commit": hub.head(REPO)}
+    backups = list(folder.glob("config.json.*.bak"))
+    assert [b.read_bytes() for b in backups] == [INCIDENT.read_bytes()]
+
+    verified = dflash("verify", folder)
+    assert verified.code == 0 and verified.out.startswith(f"ok: {config.resolve()} sha256 {sha}")
+    assert dflash("check", folder, "--expect-sha256", sha).code == 0
+    clean = dflash("check", folder, "--from-hub", "--format", "json")  # repo inferred from the lock file
+    assert clean.code == 0 and clean.json()["files"][0]["upstream"]["repo"] == REPO
+
+    # An old copy synced over it on the serving host: every gate fails loudly.
+    shutil.copyfile(INCIDENT, config)
+    stale = dflash("verify", folder)
+    assert stale.code == 1 and "MISMATCH" in stale.err and sha in stale.err
+    assert f"from {REPO}@{hub.head(REPO)}" in stale.err
+    expect = dflash("check", folder, "--expect-sha256", sha, "--format", "json")
+    assert expect.code == 1
+    rules = {(f["rule"], f["severity"]) for f in expect.json()["files"][0]["findings"]}
+    assert {("DF701", "error"), ("DF702", "error")} <= rules
+
+
+def test_fix_use_sliding_window_false_makes_check_clean(dflash: Run, tmp_path: Path) -> None:
+    data = json.loads(UPSTREAM.read_text())
+    data["use_sliding_window"] = False
+    folder = model_dir(tmp_path, standard(data))
+    before = dflash("check", folder, "--format", "json")
+    assert before.code == 1
+    assert [f["rule"] for f in before.json()["files"][0]["findings"] if f["severity"] == "error"] == ["DF204"]
+    result = dflash("fix", folder, "--yes")
+    assert result.code == 0, result.err
+    after = dflash("check", folder, "--format", "json")
+    assert after.code == 0 and not after.json()["files"][0]["findings"]
+    # Only the changed values' lines changed (plus the mirrored block_size line): standard form kept.
+    new = (folder / "config.json").read_bytes()
+    fixed = json.loads(new)
+    assert fixed["use_sliding_window"] is True and fixed["dflash_config"]["block_size"] == 16
+    assert new == standard(fixed)
+    # Second run: nothing to change, nothing written.
+    stat = (folder / "config.json").stat()
+    again = dflash("fix", folder, "--yes")
+    assert again.code == 0 and "nothing to change" in again.out
+    assert (folder / "config.json").stat().st_mtime_ns == stat.st_mtime_ns
+
+
+def test_fix_never_infers_trained_values(dflash: Run, tmp_path: Path) -> None:
+    folder = model_dir(tmp_path, INCIDENT)
+    result = dflash("fix", folder, "--yes", "--target", TARGET)
+    fixed = json.loads((folder / "config.json").read_text())
+    stale = json.loads(INCIDENT.read_text())
+    for key in ("layer_types", "sliding_window", "rope_theta", "block_size"):
+        assert fixed[key] == stale[key]
+    assert fixed["dflash_config"]["mask_token_id"] == 248064
+    assert fixed["dflash_config"]["target_layer_ids"] == [1, 17, 33, 49, 63]
+    assert result.code == 0  # the remaining problems are warnings: only upstream can settle them
+
+
+def test_dry_run_writes_nothing(dflash: Run, tmp_path: Path) -> None:
+    data = json.loads(UPSTREAM.read_text())
+    data["use_sliding_window"] = False
+    folder = model_dir(tmp_path, standard(data))
+    before = (folder / "config.json").read_bytes()
+    result = dflash("fix", folder, "--dry-run")
+    assert result.code == 1
+    assert "-  \"use_sliding_window\": false," in result.out and "+  \"use_sliding_window\": true," in result.out
+    assert (folder / "config.json").read_bytes() == before
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json"]
+
+
+def test_fix_asks_and_refuses_without_a_terminal(dflash: Run, tmp_path: Path) -> None:
+    data = json.loads(UPSTREAM.read_text())
+    data["use_sliding_window"] = False
+    folder = model_dir(tmp_path, standard(data))
+    before = (folder / "config.json").read_bytes()
+    result = dflash("fix", folder)
+    assert result.code == 2 and "--yes" in result.err
+    assert (folder / "config.json").read_bytes() == before
+
+
+def test_bom_is_stripped(dflash: Run, tmp_path: Path) -> None:
+    folder = model_dir(tmp_path, b"\xef\xbb\xbf" + UPSTREAM.read_bytes())
+    assert dflash("check", folder).code == 1
+    result = dflash("fix", folder, "--yes")
+    assert result.code == 0, result.err
+    data = (folder / "config.json").read_bytes()
+    assert not data.startswith(b"\xef\xbb\xbf")
+    assert json.loads(data) == {**json.loads(UPSTREAM.read_text()),
+                                "dflash_config": {**json.loads(UPSTREAM.read_text())["dflash_config"], "block_size": 16}}
+
+
+def test_only_critical_keeps_local_edits(dflash: Run, hub: Olah, tmp_path: Path) -> None:
+    data = json.loads(INCIDENT.read_text())
+    data["max_position_embeddings"] = 131072  # a local edit
+    folder = model_dir(tmp_path, standard(data))
+    result = dflash("fix", folder, "--from-hub", REPO, "--only-critical", "--yes")
+    assert result.code == 0, result.err
+    fixed = json.loads((folder / "config.json").read_text())
+    upstream = json.loads(UPSTREAM.read_text())
+    assert fixed["max_position_embeddings"] == 131072
+    assert fixed["dflash_config"] == upstream["dflash_config"] and fixed["layer_types"] == upstream["layer_types"]
+    check = dflash("check", folder, "--from-hub", REPO, "--format", "json")
+    assert check.code == 0
+    assert {f["rule"] for f in check.json()["files"][0]["findings"]} == {"DF602", "DF121"}
+
+
+def test_symlink_into_cache_blob_is_replaced_not_written_through(dflash: Run, tmp_path: Path) -> None:
+    blob = tmp_path / "hub" / "models--z-lab--Qwen3.6-27B-DFlash" / "blobs" / "0123abcd"
+    blob.parent.mkdir(parents=True)
+    data = json.loads(UPSTREAM.read_text())
+    data["use_sliding_window"] = False
+    blob.write_bytes(standard(data))
+    folder = tmp_path / "models" / "drafter"
+    folder.mkdir(parents=True)
+    os.symlink(blob, folder / "config.json")
+    check = dflash("check", folder, "--format", "json")
+    assert ("DF703", "warning") in {(f["rule"], f["severity"]) for f in check.json()["files"][0]["findings"]}
+    result = dflash("fix", folder, "--yes")
+    assert result.code == 0, result.err
+    assert "replaced the symlink" in result.out
+    assert not (folder / "config.json").is_symlink()
+    assert blob.read_bytes() == standard(data)  # the cache is untouched
+
+
+def test_cache_snapshot_is_refused(dflash: Run, tmp_path: Path) -> None:
+    snap = tmp_path / "hub" / "models--z-lab--Qwen3.6-27B-DFlash" / "snapshots" / ("a" * 40)
+    snap.mkdir(parents=True)
+    data = json.loads(UPSTREAM.read_text())
+    data["use_sliding_window"] = False
+    (snap / "config.json").write_bytes(standard(data))
+    result = dflash("fix", snap, "--yes")
+    assert result.code == 2 and "snapshot" in result.err
+    assert json.loads((snap / "config.json").read_text())["use_sliding_window"] is False
+
+
+def test_verify_without_lock_is_exit_2(dflash: Run, tmp_path: Path) -> None:
+    folder = model_dir(tmp_path, UPSTREAM)
+    result = dflash("verify", folder)
+    assert result.code == 2 and "no .dflash-cfg.lock" in result.err
+    sha = hashlib.sha256(UPSTREAM.read_bytes()).hexdigest()
+    assert dflash("verify", folder, "--expect-sha256", sha).code == 0
+    assert dflash("verify", folder, "--expect-sha256", "0" * 64).code == 1
+    assert dflash("verify", folder, "--expect-sha256", "xyz").code == 2
+
+
+def test_corrupt_lock_is_reported_not_trusted(dflash: Run, tmp_path: Path) -> None:
+    folder = model_dir(tmp_path, UPSTREAM)
+    (folder / ".dflash-cfg.lock").write_text("{not json")
+    check = dflash("check", folder, "--format", "json")
+    assert ("DF701", "error") in {(f["rule"], f["severity"]) for f in check.json()["files"][0]["findings"]}
+    assert dflash("verify", folder).code == 2
+    data = json.loads(UPSTREAM.read_text())
+    data["use_sliding_window"] = False
+    (folder / "config.json").write_bytes(standard(data))
+    before = (folder / "config.json").read_bytes()
+    result = dflash("fix", folder, "--yes")
+    assert result.code == 2 and (folder / "config.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("args", [("--only-critical",), ("--from-hub", REPO, "--dry-run", "extra")])
+def test_fix_usage_errors(dflash: Run, tmp_path: Path, args: tuple[str, ...]) -> None:
+    folder = model_dir(tmp_path, UPSTREAM)
+    result = dflash("fix", folder, *args)
+    assert result.code == 2 and "Traceback" not in result.err

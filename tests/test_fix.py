@@ -140,8 +140,8 @@ def test_bom_is_stripped(dflash: Run, tmp_path: Path) -> None:
     assert result.code == 0, result.err
     data = (folder / "config.json").read_bytes()
     assert not data.startswith(b"\xef\xbb\xbf")
-    assert json.loads(data) == {**json.loads(UPSTREAM.read_text()),
-                                "dflash_config": {**json.loads(UPSTREAM.read_text())["dflash_config"], "block_size": 16}}
+    upstream = json.loads(UPSTREAM.read_text())
+    assert json.loads(data) == {**upstream, "dflash_config": {**upstream["dflash_config"], "block_size": 16}}
 
 
 def test_only_critical_keeps_local_edits(dflash: Run, hub: Olah, tmp_path: Path) -> None:

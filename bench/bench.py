@@ -2,12 +2,16 @@
 
 Run from the repository root:  .venv/bin/python bench/bench.py   (see bench/README.md)
 
-Two targets, each measured against a floor taken in the same run, interleaved with it:
-  1. cold check: one `dflash-cfg check CONFIG` process; median check / median floor <= 1.35.
-  2. tree: one process checking a generated tree of 1000 distinct drafter configs;
+Three targets, each measured against a reference taken in the same run, interleaved with it:
+  1. cold check: one `dflash-cfg check CONFIG` process with an empty cache; median check / median floor <= 1.35.
+  2. tree: one process checking a generated tree of 1000 distinct drafter configs with an empty cache;
      (median tree - median floor) / 1000 <= 3 ms per config.
+  3. warm re-check: `dflash-cfg check CONFIG` again, its transformers view cached;
+     median warm / median `check-jsonschema --schemafile TRIVIAL CONFIG` <= 1.5, and no transformers import.
 The floor is `python -c "from transformers import Qwen3Config"` with the same interpreter: every check
-that reads a file the way engines do pays that import, so it is the part dflash-cfg cannot remove.
+that reads a file the way engines do pays that import, so it is the part dflash-cfg cannot remove. A warm
+check pays no such import, so it is held against the cheapest JSON linter in Python instead.
+Every run uses a cache directory of the benchmark's own (XDG_CACHE_HOME), never the user's.
 
 Exit: 0 targets met, 1 a target missed (0 with --no-fail), 2 the benchmark itself could not run.
 This is a script, not a test: timings never belong in the test suite.
@@ -27,7 +31,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +46,8 @@ TARGETS_DIR = Path("/work/shared/upstream-configs/targets")
 
 COLD_TARGET = 1.35  # ratio of medians, check / floor
 TREE_TARGET_MS = 3.0  # (median tree - median floor) / configs, in ms
+WARM_TARGET = 1.5  # ratio of medians, warm check / check-jsonschema
+TRIVIAL_SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"}
 FLOOR_CODE = "from transformers import Qwen3Config"
 # Reported (never a failure) except torch, which a check must never import.
 WATCHED = ("torch", "safetensors", "numpy", "deepdiff", "huggingface_hub")
@@ -80,20 +86,25 @@ class Series:
 
 
 def interleave(rounds: int, floor: Sequence[str], measured: Sequence[str], env: dict[str, str],
-               measured_ok: frozenset[int], label: str) -> tuple[Series, Series]:
-    """floor, measured, floor, measured, ...: both see the same machine load, round by round."""
+               measured_ok: frozenset[int], label: str, prepare: Callable[[], None] | None = None,
+               floor_label: str = "floor") -> tuple[Series, Series]:
+    """floor, measured, floor, measured, ...: both see the same machine load, round by round.
+
+    `prepare` runs untimed before each measured run (the cold runs empty their cache with it)."""
     floor_times: list[float] = []
     measured_times: list[float] = []
     progress = sys.stderr.isatty()
     sys.stdout.flush()
     for i in range(rounds):
         floor_times.append(run_timed(floor, env, frozenset({0})))
+        if prepare is not None:
+            prepare()
         measured_times.append(run_timed(measured, env, measured_ok))
         if progress:
             print(f"\r  round {i + 1}/{rounds}", end="", file=sys.stderr, flush=True)
     if progress:
         print("\r" + " " * 30 + "\r", end="", file=sys.stderr, flush=True)
-    return Series("floor", tuple(floor_times)), Series(label, tuple(measured_times))
+    return Series(floor_label, tuple(floor_times)), Series(label, tuple(measured_times))
 
 
 def ms(seconds: float) -> str:
@@ -163,6 +174,30 @@ def report_imports(check: list[Import], floor: list[Import]) -> bool:
     print(textwrap.fill(extra, 120, initial_indent="  top-level packages a check imports beyond the floor: ",
                         subsequent_indent="    "))
     return not any(i.name == "torch" or i.name.startswith("torch.") for i in check)
+
+
+def report_warm_imports(warm: list[Import], reference: list[Import]) -> bool:
+    """What a warm check imports, heaviest first; False if it imported transformers."""
+    print("\n-X importtime of one warm check (top 10 by cumulative time)")
+    for i in sorted(warm, key=lambda i: i.cumulative_us, reverse=True)[:10]:
+        print(f"  {i.cumulative_us / 1000:>8.1f} ms cumulative {i.self_us / 1000:>7.1f} ms self   {i.name}")
+    total = sum(i.self_us for i in warm) / 1000
+    ref_total = sum(i.self_us for i in reference) / 1000
+    print(f"  all imports: {len(warm)} modules, {total:.1f} ms  (check-jsonschema: {len(reference)} modules, "
+          f"{ref_total:.1f} ms)")
+    # What a warm check imports that check-jsonschema does not: the candidates for a lazy import.
+    extra: dict[str, int] = {}
+    for i in warm:
+        if i.name.split(".")[0] not in top_level(reference):
+            top = i.name.split(".")[0]
+            extra[top] = extra.get(top, 0) + i.self_us
+    shown = ", ".join(f"{name} {us / 1000:.1f} ms" for name, us in sorted(extra.items(), key=lambda kv: -kv[1])[:12])
+    print(textwrap.fill(shown or "(none)", 120, initial_indent="  top-level packages beyond check-jsonschema "
+                        "(self time): ", subsequent_indent="    "))
+    transformers = [i for i in warm if i.name == "transformers" or i.name.startswith("transformers.")]
+    state = f"IMPORTED ({len(transformers)} modules)  <- must be absent" if transformers else "not imported"
+    print(f"  transformers: {state}")
+    return not transformers
 
 
 # --------------------------------------------------------------------------------------------------
@@ -403,7 +438,33 @@ def bench(args: argparse.Namespace) -> int:
     keep = None if args.keep_tree is None else args.keep_tree.absolute()
     if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
         raise BenchError(f"--keep-tree {keep}: must be absent or an empty directory")
-    env = dict(os.environ, NO_COLOR="1")
+    schema_tool = Path(python).parent / "check-jsonschema"
+    if not schema_tool.is_file():
+        raise BenchError(f"no check-jsonschema beside {python} (the reference of [3]): "
+                         "pip install -e '.[test]' installs it")
+    # Everything the runs write (caches, the trivial schema, the tree) lives here and goes afterwards.
+    work = Path(tempfile.mkdtemp(prefix="dflash-cfg-bench-"))
+    try:
+        return measure(args, python, script, schema_tool, config, keep, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def emptied(folder: Path) -> Callable[[], None]:
+    """A `prepare` that gives the next run a fresh, empty cache directory (XDG_CACHE_HOME)."""
+    return lambda: shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace, python: str, script: Path, schema_tool: Path, config: Path,
+            keep: Path | None, work: Path) -> int:
+    base_env = dict(os.environ, NO_COLOR="1")
+    # [1] and [2] are cold: each timed run starts with an empty cache of its own, so it computes every
+    # transformers view and pays writing the entries too, as a first run does. [3] reads a filled one.
+    cold_cache, tree_cache, warm_cache = work / "cache-cold", work / "cache-tree", work / "cache-warm"
+    env = dict(base_env, XDG_CACHE_HOME=str(cold_cache))
+    tree_env = dict(base_env, XDG_CACHE_HOME=str(tree_cache))
+    warm_env = dict(base_env, XDG_CACHE_HOME=str(warm_cache))
+    cold = emptied(cold_cache)
     floor = [python, "-c", FLOOR_CODE]
     # The console script through the same interpreter the floor uses (its shebang names the same one).
     check = [python, str(script), "check", str(config)]
@@ -415,16 +476,18 @@ def bench(args: argparse.Namespace) -> int:
           f"transformers {version.stdout.split()[0] if version.stdout else '?'})")
     print(f"host   {os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"floor  {' '.join(floor)}")
+    print(f"cache  XDG_CACHE_HOME under {work}: emptied before every cold run ([1], [2]), filled once for [3]")
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         # Inherited, not changed: modules without a cached .pyc (an editable install) are compiled every run.
         print("note   PYTHONDONTWRITEBYTECODE is set: uncached modules are compiled on every run")
 
     # Warm-up (untimed): byte-compiles anything stale and fills the page cache for both commands.
     run_timed(floor, env, frozenset({0}))
+    cold()
     run_timed(check, env, findings_ok)
 
     print(f"\n[1] cold check: {' '.join(check)}")
-    f1, c1 = interleave(args.rounds, floor, check, env, findings_ok, "check")
+    f1, c1 = interleave(args.rounds, floor, check, env, findings_ok, "check", prepare=cold)
     print(f1.line())
     print(c1.line())
     ratio = c1.median / f1.median
@@ -433,50 +496,67 @@ def bench(args: argparse.Namespace) -> int:
     print(f"  ratio of medians check/floor = {ratio:.3f}  (median of per-round ratios {paired:.3f})"
           f"   target <= {COLD_TARGET}: {'MET' if cold_ok else 'MISSED'}")
 
+    cold()
     check_imports = importtime(check, env, findings_ok)
     floor_imports = importtime(floor, env, frozenset({0}))
     torch_ok = report_imports(check_imports, floor_imports)
 
-    temp = None
     if keep is not None:
         root = keep
         root.mkdir(parents=True, exist_ok=True)
     else:
-        temp = tempfile.mkdtemp(prefix="dflash-cfg-bench-")
-        root = Path(temp)
-    try:
-        started = time.perf_counter()
-        tree = build_tree(root, config, args.tree_size, args.seed)
-        defects = ", ".join(f"{k} {v}" for k, v in sorted(tree.defects.items()))
-        print(f"\n[2] tree: {tree.drafters} distinct drafter configs + {tree.skipped} non-DFlash targets in {root}"
-              f"  (generated in {time.perf_counter() - started:.1f} s; seed {args.seed})")
-        print(f"  defects: {sum(tree.defects.values())} files ({defects})")
-        tree_cmd = [python, str(script), "check", str(root), "--format", "json"]
-        print(f"  command: {' '.join(tree_cmd)}")
-        summary = validate_tree_run(tree_cmd, env, tree)  # doubles as the warm-up
-        print(f"  JSON summary: {summary['files']} files, {summary['errors']} errors, {summary['warnings']} warnings, "
-              f"{summary['infos']} infos (exit {summary['exit_code']})")
-        if summary["errors"] and summary["exit_code"] != 1:
-            # Not a benchmark failure, but the work measured should end the way a user relies on.
-            print(f"  note: {summary['errors']} errors but exit {summary['exit_code']}; "
-                  "the documented exit code for errors is 1")
-        f2, t2 = interleave(args.tree_rounds, floor, tree_cmd, env, findings_ok, "tree")
-    finally:
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+        root = work / "tree"
+        root.mkdir()
+    started = time.perf_counter()
+    tree = build_tree(root, config, args.tree_size, args.seed)
+    defects = ", ".join(f"{k} {v}" for k, v in sorted(tree.defects.items()))
+    print(f"\n[2] tree: {tree.drafters} distinct drafter configs + {tree.skipped} non-DFlash targets in {root}"
+          f"  (generated in {time.perf_counter() - started:.1f} s; seed {args.seed})")
+    print(f"  defects: {sum(tree.defects.values())} files ({defects})")
+    tree_cmd = [python, str(script), "check", str(root), "--format", "json"]
+    print(f"  command: {' '.join(tree_cmd)}  (empty cache each run)")
+    emptied(tree_cache)()
+    summary = validate_tree_run(tree_cmd, tree_env, tree)  # doubles as the warm-up
+    print(f"  JSON summary: {summary['files']} files, {summary['errors']} errors, {summary['warnings']} warnings, "
+          f"{summary['infos']} infos (exit {summary['exit_code']})")
+    if summary["errors"] and summary["exit_code"] != 1:
+        # Not a benchmark failure, but the work measured should end the way a user relies on.
+        print(f"  note: {summary['errors']} errors but exit {summary['exit_code']}; "
+              "the documented exit code for errors is 1")
+    f2, t2 = interleave(args.tree_rounds, floor, tree_cmd, tree_env, findings_ok, "tree",
+                        prepare=emptied(tree_cache))
     print(f2.line())
     print(t2.line())
     per_config = (t2.median - f2.median) / tree.drafters * 1000
     tree_ok = per_config <= TREE_TARGET_MS
     print(f"  (median tree - median floor) / {tree.drafters} = {per_config:.3f} ms per config"
           f"   target <= {TREE_TARGET_MS} ms: {'MET' if tree_ok else 'MISSED'}")
-    if temp is None:
+    if keep is not None:
         print(f"  tree kept in {root}")
 
-    missed = [name for name, ok in (("cold check", cold_ok), ("tree", tree_ok), ("no torch", torch_ok)) if not ok]
+    schema = work / "trivial-schema.json"
+    schema.write_text(json.dumps(TRIVIAL_SCHEMA) + "\n")
+    reference = [python, str(schema_tool), "--schemafile", str(schema), str(config)]
+    print(f"\n[3] warm re-check: {' '.join(check)}  (cache filled by one untimed run)")
+    print(f"  reference: {' '.join(reference)}")
+    run_timed(reference, warm_env, frozenset({0}))  # warm-up, and the schema must accept the file
+    run_timed(check, warm_env, findings_ok)  # fills the cache
+    f3, w3 = interleave(args.rounds, reference, check, warm_env, findings_ok, "warm", floor_label="schema")
+    print(f3.line())
+    print(w3.line())
+    warm_ratio = w3.median / f3.median
+    warm_paired = statistics.median(w / f for w, f in zip(w3.times, f3.times, strict=True))
+    warm_ok = warm_ratio <= WARM_TARGET
+    print(f"  ratio of medians warm/check-jsonschema = {warm_ratio:.3f}  (median of per-round ratios "
+          f"{warm_paired:.3f})   target <= {WARM_TARGET}: {'MET' if warm_ok else 'MISSED'}")
+    no_transformers = report_warm_imports(importtime(check, warm_env, findings_ok),
+                                          importtime(reference, warm_env, frozenset({0})))
+
+    missed = [name for name, ok in (("cold check", cold_ok), ("tree", tree_ok), ("no torch", torch_ok),
+                                    ("warm re-check", warm_ok), ("warm without transformers", no_transformers))
+              if not ok]
     print(f"\nresult: {'all targets met' if not missed else 'MISSED: ' + ', '.join(missed)}")
     return 1 if missed and not args.no_fail else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

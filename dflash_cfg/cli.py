@@ -11,9 +11,17 @@ import click
 
 from . import __version__
 from .model import Report, Severity
-from .report import REPORTERS, catalogue_json, catalogue_text, diff_json, diff_text
+from .report import (
+    REPORTERS,
+    catalogue_json,
+    catalogue_text,
+    diff_json,
+    diff_text,
+    fix_unchanged_text,
+    fix_written_text,
+)
 from .rules import ALL
-from .lock import LockError, lock_path
+from .lock import LockError
 from .repair import FixOptions, plan, verify, write
 from .writer import WriteError
 from .runner import SHA256, CheckOptions, HubOptions, UsageError, check, diff, select_rules
@@ -74,15 +82,17 @@ def _hub(paths: tuple[str, ...], from_hub: str | None, revision: str | None,
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @click.option("--select", metavar="IDS", help="Only these rules: comma-separated ids or prefixes (DF2 = DF2xx).")
 @click.option("--ignore", metavar="IDS", help="Skip these rules: comma-separated ids or prefixes.")
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Neither read nor write the cache of transformers views ($XDG_CACHE_HOME/dflash-cfg).")
 @click.pass_context
 def check_command(ctx: click.Context, paths: tuple[str, ...], target: str | None, from_hub: str | None,
                   revision: str | None, offline: bool, expect_sha256: str | None, fmt: str, strict: bool,
-                  select: str | None, ignore: str | None) -> None:
+                  select: str | None, ignore: str | None, no_cache: bool) -> None:
     """Lint drafter config.json files: PATH is a model dir, a config.json, or a tree to search."""
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir, a config.json, or a tree)")
-    report = check(CheckOptions(paths, target, select_rules(select, ignore), hub, expect_sha256))
+    report = check(CheckOptions(paths, target, select_rules(select, ignore), hub, expect_sha256, no_cache))
     click.echo(REPORTERS[fmt](report), nl=False, color=_colour() if fmt == "text" else False)
     for error in report.errors:
         click.echo(f"dflash-cfg: error: {error}", err=True)
@@ -112,53 +122,54 @@ def diff_command(ctx: click.Context, path: str | None, from_hub: str | None, rev
 
 
 @cli.command("fix")
-@click.argument("path", required=False, type=click.Path(path_type=str))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @hub_options
 @click.option("--only-critical", is_flag=True, help="With --from-hub: adopt only the DFlash-critical fields.")
 @click.option("--target", metavar="PATH", help="Target model dir, for fixes that take a value from it.")
 @click.option("--dry-run", is_flag=True, help="Print the unified diff and write nothing (exit 1 if it would change).")
 @click.option("--yes", "-y", is_flag=True, help="Write without asking.")
+@click.option("--no-backup", is_flag=True, help="Keep no config.json.<sha>.bak (e.g. in a git repo).")
+@click.option("--no-lock", is_flag=True, help="Do not record the write in .dflash-cfg.lock (e.g. in a git repo).")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed (pre-commit fixers).")
+@click.option("--min-severity", type=click.Choice(("info", "warning", "error")), default="info", show_default=True,
+              help="Apply only the fixes of findings at least this severe (info includes portability mirrors).")
 @click.pass_context
-def fix_command(ctx: click.Context, path: str | None, from_hub: str | None, revision: str | None, offline: bool,
-                only_critical: bool, target: str | None, dry_run: bool, yes: bool) -> None:
-    """Repair PATH's config.json: safe mechanical fixes, or upstream's bytes with --from-hub.
+def fix_command(ctx: click.Context, paths: tuple[str, ...], from_hub: str | None, revision: str | None,
+                offline: bool, only_critical: bool, target: str | None, dry_run: bool, yes: bool, no_backup: bool,
+                no_lock: bool, exit_non_zero_on_fix: bool, min_severity: str) -> None:
+    """Repair the config.json of each PATH: safe mechanical fixes, or upstream's bytes with --from-hub.
 
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
-    paths, hub = _hub((path,) if path else (), from_hub, revision, offline)
+    paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
-    p = plan(FixOptions(paths[0], hub, only_critical, target))
-    if not p.changed:
-        click.echo(f"{p.path}: nothing to change" + (f" (identical to {p.upstream.repo}@{p.upstream.commit})"
-                                                     if p.identical_to_upstream and p.upstream else ""))
-        ctx.exit(EXIT_OK)
-    click.echo(p.diff(), nl=False)
-    for summary in p.applied:
-        click.echo(f"  - {summary}")
-    if dry_run:
-        ctx.exit(EXIT_FINDINGS)
-    if not yes:
-        if not sys.stdin.isatty():
-            raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
-        click.confirm(f"Write {p.path}?", abort=True)
-    out = write(p)
-    w = out.written
-    click.echo(f"wrote {w.path}")
-    click.echo(f"  sha256   {w.sha256}")
-    same = f"  identical to {p.upstream.repo}@{p.upstream.commit}" if p.identical_to_upstream and p.upstream else ""
-    click.echo(f"  git blob {w.git_blob_sha1}{same}")
-    if w.replaced_link:
-        click.echo(f"  replaced the symlink to {w.replaced_link} with a regular file (the target is untouched)")
-    if w.backup:
-        click.echo(f"  backup   {w.backup}")
-    click.echo(f"  recorded in {lock_path(p.path)}; on each serving host: dflash-cfg verify {p.path.parent}"
-               f"  (or: dflash-cfg check {p.path.parent} --expect-sha256 {w.sha256})")
-    if out.remaining_errors:
-        click.echo(f"{out.remaining_errors} error(s) remain that need upstream values or a human: "
-                   f"dflash-cfg check {p.path.parent}", err=True)
-    ctx.exit(EXIT_FINDINGS if out.remaining_errors else EXIT_OK)
+    if hub is not None and hub.repo and len(paths) > 1:
+        raise click.UsageError("--from-hub REPO repairs one PATH at a time")
+    code = EXIT_OK
+    for path in paths:
+        p = plan(FixOptions(path, hub, only_critical, target, Severity[min_severity.upper()]))
+        if not p.changed:
+            click.echo(fix_unchanged_text(p))
+            continue
+        click.echo(p.diff(), nl=False)
+        click.echo("".join(f"  - {summary}\n" for summary in p.applied), nl=False)
+        if dry_run:
+            code = EXIT_FINDINGS
+            continue
+        if not yes:
+            if not sys.stdin.isatty():
+                raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
+            click.confirm(f"Write {p.path}?", abort=True)
+        out = write(p, backup=not no_backup, record_lock=not no_lock)
+        click.echo(fix_written_text(p, out), nl=False)
+        if out.remaining_errors:
+            click.echo(f"{out.remaining_errors} error(s) remain that need upstream values or a human: "
+                       f"dflash-cfg check {p.path.parent}", err=True)
+        if out.remaining_errors or exit_non_zero_on_fix:
+            code = EXIT_FINDINGS
+    ctx.exit(code)
 
 
 @cli.command("verify")

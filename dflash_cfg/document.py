@@ -91,8 +91,8 @@ class Document:
 
 def parse(raw: bytes) -> Document:
     if len(raw) > MAX_BYTES:
-        return _fail(raw, None, "DF001", f"file is {len(raw)} bytes; a drafter config.json is a few KB "
-                     f"(refusing to parse more than {MAX_BYTES} bytes)")
+        return _fail(raw, None, "DF001", f"file is over {MAX_BYTES} bytes; a drafter config.json is a few KB "
+                     "(not parsed)", 1, 1)
     issues: list[Issue] = []
     body = raw
     if raw.startswith(_UTF8_BOM):

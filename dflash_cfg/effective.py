@@ -90,7 +90,17 @@ def _load() -> tuple[Any, _Capture, str]:
     return _state["cls"], _state["capture"], _state["version"]
 
 
+# Qwen3Config builds one layer type per layer; a hostile num_hidden_layers of 10**9 would take minutes
+# and gigabytes, and no drafter (nor target) comes near this.
+MAX_LAYERS = 10_000
+
+
 def view(raw: dict[str, Any]) -> Effective:
+    depth = raw.get("num_hidden_layers")
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth > MAX_LAYERS:
+        version = transformers_version() or "unknown"
+        return Effective(version, None, f"num_hidden_layers {depth} was not passed to Qwen3Config: it would build "
+                         f"{depth} layer types (dflash-cfg stops at {MAX_LAYERS})", ())
     cls, capture, version = _load()
     capture.records.clear()
     # warning_once is an lru_cache: without clearing it, a second file would hide the same warning.

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .document import Document, git_blob_sha1, parse
+from .document import MAX_BYTES, Document, git_blob_sha1, parse
 from .effective import Effective
 from .hub import HubFile
 from .model import FileReport, Finding, Kind, Upstream
@@ -75,8 +75,9 @@ def runnable(r: Rule, ctx: Context) -> bool:
 def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL, explicit: bool = True) -> FileReport:
     doc = parse(raw)
     kind, note = classify(doc, explicit)
-    sha256 = hashlib.sha256(raw).hexdigest()
-    blob = git_blob_sha1(raw)
+    whole = len(raw) <= MAX_BYTES  # larger files were read only in part: their hashes would mislead
+    sha256 = hashlib.sha256(raw).hexdigest() if whole else None
+    blob = git_blob_sha1(raw) if whole else None
     if kind == "skipped":
         return FileReport(path, kind, sha256, blob, note=note)
     weights, weights_error = inputs.weights_loader() if inputs.weights_loader else (None, None)
@@ -123,10 +124,12 @@ def picture(ctx: Context, inputs: Inputs) -> tuple[str, ...]:
     depth = inputs.target.num_hidden_layers if inputs.target and inputs.target.num_hidden_layers else None
     source = "target" if depth else "num_target_layers"
     depth = depth or ctx.num_target_layers()
-    if taps:
+    if taps and len(taps) <= 64:
         line = f"taps    {' '.join(map(str, taps))}"
-        if depth and depth <= 512:
-            marks = "".join("|" if i in taps else "." for i in range(max(depth, max(taps) + 1)))
+        # A strip only for real depths; a hostile tap of 10**12 must not become a 10**12-char string.
+        if depth and depth <= 512 and max(taps) < 1024:
+            tapped = set(taps)
+            marks = "".join("|" if i in tapped else "." for i in range(max(depth, max(taps) + 1)))
             line += f"  of {depth} ({source})  {marks[:depth]}"
             if len(marks) > depth:
                 line += "  ! " + marks[depth:]

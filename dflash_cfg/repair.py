@@ -28,6 +28,9 @@ class FixOptions:
     hub: HubOptions | None = None
     only_critical: bool = False
     target: str | None = None
+    # Fixes of findings below this are skipped: the pre-commit hook repairs problems (warnings and
+    # errors) without rewriting published files for portability (the information-level mirrors).
+    min_severity: Severity = Severity.INFO
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def plan(options: FixOptions) -> Plan:
     if options.hub is None:
         if options.only_critical:
             raise UsageError("--only-critical adopts fields from upstream: it needs --from-hub")
-        new, applied = mechanical(path, old, options.target)
+        new, applied = mechanical(path, old, options.target, options.min_severity)
         return Plan(path, old, new, applied)
     upstream = upstream_for(path, options.hub)
     if not options.only_critical:
@@ -83,14 +86,15 @@ def plan(options: FixOptions) -> Plan:
     return adopt_critical(path, old, upstream)
 
 
-def mechanical(path: Path, old: bytes, target_option: str | None) -> tuple[bytes, tuple[str, ...]]:
+def mechanical(path: Path, old: bytes, target_option: str | None,
+               min_severity: Severity = Severity.INFO) -> tuple[bytes, tuple[str, ...]]:
     """Apply the catalogue's safe fixes until none is left. Trained values are never touched: only
     rules that copy a value the file (or the target) already states offer safe fixes."""
     inputs = Inputs(load_target_option(target_option), None, effective_fn())
     current, applied = old, list[str]()
     for _ in range(MAX_PASSES):
         report = lint(current, str(path), inputs)
-        fixes = [f.fix for f in report.findings if f.fix is not None and f.fix.safe]
+        fixes = [f.fix for f in report.findings if f.fix is not None and f.fix.safe and f.severity >= min_severity]
         if not fixes:
             return current, tuple(applied)
         byte_level = [fx for fx in fixes if not fx.patch]
@@ -143,15 +147,15 @@ def adopt_critical(path: Path, old: bytes, upstream: HubFile) -> Plan:
 @dataclass(frozen=True)
 class Outcome:
     written: Written
-    entry: Entry
+    recorded: Entry | None
     remaining_errors: int
 
 
-def write(p: Plan) -> Outcome:
+def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
     """Write the plan through the verified writer and record it in the lock file."""
-    written = write_verified(p.path, p.new, hashlib.sha256(p.old).hexdigest())
+    written = write_verified(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
     source = None if p.upstream is None else Source(p.upstream.repo, p.upstream.revision, p.upstream.commit)
-    entry = record(p.path, written, source, __version__)
+    entry = record(p.path, written, source, __version__) if record_lock else None
     report = lint(p.new, str(p.path), Inputs(effective_fn=effective_fn()))
     errors = sum(1 for f in report.findings if f.severity == Severity.ERROR)
     return Outcome(written, entry, errors)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote
 from typing import Any
 
 import click
@@ -12,6 +14,8 @@ import click
 from .document import git_blob_sha1
 from .model import FileReport, Finding, Report, Severity
 from .rules import ALL, REGISTRY, Rule
+from .lock import lock_path
+from .repair import Outcome, Plan
 from .runner import DiffResult
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -110,7 +114,8 @@ def sarif(report: Report) -> str:
             region: dict[str, int] = {"startLine": x.line or 1}
             if x.column is not None:
                 region["startColumn"] = x.column
-            fingerprint = hashlib.sha256(f"{f.path}\0{x.rule}\0{x.pointer}".encode()).hexdigest()[:32]
+            key = f"{f.path}\0{x.rule}\0{x.pointer}".encode("utf-8", "backslashreplace")
+            fingerprint = hashlib.sha256(key).hexdigest()[:32]
             result: dict[str, Any] = {
                 "ruleId": x.rule, "ruleIndex": index[x.rule], "level": SARIF_LEVELS[x.severity],
                 "message": {"text": x.message},
@@ -137,7 +142,11 @@ def sarif(report: Report) -> str:
 
 
 def _uri(path: str) -> str:
-    return path.replace("\\", "/").removeprefix("./")
+    """A SARIF artifact URI (RFC 3986): relative paths stay relative, everything percent-encoded."""
+    posix = path.replace("\\", "/").removeprefix("./")
+    if posix.startswith("/"):
+        return "file://" + quote(posix, safe="/")
+    return quote(posix, safe="/")
 
 
 def _sarif_rule(r: Rule) -> dict[str, Any]:
@@ -222,3 +231,24 @@ def diff_json(result: DiffResult) -> str:
                  for r in result.rows],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def fix_unchanged_text(p: Plan) -> str:
+    same = f" (identical to {p.upstream.repo}@{p.upstream.commit})" if p.upstream and p.identical_to_upstream else ""
+    return f"{p.path}: nothing to change{same}"
+
+
+def fix_written_text(p: Plan, out: Outcome) -> str:
+    """What was written, with the hashes to check it by on another host."""
+    w = out.written
+    same = f"  identical to {p.upstream.repo}@{p.upstream.commit}" if p.upstream and p.identical_to_upstream else ""
+    lines = [f"wrote {w.path}", f"  sha256   {w.sha256}", f"  git blob {w.git_blob_sha1}{same}"]
+    if w.replaced_link:
+        lines.append(f"  replaced the symlink to {w.replaced_link} with a regular file (the target is untouched)")
+    if w.backup:
+        lines.append(f"  backup   {w.backup}")
+    folder = Path(w.path).parent
+    if out.recorded:
+        lines.append(f"  recorded in {lock_path(Path(w.path))}; on each serving host: dflash-cfg verify {folder}")
+    lines.append(f"  check it anywhere with: dflash-cfg check {folder} --expect-sha256 {w.sha256}")
+    return "\n".join(lines) + "\n"

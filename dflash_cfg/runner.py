@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, files
+from .cache import EffectiveCache, default_root
 from .compare import Row, compare
 from .document import git_blob_sha1, parse
 from .effective import Effective, transformers_version
@@ -43,6 +44,7 @@ class CheckOptions:
     rules: tuple[Rule, ...] = ALL
     hub: HubOptions | None = None
     expect_sha256: str | None = None
+    no_cache: bool = False  # --no-cache: neither read nor write the transformers-view cache
 
 
 def select_rules(select: str | None, ignore: str | None) -> tuple[Rule, ...]:
@@ -90,11 +92,15 @@ def check(options: CheckOptions) -> Report:
         raise UsageError(f"--expect-sha256 {options.expect_sha256!r} is not a sha256 (64 hex digits)")
     try:
         # explicit: the file itself, or the config.json of a model dir the user named.
-        paths = [(p, p == Path(given) or p.parent == Path(given))
-                 for given in options.paths for p in files.discover(Path(given))]
+        found = {given: files.discover(Path(given)) for given in options.paths}
     except files.PathError as exc:
         raise UsageError(str(exc)) from None
+    empty = [given for given, listed in found.items() if not listed]
+    if empty:  # a typo in a CI path must not pass as "0 files, all clean"
+        raise UsageError(f"no config.json under {files.display(empty[0])}")
+    paths = [(p, p == Path(given) or p.parent == Path(given)) for given, listed in found.items() for p in listed]
     view = effective_fn() if _needs_effective(options.rules) else None
+    cache = None if view is None or options.no_cache else EffectiveCache(view, default_root())
     weights_cache: dict[Path, tuple[Weights | None, str | None]] = {}
     reports: list[FileReport] = []
     errors: list[str] = []
@@ -105,10 +111,23 @@ def check(options: CheckOptions) -> Report:
             errors.append(str(exc))
             continue
         upstream = None if options.hub is None else partial(upstream_for, path, options.hub)
-        inputs = Inputs(target, partial(_weights, path.parent, weights_cache), view, upstream,
+        file_view = view
+        if cache is not None:
+            # Keyed by the sha256 of the bytes a dict came from: this file's, and upstream's once fetched.
+            sources = [raw]
+            file_view = cache.for_sources(sources)
+            if upstream is not None:
+                upstream = partial(_recorded, sources, upstream)
+        inputs = Inputs(target, partial(_weights, path.parent, weights_cache), file_view, upstream,
                         integrity(path, raw, options.expect_sha256))
-        reports.append(lint(raw, str(path), inputs, options.rules, explicit))
+        reports.append(lint(raw, files.display(path), inputs, options.rules, explicit))
     return Report(tuple(reports), transformers_version(), __version__, tuple(errors))
+
+
+def _recorded(sources: list[bytes], loader: Callable[[], HubFile]) -> HubFile:
+    found = loader()
+    sources.append(found.data)
+    return found
 
 
 _BLOB = re.compile(r"/models--[^/]+/blobs/[^/]+$")
@@ -197,7 +216,8 @@ def diff(path_arg: str, hub: HubOptions) -> DiffResult:
     theirs = parse(upstream.data).data
     if not isinstance(theirs, dict):
         raise UsageError(f"upstream {upstream.repo}@{upstream.commit[:12]} config.json is not a JSON object")
-    view = effective_fn()
-    mine_eff, theirs_eff = view(data), view(theirs)
+    cache = EffectiveCache(effective_fn(), default_root())
+    mine_eff = cache.get(hashlib.sha256(local).hexdigest(), data)
+    theirs_eff = cache.get(hashlib.sha256(upstream.data).hexdigest(), theirs)
     rows = compare(data, theirs, mine_eff.values, theirs_eff.values)
     return DiffResult(str(path), local, upstream, rows, transformers_version())

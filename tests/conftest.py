@@ -64,6 +64,7 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: closed
     monkeypatch.setenv("HF_HOME", str(tmp_path_factory.mktemp("hf-home")))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))  # never the user's cache
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ an exception.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -140,14 +139,11 @@ def test_file_over_the_size_limit_is_refused_unread() -> None:
     # Valid JSON, and invalid UTF-8 inside the string: parsed or decoded, it would give data or DF003.
     body = b'{"architectures": ["DFlashDraftModel"], "pad": "' + b"\xff" * (17 * 1024 * 1024) + b'"}'
     assert len(body) > MAX_BYTES
-    started = time.perf_counter()
     doc = parse(body)
-    elapsed = time.perf_counter() - started
     assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF001", "")]
-    assert str(len(body)) in doc.issues[0].problem.message
+    assert f"over {MAX_BYTES} bytes" in doc.issues[0].problem.message
     assert doc.data is None and not doc.parsed and doc.text is None
     assert doc.locate("/architectures") is None
-    assert elapsed < 2.0, f"refusing a large file took {elapsed:.2f}s"
 
 
 def test_size_limit_boundary() -> None:

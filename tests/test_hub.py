@@ -228,3 +228,12 @@ def test_modified_cache_blob_is_not_trusted(dflash: Run, hub: Olah, tmp_path: Pa
 def test_revision_and_offline_need_from_hub(dflash: Run, tmp_path: Path) -> None:
     result = dflash("check", drafter(tmp_path, INCIDENT), "--revision", "main")
     assert result.code == 2 and "--from-hub" in result.err
+
+
+def test_a_mechanical_mirror_is_not_a_critical_difference(dflash: Run, hub: Olah, tmp_path: Path) -> None:
+    folder = drafter(tmp_path, UPSTREAM)
+    assert dflash("fix", folder, "--yes").code == 0  # mirrors block_size into dflash_config
+    result = dflash("check", folder, "--from-hub", REPO, "--format", "json")
+    assert result.code == 0, result.out
+    [mirror] = [f for f in result.json()["files"][0]["findings"] if f["pointer"] == "/dflash_config/block_size"]
+    assert mirror["rule"] == "DF602" and "mirrors upstream's block_size" in mirror["message"]

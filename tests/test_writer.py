@@ -262,9 +262,7 @@ def test_a_second_writer_fails_fast(tmp_path: Path) -> None:
     holder = os.open(config.parent, os.O_RDONLY)
     try:
         fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what another dflash-cfg fix holds
-        started = time.monotonic()
-        error = refused(config, NEW, sha(OLD))
-        assert time.monotonic() - started < 1
+        error = refused(config, NEW, sha(OLD))  # returns at all while the lock is held: it did not wait
     finally:
         os.close(holder)
     assert error.exit_code == 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..compare import MISSING, NOT_READ, Row, compare
+from ..compare import MISSING, NOT_READ, Row, compare, fields
 from ..document import git_blob_sha1
 from ..model import Problem, Severity
 from .attention import strip
@@ -31,6 +31,26 @@ def show(value: object) -> str:
         "False", "false").replace("None", "null")
 
 
+# Fields that loader generations read from different places; the safe fixes copy a value between them.
+MIRRORS = {
+    "/block_size": "/dflash_config/block_size", "/dflash_config/block_size": "/block_size",
+    "/mask_token_id": "/dflash_config/mask_token_id", "/dflash_config/mask_token_id": "/mask_token_id",
+    "/target_layer_ids": "/dflash_config/target_layer_ids",
+    "/dflash_config/target_layer_ids": "/target_layer_ids",
+    "/rope_theta": "/rope_parameters/rope_theta", "/rope_parameters/rope_theta": "/rope_theta",
+}
+
+
+def _mirrors_upstream(ctx: Context, row: Row) -> bool:
+    """A field upstream lacks, holding exactly the value upstream has at its twin: a portability copy
+    (what `fix` adds), not a difference in what the drafter computes."""
+    twin = MIRRORS.get(row.pointer)
+    if twin is None or row.upstream is not MISSING or row.local is MISSING or ctx.upstream_raw is None:
+        return False
+    theirs = fields(ctx.upstream_raw)
+    return twin in theirs and theirs[twin] == row.local and fields(ctx.raw).get(twin) == row.local
+
+
 def _where(ctx: Context) -> str:
     assert ctx.upstream is not None
     return f"{ctx.upstream.repo}@{ctx.upstream.commit[:12]}"
@@ -47,6 +67,9 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
     transformers has loaded the file (a dropped window, a derived layout) is reported too. The fix is
     ``dflash-cfg fix --from-hub``, which writes the upstream bytes.
 
+    A field upstream lacks that only mirrors upstream's value from its twin place (``block_size`` in
+    ``dflash_config`` when upstream has it at the top level, a flat ``rope_theta``) is DF602 information.
+
     Fail: local ``"mask_token_id": 248064``, upstream 248070
     Pass: the same values as upstream
     """
@@ -54,7 +77,7 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
         yield Problem("", f"upstream config.json at {_where(ctx)} is not a JSON object; cannot compare")
         return
     for row in rows(ctx):
-        if not row.critical:
+        if not row.critical or _mirrors_upstream(ctx, row):
             continue
         if row.differs:
             yield Problem(row.pointer, f"{row.pointer[1:]} is {show(row.local)} here but {show(row.upstream)} "
@@ -75,7 +98,10 @@ def other_differs(ctx: Context) -> Iterator[Problem]:
     if ctx.upstream_raw is None:
         return
     for row in rows(ctx):
-        if not row.critical and row.differs:
+        if _mirrors_upstream(ctx, row):
+            yield Problem(row.pointer, f"{row.pointer[1:]} {show(row.local)} is not in upstream's file, but mirrors "
+                          f"upstream's {MIRRORS[row.pointer][1:]} (same value, read by another loader generation)")
+        elif not row.critical and row.differs:
             yield Problem(row.pointer, f"{row.pointer[1:]} is {show(row.local)} here, {show(row.upstream)} upstream")
 
 

@@ -1,0 +1,626 @@
+"""What a user of `dflash-cfg` sees: exit codes, the JSON/SARIF/text reports, discovery, rule selection.
+
+Everything runs the real CLI (in-process through the `dflash` fixture, or as a real subprocess) on real
+files written to tmp_path, starting from a real published drafter config (z-lab/Qwen3.5-4B-DFlash).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.parse
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, Result
+
+import dflash_cfg
+from dflash_cfg.rules import ALL, REGISTRY
+
+Run = Callable[..., Result]
+UPSTREAM = Path("/work/shared/upstream-configs")
+TARGETS = UPSTREAM / "targets"
+BIN = Path(sys.executable).parent
+
+
+def real_config() -> Path:
+    """The complete real drafter config: the repo's fixture copy when it exists, else the shared one."""
+    for found in sorted((FIXTURES / "upstream").glob("**/config.json")) if (FIXTURES / "upstream").is_dir() else []:
+        if "Qwen3.5-4B-DFlash" in str(found):
+            return found
+    path = UPSTREAM / "z-lab__Qwen3.5-4B-DFlash" / "config.json"
+    if not path.is_file():
+        pytest.skip(f"real drafter config missing: {path}")
+    return path
+
+
+def target_config() -> Path:
+    path = FIXTURES / "targets" / "Qwen__Qwen3-4B" / "config.json"
+    if not path.is_file():
+        path = TARGETS / "Qwen__Qwen3-4B" / "config.json"
+    if not path.is_file():
+        pytest.skip(f"real target config missing: {path}")
+    return path
+
+
+REAL = real_config()
+REAL_DATA: dict[str, Any] = json.loads(REAL.read_bytes())
+
+
+def write_config(folder: Path, data: Any = None, *, raw: bytes | None = None) -> Path:
+    """A config.json in `folder`: the real bytes, `data` dumped like the Hub files are, or `raw`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "config.json"
+    if raw is not None:
+        path.write_bytes(raw)
+    elif data is None:
+        path.write_bytes(REAL.read_bytes())
+    else:
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def mutated(change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+    data = copy.deepcopy(REAL_DATA)
+    change(data)
+    return data
+
+
+def set_taps(taps: list[int]) -> Callable[[dict[str, Any]], None]:
+    return lambda d: d["dflash_config"].__setitem__("target_layer_ids", taps)
+
+
+# Planted defects on the real config, each with the rule that must report it.
+TAP_OUT_OF_RANGE = set_taps([1, 5, 9, 13, 17, 21, 25, 40])  # DF104 error (num_target_layers 32)
+TAP_ON_LAST = set_taps([1, 5, 9, 13, 17, 21, 25, 31])  # DF105 warning, no error
+
+
+def drop_use_sliding_window(d: dict[str, Any]) -> None:  # DF204 error, safe fix
+    del d["use_sliding_window"]
+
+
+def two_errors(d: dict[str, Any]) -> None:  # DF104 and DF204
+    TAP_OUT_OF_RANGE(d)
+    drop_use_sliding_window(d)
+
+
+def findings(result: Result) -> list[dict[str, Any]]:
+    return [x for f in result.json()["files"] for x in f["findings"]]
+
+
+def rule_ids(result: Result) -> set[str]:
+    return {x["rule"] for x in findings(result)}
+
+
+def assert_no_traceback(result: Result) -> None:
+    assert "Traceback" not in result.out + result.err
+    assert "internal error" not in result.err
+
+
+# --- exit codes -----------------------------------------------------------------------------------
+
+def test_clean_real_config_exits_0_with_only_infos(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "Qwen3.5-4B-DFlash")
+    result = dflash("check", path, "--format", "json")
+    assert result.code == 0, result
+    assert_no_traceback(result)
+    severities = {x["severity"] for x in findings(result)}
+    assert severities <= {"info"}
+    assert result.json()["summary"]["errors"] == result.json()["summary"]["warnings"] == 0
+    # --strict does not fail infos.
+    assert dflash("check", path, "--strict").code == 0
+
+
+def test_error_finding_is_reported(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m", mutated(TAP_OUT_OF_RANGE))
+    result = dflash("check", path, "--format", "json")
+    assert_no_traceback(result)
+    df104 = [x for x in findings(result) if x["rule"] == "DF104"]
+    assert len(df104) == 1 and df104[0]["severity"] == "error"
+    assert df104[0]["pointer"] == "/dflash_config/target_layer_ids/7"
+    assert result.json()["summary"]["errors"] >= 1
+
+
+def test_error_finding_exits_1(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m", mutated(TAP_OUT_OF_RANGE))
+    assert dflash("check", path).code == 1
+
+
+def test_warning_only_exits_0(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m", mutated(TAP_ON_LAST))
+    result = dflash("check", path, "--format", "json")
+    assert {x["severity"] for x in findings(result)} == {"warning", "info"}
+    assert "DF105" in rule_ids(result)
+    assert result.code == 0
+
+
+def test_warning_with_strict_exits_1(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m", mutated(TAP_ON_LAST))
+    assert dflash("check", path, "--strict").code == 1
+
+
+def test_error_finding_exits_1_as_a_real_process(tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m", mutated(TAP_OUT_OF_RANGE))
+    proc = subprocess.run([str(BIN / "dflash-cfg"), "check", str(path)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+
+
+def _one_line_error(result: Result) -> str:
+    assert result.code == 2, result
+    assert_no_traceback(result)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result.err
+    assert lines[0].startswith("dflash-cfg: error: "), result.err
+    return lines[0]
+
+
+def test_missing_path_exits_2_with_one_line(dflash: Run, tmp_path: Path) -> None:
+    line = _one_line_error(dflash("check", tmp_path / "nope"))
+    assert str(tmp_path / "nope") in line
+
+
+def test_missing_path_among_good_ones_exits_2(dflash: Run, tmp_path: Path) -> None:
+    good = write_config(tmp_path / "m")
+    _one_line_error(dflash("check", good, tmp_path / "nope", "--format", "json"))
+
+
+def test_unknown_select_id_exits_2(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m")
+    assert "DF999" in _one_line_error(dflash("check", path, "--select", "DF999"))
+    assert "XX1" in _one_line_error(dflash("check", path, "--ignore", "DF1,XX1"))
+
+
+def test_bad_format_choice_exits_2(dflash: Run, tmp_path: Path) -> None:
+    result = dflash("check", write_config(tmp_path / "m"), "--format", "yaml")
+    assert result.code == 2
+    assert_no_traceback(result)
+    assert "yaml" in result.err and result.out == ""
+
+
+def test_target_pointing_at_nothing_exits_2(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m")
+    line = _one_line_error(dflash("check", path, "--target", tmp_path / "no-target"))
+    assert "--target" in line
+
+
+def test_explicit_dangling_symlink_exits_2(dflash: Run, tmp_path: Path) -> None:
+    link = tmp_path / "config.json"
+    link.symlink_to(tmp_path / "gone.json")
+    assert "symlink" in _one_line_error(dflash("check", link))
+
+
+def test_unreadable_file_reports_the_cause(dflash: Run) -> None:
+    # Root can read any chmod-000 file; /proc/self/mem opens but fails every read at offset 0 (EIO).
+    if not Path("/proc/self/mem").exists():
+        pytest.skip("needs Linux /proc")
+    result = dflash("check", "/proc/self/mem", "--format", "json")
+    assert_no_traceback(result)
+    assert result.err.startswith("dflash-cfg: error: cannot read /proc/self/mem")
+    assert result.json()["errors"] and result.json()["files"] == []
+
+
+def test_unreadable_file_exits_2(dflash: Run) -> None:
+    if not Path("/proc/self/mem").exists():
+        pytest.skip("needs Linux /proc")
+    assert dflash("check", "/proc/self/mem").code == 2
+
+
+def test_no_paths_is_a_usage_error(dflash: Run) -> None:
+    result = dflash("check")
+    assert result.code == 2
+    assert_no_traceback(result)
+
+
+# --- --format json --------------------------------------------------------------------------------
+
+FILE_KEYS = {"path", "sha256", "git_blob_sha1", "kind", "upstream", "findings"}
+FINDING_KEYS = {"rule", "name", "severity", "pointer", "line", "column", "message", "fix"}
+
+
+def git_hash_object(path: Path) -> str:
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    return subprocess.run(["git", "hash-object", "--no-filters", str(path)], capture_output=True, text=True,
+                          check=True, cwd=path.parent).stdout.strip()
+
+
+def is_pointer(ptr: str) -> bool:
+    return ptr == "" or (ptr.startswith("/") and not re.search(r"~[^01]|~$", ptr))
+
+
+def resolve(doc: Any, ptr: str) -> Any:
+    for token in ptr.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        doc = doc[int(token)] if isinstance(doc, list) else doc[token]
+    return doc
+
+
+def apply_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
+    """A minimal RFC 6902 applier (add/replace/remove) so fixes can be checked to work."""
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        parent_ptr, _, last = op["path"].rpartition("/")
+        last = last.replace("~1", "/").replace("~0", "~")
+        parent = resolve(doc, parent_ptr)
+        if isinstance(parent, list):
+            index = len(parent) if last == "-" else int(last)
+            if op["op"] == "add":
+                parent.insert(index, op["value"])
+            elif op["op"] == "replace":
+                parent[index] = op["value"]
+            else:
+                del parent[index]
+        elif op["op"] in ("add", "replace"):
+            assert op["op"] == "add" or last in parent, op
+            parent[last] = op["value"]
+        else:
+            del parent[last]
+    return doc
+
+
+@pytest.fixture
+def json_tree(tmp_path: Path) -> Path:
+    """A clean drafter, a drafter with an error and a safe-fixable error, and a target config."""
+    write_config(tmp_path / "clean")
+    write_config(tmp_path / "broken", mutated(two_errors))
+    write_config(tmp_path / "target", raw=target_config().read_bytes())
+    return tmp_path
+
+
+def test_json_matches_the_design_contract(dflash: Run, json_tree: Path) -> None:
+    result = dflash("check", json_tree, "--format", "json")
+    assert_no_traceback(result)
+    doc = result.json()
+    assert set(doc) == {"version", "tool", "transformers_version", "files", "summary"}
+    assert doc["version"] == 1
+    assert doc["tool"]["name"] == "dflash-cfg"
+    assert doc["tool"]["version"] == dflash_cfg.__version__
+    assert doc["transformers_version"] == metadata.version("transformers")
+
+    kinds = {Path(f["path"]).parent.name: f["kind"] for f in doc["files"]}
+    assert kinds == {"clean": "dflash", "broken": "dflash", "target": "skipped"}
+    for f in doc["files"]:
+        # A skipped file may say why ("note"); nothing else beyond the contract.
+        assert set(f) - {"note"} == FILE_KEYS, f.keys()
+        assert f["upstream"] is None
+        raw = Path(f["path"]).read_bytes()
+        assert f["sha256"] == hashlib.sha256(raw).hexdigest()
+        assert f["git_blob_sha1"] == git_hash_object(Path(f["path"]))
+        data = json.loads(raw)
+        if f["kind"] == "skipped":
+            assert f["findings"] == []
+        for x in f["findings"]:
+            assert set(x) == FINDING_KEYS
+            assert re.fullmatch(r"DF\d{3}", x["rule"]) and x["rule"] in REGISTRY
+            assert x["name"] == REGISTRY[x["rule"]].name
+            assert x["severity"] in ("error", "warning", "info")
+            assert isinstance(x["message"], str) and x["message"]
+            assert is_pointer(x["pointer"]), x["pointer"]
+            assert isinstance(x["line"], int) and x["line"] >= 1
+            assert isinstance(x["column"], int) and x["column"] >= 1
+            if x["fix"] is not None:
+                assert set(x["fix"]) == {"summary", "safe", "patch"}
+                assert isinstance(x["fix"]["summary"], str) and isinstance(x["fix"]["safe"], bool)
+                for op in x["fix"]["patch"]:
+                    assert op["op"] in ("add", "remove", "replace", "move", "copy", "test")
+                    assert is_pointer(op["path"])
+                    assert ("value" in op) == (op["op"] in ("add", "replace", "test"))
+                apply_patch(data, x["fix"]["patch"])  # every patch applies to the file it is about
+
+    counts = {"errors": 0, "warnings": 0, "infos": 0}
+    for x in (x for f in doc["files"] for x in f["findings"]):
+        counts[x["severity"] + "s"] += 1
+    assert doc["summary"] == {"files": 3, **counts}
+    assert counts["errors"] >= 2  # DF104 and DF204 in "broken"
+
+
+def test_json_positions_point_at_the_value(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m", mutated(TAP_OUT_OF_RANGE))
+    x = next(x for x in findings(dflash("check", path, "--format", "json")) if x["rule"] == "DF104")
+    line = path.read_text(encoding="utf-8").splitlines()[x["line"] - 1]
+    assert line[x["column"] - 1:].startswith("40"), (line, x)
+
+
+def test_json_safe_fix_repairs_the_finding(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m", mutated(drop_use_sliding_window))
+    result = dflash("check", path, "--format", "json")
+    df204 = next(x for x in findings(result) if x["rule"] == "DF204")
+    assert df204["pointer"] == "/use_sliding_window" and df204["severity"] == "error"
+    assert df204["fix"]["safe"] is True
+    repaired = apply_patch(json.loads(path.read_bytes()), df204["fix"]["patch"])
+    assert repaired["use_sliding_window"] is True
+    write_config(path.parent, repaired)
+    assert "DF204" not in rule_ids(dflash("check", path, "--format", "json"))
+
+
+# --- --format sarif -------------------------------------------------------------------------------
+
+
+def test_sarif_is_well_formed(dflash: Run, json_tree: Path) -> None:
+    result = dflash("check", json_tree, "--format", "sarif")
+    assert_no_traceback(result)
+    log = json.loads(result.out)
+    assert log["version"] == "2.1.0"
+    assert len(log["runs"]) == 1
+    run = log["runs"][0]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "dflash-cfg"
+    rule_ids_declared = [r["id"] for r in driver["rules"]]
+    assert len(set(rule_ids_declared)) == len(rule_ids_declared)
+    json_findings = findings(dflash("check", json_tree, "--format", "json"))
+    assert len(run["results"]) == len(json_findings)
+    for res in run["results"]:
+        assert res["ruleId"] in rule_ids_declared
+        if "ruleIndex" in res:
+            assert rule_ids_declared[res["ruleIndex"]] == res["ruleId"]
+        assert res["level"] in ("error", "warning", "note")
+        assert res["message"]["text"]
+        (loc,) = res["locations"]
+        physical = loc["physicalLocation"]
+        assert physical["artifactLocation"]["uri"]
+        assert Path(physical["artifactLocation"]["uri"]).name == "config.json"
+        assert physical["region"]["startLine"] >= 1
+        assert physical["region"].get("startColumn", 1) >= 1
+    levels = {(r["ruleId"], r["level"]) for r in run["results"]}
+    assert ("DF104", "error") in levels and ("DF204", "error") in levels
+
+
+def test_sarif_uri_is_a_uri_for_any_path(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "My Models #1 100%" / "d", mutated(TAP_OUT_OF_RANGE))
+    log = json.loads(dflash("check", path, "--format", "sarif").out)
+    for res in log["runs"][0]["results"]:
+        uri = res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert not re.search(r"[\s#?]|%(?![0-9A-Fa-f]{2})", uri), uri
+        parts = urllib.parse.urlsplit(uri)
+        assert parts.fragment == "" and parts.query == ""
+        assert urllib.parse.unquote(parts.path) == str(path)
+
+
+def test_sarif_with_no_findings(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m")
+    log = json.loads(dflash("check", path, "--format", "sarif", "--select", "DF0").out)
+    assert log["runs"][0]["results"] == [] and log["runs"][0]["tool"]["driver"]["rules"] == []
+
+
+# --- text -----------------------------------------------------------------------------------------
+
+LOCATION = re.compile(r"^  (?P<path>\S+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|info) "
+                      r"(?P<rule>DF\d{3}) (?P<name>[a-z0-9-]+)\b")
+
+
+def test_text_groups_per_file_with_pictures(dflash: Run, json_tree: Path) -> None:
+    result = dflash("check", json_tree)
+    assert_no_traceback(result)
+    assert "\x1b[" not in result.out + result.err  # NO_COLOR=1 (set by the fixture)
+    lines = result.out.splitlines()
+    clean = str(json_tree / "clean" / "config.json")
+    broken = str(json_tree / "broken" / "config.json")
+    heads = [i for i, line in enumerate(lines) if line.startswith((clean, broken)) and "[dflash" in line]
+    assert len(heads) == 2
+    block = lines[heads[0]:heads[1]] if lines[heads[0]].startswith(broken) else lines[heads[1]:]
+    assert block[0].startswith(broken)
+    assert any(re.fullmatch(r"  layers  S S S S S F\b.*", line) for line in block), block
+    assert any(line.startswith("  taps    1 5 9 13 17 21 25 40") for line in block), block
+    located = [LOCATION.match(line) for line in block]
+    matches = [m for m in located if m]
+    assert {m["rule"] for m in matches} >= {"DF104", "DF204"}
+    for m in matches:
+        assert m["path"] == broken
+        assert REGISTRY[m["rule"]].name == m["name"]
+    assert any(f"{broken}:" in line and " error DF104 tap-out-of-range " in line for line in block)
+    skipped = [line for line in lines if line.startswith(str(json_tree / "target" / "config.json"))]
+    assert len(skipped) == 1 and "skipped" in skipped[0]
+    assert re.search(r"^3 files \(1 skipped\), \d+ errors?, ", lines[-1]), lines[-1]
+
+
+def test_text_clean_real_config_pictures(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m")
+    out = dflash("check", path).out
+    assert re.search(r"^  layers  S S S S S F  \(5 sliding, 1 full; window 4096\)", out, re.M), out
+    assert re.search(r"^  taps    1 5 9 13 17 21 25 29  of 32\b", out, re.M), out
+    assert "\x1b[" not in out
+
+
+# --- discovery ------------------------------------------------------------------------------------
+
+
+def hf_cache_model(root: Path, commit: str = "0123456789abcdef0123456789abcdef01234567") -> Path:
+    """A Hugging Face cache layout: blobs/<sha256> and snapshots/<commit>/config.json -> ../../blobs/<sha>."""
+    repo = root / "models--z-lab--Qwen3.5-4B-DFlash"
+    data = REAL.read_bytes()
+    blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(data)
+    # A blob named config.json too, so skipping blobs/ is what keeps it out (not only its name).
+    (repo / "blobs" / "config.json").write_bytes(data)
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").symlink_to(Path("..") / ".." / "blobs" / blob.name)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    return snapshot / "config.json"
+
+
+def test_discovery_in_a_tree(dflash: Run, tmp_path: Path) -> None:
+    drafter = write_config(tmp_path / "drafters" / "Qwen3.5-4B-DFlash")
+    target = write_config(tmp_path / "targets" / "Qwen3-4B", raw=target_config().read_bytes())
+    write_config(tmp_path / ".git" / "objects", mutated(TAP_OUT_OF_RANGE))
+    write_config(tmp_path / "drafters" / ".hidden", mutated(TAP_OUT_OF_RANGE))
+    snapshot = hf_cache_model(tmp_path / "hub")
+
+    result = dflash("check", tmp_path, "--format", "json")
+    assert_no_traceback(result)
+    listed = sorted(f["path"] for f in result.json()["files"])
+    assert listed == sorted(map(str, (drafter, target, snapshot)))
+    assert {f["kind"] for f in result.json()["files"]} == {"dflash", "skipped"}
+    snap = next(f for f in result.json()["files"] if f["path"] == str(snapshot))
+    assert snap["sha256"] == hashlib.sha256(REAL.read_bytes()).hexdigest()
+    assert "DF104" not in rule_ids(result)  # the planted errors live only in skipped dirs
+    text = dflash("check", tmp_path)
+    skipped = [line for line in text.out.splitlines() if line.startswith(str(target))]
+    assert len(skipped) == 1 and "skipped" in skipped[0], text.out
+    assert result.code == 0
+
+
+def test_snapshot_config_is_linted(dflash: Run, tmp_path: Path) -> None:
+    snapshot = hf_cache_model(tmp_path)
+    dflash_dir = snapshot.parent
+    result = dflash("check", dflash_dir, "--format", "json")
+    (f,) = result.json()["files"]
+    assert f["kind"] == "dflash" and f["path"] == str(snapshot)
+    assert f["sha256"] == hashlib.sha256(REAL.read_bytes()).hexdigest()
+    # Linted like any drafter (the real config's infos); a snapshot is the cache's own link, not DF703.
+    assert {x["rule"] for x in f["findings"]} == {"DF121", "DF304"}
+
+
+def test_model_dir_linking_into_a_cache_blob(dflash: Run, tmp_path: Path) -> None:
+    snapshot = hf_cache_model(tmp_path / "hub")
+    drafter = tmp_path / "models" / "drafter"
+    drafter.mkdir(parents=True)
+    (drafter / "config.json").symlink_to(snapshot.resolve())  # straight at blobs/<sha>
+    result = dflash("check", drafter, "--format", "json")
+    (f,) = result.json()["files"]
+    df703 = [x for x in f["findings"] if x["rule"] == "DF703"]
+    assert len(df703) == 1 and df703[0]["severity"] == "warning"
+    assert result.code == 0 and dflash("check", drafter, "--strict").code == 1
+
+
+def test_a_lone_non_dflash_config_exits_0(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "Qwen3-4B", raw=target_config().read_bytes())
+    result = dflash("check", path, "--format", "json")
+    assert result.code == 0
+    (f,) = result.json()["files"]
+    assert f["kind"] == "skipped" and f["findings"] == []
+    assert result.json()["summary"] == {"files": 1, "errors": 0, "warnings": 0, "infos": 0}
+    text = dflash("check", path.parent)
+    assert text.code == 0 and "skipped" in text.out
+
+
+# --- --select / --ignore --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_error_config(tmp_path: Path) -> Path:
+    return write_config(tmp_path / "m", mutated(two_errors))
+
+
+def test_all_rules_fire_by_default(dflash: Run, two_error_config: Path) -> None:
+    assert {"DF104", "DF204", "DF121", "DF304"} <= rule_ids(dflash("check", two_error_config, "--format", "json"))
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        pytest.param(("--select", "DF2"), {"DF204"}, id="select-prefix"),
+        pytest.param(("--select", "df104"), {"DF104"}, id="select-id-lowercase"),
+        pytest.param(("--select", "DF104, DF204"), {"DF104", "DF204"}, id="select-two-ids"),
+        pytest.param(("--select", "DF1", "--ignore", "DF106,DF121"), {"DF104"}, id="select-and-ignore"),
+    ],
+)
+def test_select(dflash: Run, two_error_config: Path, options: tuple[str, ...], expected: set[str]) -> None:
+    result = dflash("check", two_error_config, "--format", "json", *options)
+    assert_no_traceback(result)
+    assert rule_ids(result) == expected
+
+
+def test_ignore(dflash: Run, two_error_config: Path) -> None:
+    assert "DF204" not in rule_ids(dflash("check", two_error_config, "--format", "json", "--ignore", "DF204"))
+    remaining = rule_ids(dflash("check", two_error_config, "--format", "json", "--ignore", "DF1,DF3"))
+    assert remaining == {"DF204"}
+    everything = ",".join(sorted({r.id[:3] for r in ALL}))
+    result = dflash("check", two_error_config, "--format", "json", "--ignore", everything)
+    assert findings(result) == [] and result.code == 0
+
+
+# --- rules ----------------------------------------------------------------------------------------
+
+
+def test_rules_lists_every_rule(dflash: Run) -> None:
+    result = dflash("rules")
+    assert result.code == 0
+    assert "\x1b[" not in result.out
+    listed = re.findall(r"^(DF\d{3})\s+(\S+)\s+(error|warning|info)\s", result.out, re.M)
+    assert [(i, n, s) for i, n, s in listed] == [(r.id, r.name, r.severity.label) for r in ALL]
+
+
+def test_rules_shows_one_rules_full_doc(dflash: Run) -> None:
+    result = dflash("rules", "DF204")
+    assert result.code == 0
+    assert result.out.startswith("DF204")
+    assert "DF201" not in result.out
+    doc_lines = [line.strip() for line in REGISTRY["DF204"].doc.splitlines() if line.strip()]
+    out_lines = [line.strip() for line in result.out.splitlines()]
+    for line in doc_lines[1:]:
+        assert line in out_lines, line
+    assert any(line.startswith("Fail:") for line in out_lines)
+    assert any(line.startswith("Pass:") for line in out_lines)
+
+
+def test_rules_json(dflash: Run) -> None:
+    result = dflash("rules", "--format", "json")
+    assert result.code == 0
+    catalogue = json.loads(result.out)
+    assert [r["id"] for r in catalogue] == [r.id for r in ALL]
+    for entry, rule in zip(catalogue, ALL, strict=True):
+        assert entry["name"] == rule.name and entry["severity"] == rule.severity.label
+        assert entry["doc"] == rule.doc and entry["summary"]
+
+
+def test_rules_unknown_id_exits_2(dflash: Run) -> None:
+    _one_line_error(dflash("rules", "DF999"))
+
+
+# --- real processes -------------------------------------------------------------------------------
+
+
+def test_python_m_version(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "dflash_cfg", "--version"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"dflash-cfg, version {dflash_cfg.__version__}"
+
+
+def test_console_script_checks_a_real_config(tmp_path: Path) -> None:
+    script = BIN / "dflash-cfg"
+    if not script.exists():
+        pytest.skip(f"console script not installed next to {sys.executable}")
+    path = write_config(tmp_path / "Qwen3.5-4B-DFlash")
+    proc = subprocess.run([str(script), "check", str(path), "--format", "json"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    (f,) = json.loads(proc.stdout)["files"]
+    assert f["kind"] == "dflash" and f["path"] == str(path)
+
+
+# --- every published drafter in fixtures/ ---------------------------------------------------------
+
+PUBLISHED = sorted((FIXTURES / "upstream").glob("**/config.json")) if (FIXTURES / "upstream").is_dir() else []
+
+
+@pytest.mark.parametrize("path", PUBLISHED, ids=[p.relative_to(FIXTURES).parent.as_posix() for p in PUBLISHED])
+def test_published_drafters_in_every_format(dflash: Run, path: Path) -> None:
+    data = json.loads(path.read_bytes())
+    result = dflash("check", path, "--format", "json")
+    assert_no_traceback(result)
+    (f,) = result.json()["files"]
+    assert f["kind"] == ("dflash2" if "DFlash2DraftModel" in data.get("architectures", []) else "dflash")
+    summary = result.json()["summary"]
+    assert result.code == (1 if summary["errors"] else 0)
+    assert dflash("check", path, "--strict").code == (1 if summary["errors"] + summary["warnings"] else 0)
+    sarif = json.loads(dflash("check", path, "--format", "sarif").out)
+    assert len(sarif["runs"][0]["results"]) == len(f["findings"])
+    text = dflash("check", path).out
+    assert text.splitlines()[0].startswith(str(path))
+    assert re.search(r"^  (layers|taps) ", text, re.M), text

@@ -1,0 +1,128 @@
+"""The pre-commit hooks, run by real pre-commit from real git commits in a temporary repository.
+
+pre-commit builds the hooks' environment from this checkout (`pip install .`), once per revision;
+its store is kept in .venv-precommit/ so unchanged code is not rebuilt on every test run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import FIXTURES, ROOT
+
+HOOKS = ROOT / ".pre-commit-hooks.yaml"
+STORE = ROOT / ".venv-precommit"
+PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
+UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
+TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B" / "config.json"
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t.invalid"}
+
+
+def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(repo), *args], check=check, capture_output=True, text=True,
+                          env={**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(STORE)})
+
+
+@pytest.fixture(scope="module")
+def revision() -> str:
+    """This checkout as a commit pre-commit can clone: HEAD plus uncommitted changes to tracked files."""
+    stash = subprocess.run(["git", "-C", str(ROOT), "stash", "create"], capture_output=True, text=True, check=True)
+    if stash.stdout.strip():
+        return stash.stdout.strip()
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, revision: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "models-repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    config = {"repos": [{"repo": str(ROOT), "rev": revision,
+                         "hooks": [{"id": "dflash-cfg"}, {"id": "dflash-cfg-fix"}]}]}
+    (path / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    git(path, "add", ".pre-commit-config.yaml")
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(STORE))
+    subprocess.run([str(PRE_COMMIT), "install"], cwd=path, check=True, capture_output=True)
+    git(path, "commit", "-q", "-m", "pre-commit config", "--no-verify")
+    return path
+
+
+def put(repo: Path, rel: str, data: bytes) -> Path:
+    target = repo / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    git(repo, "add", rel)
+    return target
+
+
+def standard(data: dict) -> bytes:  # type: ignore[type-arg]
+    return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+
+
+def test_broken_drafter_config_blocks_the_commit(repo: Path) -> None:
+    data = json.loads(UPSTREAM.read_text())
+    data["dflash_config"]["target_layer_ids"] = [1, 16, 31, 46, 64]  # past the 64-layer target
+    put(repo, "drafters/qwen36/config.json", standard(data))
+    commit = git(repo, "commit", "-m", "broken drafter", check=False)
+    assert commit.returncode != 0
+    out = commit.stdout + commit.stderr
+    assert re.search(r"dflash-cfg check.*Failed", out), out
+    assert "DF104 tap-out-of-range" in out
+    assert git(repo, "log", "--oneline").stdout.count("\n") == 1  # nothing committed
+
+
+def test_good_drafter_and_target_config_pass(repo: Path) -> None:
+    put(repo, "drafters/qwen36/config.json", UPSTREAM.read_bytes())
+    put(repo, "targets/qwen36/config.json", TARGET.read_bytes())
+    put(repo, "notes/config.yaml", b"a: 1\n")
+    commit = git(repo, "commit", "-m", "models", check=False)
+    out = commit.stdout + commit.stderr
+    assert commit.returncode == 0, out
+    assert re.search(r"dflash-cfg check.*Passed", out), out
+    assert git(repo, "log", "--oneline").stdout.count("\n") == 2
+
+
+def test_fix_hook_repairs_then_the_commit_passes(repo: Path) -> None:
+    data = json.loads(UPSTREAM.read_text())
+    data["use_sliding_window"] = False
+    path = put(repo, "drafters/qwen36/config.json", standard(data))
+    first = git(repo, "commit", "-m", "fixable drafter", check=False)
+    out = first.stdout + first.stderr
+    assert first.returncode != 0
+    assert re.search(r"dflash-cfg fix.*Failed", out) and "files were modified by this hook" in out, out
+    repaired = json.loads(path.read_text())
+    assert repaired["use_sliding_window"] is True
+    assert sorted(p.name for p in path.parent.iterdir()) == ["config.json"]  # no backup, no lock in a git repo
+    git(repo, "add", "-A")
+    second = git(repo, "commit", "-m", "fixable drafter, fixed", check=False)
+    assert second.returncode == 0, second.stdout + second.stderr
+
+
+def test_manifest_matches_config_json_at_any_depth() -> None:
+    hooks = yaml.safe_load(HOOKS.read_text())
+    assert [h["id"] for h in hooks] == ["dflash-cfg", "dflash-cfg-fix"]
+    for hook in hooks:
+        pattern = re.compile(hook["files"])
+        assert hook["types"] == ["json"] and hook["language"] == "python"
+        for good in ("config.json", "models/a/config.json", "a/b/c/config.json"):
+            assert pattern.search(good), good
+        for bad in ("notconfig.json", "config.json.bak", "models/config.json5", "generation_config.json"):
+            assert not pattern.search(bad), bad
+    readme = (ROOT / "README.md").read_text()
+    for hook in hooks:
+        assert f"id: {hook['id']}" in readme
+
+
+def test_pre_commit_validates_the_manifest() -> None:
+    result = subprocess.run([str(PRE_COMMIT), "validate-manifest", str(HOOKS)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+

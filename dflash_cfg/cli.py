@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from . import __version__
+from . import __version__, preflight
 from .model import Report, Severity
 from .report import (
     REPORTERS,
@@ -19,10 +19,14 @@ from .report import (
     diff_text,
     fix_unchanged_text,
     fix_written_text,
+    preflight_text,
+    where_json,
+    where_text,
 )
 from .rules import ALL
 from .lock import LockError
 from .repair import FixOptions, plan, verify, write
+from .where import WhereError, locate
 from .writer import WriteError
 from .runner import SHA256, CheckOptions, HubOptions, UsageError, check, diff, select_rules
 
@@ -191,6 +195,57 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> 
         ctx.exit(EXIT_OK)
     click.echo(f"MISMATCH: {v.path}\n  sha256   {v.sha256}\n  expected {v.expected}{origin}", err=True)
     ctx.exit(EXIT_FINDINGS)
+
+
+@cli.command("preflight", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@hub_options
+@click.option("--format", "fmt", type=click.Choice(tuple(REPORTERS)), default="text", show_default=True)
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of transformers results.")
+@click.option("--exec", "exec_", is_flag=True, help="Replace this process with COMMAND when the check is clean.")
+@click.pass_context
+def preflight_command(ctx: click.Context, command: tuple[str, ...], from_hub: str | None, revision: str | None,
+                      offline: bool, fmt: str, strict: bool, no_cache: bool, exec_: bool) -> None:
+    """Check the drafter and target of a vLLM or SGLang launch COMMAND (after --) before it runs.
+
+    Model ids are resolved in the local Hugging Face cache, as the engine would, without network.
+    Example: dflash-cfg preflight --exec -- vllm serve Qwen/Qwen3.6-27B --speculative-config '{...}'
+    """
+    argv = list(command[1:] if command and command[0] == "--" else command)
+    _, hub = _hub((), from_hub, revision, offline)
+    result = preflight.run(argv, hub, no_cache)
+    if fmt == "text":
+        click.echo(preflight_text(result), nl=False, color=_colour())
+    click.echo(REPORTERS[fmt](result.report), nl=False, color=_colour() if fmt == "text" else False)
+    for error in result.report.errors:
+        click.echo(f"dflash-cfg: error: {error}", err=True)
+    code = exit_code(result.report, strict)
+    if exec_ and code == EXIT_OK:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # `NAME=value cmd ...` is shell syntax: env(1) applies the assignments, as the shell would have.
+        launch = ["env", *argv] if "=" in argv[0] else argv
+        try:
+            os.execvp(launch[0], launch)
+        except OSError as exc:
+            raise UsageError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
+    if exec_ and code != EXIT_OK:
+        click.echo("dflash-cfg: not launching: the check failed", err=True)
+    ctx.exit(code)
+
+
+@cli.command("where")
+@click.argument("model")
+@click.option("--revision", metavar="REV", help="For a Hub id: the branch, tag or commit (default: main).")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+def where_command(model: str, revision: str | None, fmt: str) -> None:
+    """Which config.json an engine would read for MODEL (a path, or a Hub id in the local cache)."""
+    try:
+        location = locate(model, revision)
+    except WhereError as exc:
+        raise UsageError(str(exc)) from None
+    click.echo(where_json(location) if fmt == "json" else where_text(location), nl=False)
 
 
 @cli.command("rules")

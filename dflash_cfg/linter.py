@@ -11,6 +11,7 @@ from typing import Any
 from .document import MAX_BYTES, Document, git_blob_sha1, parse
 from .effective import Effective
 from .hub import HubFile
+from .launch import Launch
 from .model import FileReport, Finding, Kind, Upstream
 from .rules import ALL, Context, Rule
 from .rules.base import Integrity
@@ -30,6 +31,7 @@ class Inputs:
     # The upstream copy for --from-hub; called only for drafter files (it may hit the network).
     upstream_loader: Callable[[], HubFile] | None = None
     integrity: Integrity | None = None
+    launch: Launch | None = None
 
 
 def classify(doc: Document, explicit: bool = True) -> tuple[Kind, str]:
@@ -68,6 +70,7 @@ def runnable(r: Rule, ctx: Context) -> bool:
         "weights": ctx.weights is not None or (ctx.weights_error is not None and r.id == "DF500"),
         "upstream": ctx.upstream is not None,
         "integrity": ctx.integrity is not None,
+        "launch": ctx.launch is not None,
     }
     return all(has[n] for n in r.needs)
 
@@ -82,7 +85,8 @@ def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL, exp
         return FileReport(path, kind, sha256, blob, note=note)
     weights, weights_error = inputs.weights_loader() if inputs.weights_loader else (None, None)
     upstream = inputs.upstream_loader() if inputs.upstream_loader else None
-    ctx = Context(doc, kind, inputs.target, weights, weights_error, inputs.effective_fn, upstream, inputs.integrity)
+    ctx = Context(doc, kind, inputs.target, weights, weights_error, inputs.effective_fn, upstream, inputs.integrity,
+                  inputs.launch)
     known = {(i.rule, i.problem.pointer, i.problem.message): (i.line, i.column) for i in doc.issues}
     findings = []
     for r in rules:

@@ -15,8 +15,10 @@ from .document import git_blob_sha1
 from .model import FileReport, Finding, Report, Severity
 from .rules import ALL, REGISTRY, Rule
 from .lock import lock_path
+from .preflight import Preflight
 from .repair import Outcome, Plan
 from .runner import DiffResult
+from .where import Location
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 JSON_VERSION = 1
@@ -251,4 +253,37 @@ def fix_written_text(p: Plan, out: Outcome) -> str:
     if out.recorded:
         lines.append(f"  recorded in {lock_path(Path(w.path))}; on each serving host: dflash-cfg verify {folder}")
     lines.append(f"  check it anywhere with: dflash-cfg check {folder} --expect-sha256 {w.sha256}")
+    return "\n".join(lines) + "\n"
+
+
+def where_text(loc: Location) -> str:
+    rows = [("model", f"{loc.name}  ({loc.source})"), ("config", str(loc.config))]
+    if loc.config.is_symlink():
+        rows.append(("reads", f"{loc.resolved}  (symlink target)"))
+    if loc.repo:
+        ref = f"  ({loc.revision} -> commit)" if loc.revision and loc.revision != loc.commit else ""
+        rows.append(("repo", loc.repo))
+        rows.append(("commit", f"{loc.commit}{ref}"))
+    rows += [("sha256", loc.sha256), ("git blob", loc.git_blob_sha1)]
+    return "".join(f"{k:<9} {v}\n" for k, v in rows)
+
+
+def where_json(loc: Location) -> str:
+    doc = {"version": JSON_VERSION, "model": loc.name, "source": loc.source, "config": str(loc.config),
+           "resolved": str(loc.resolved), "repo": loc.repo, "revision": loc.revision, "commit": loc.commit,
+           "sha256": loc.sha256, "git_blob_sha1": loc.git_blob_sha1}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def preflight_text(p: Preflight) -> str:
+    launch = p.launch
+    tokens = (f"num_speculative_tokens {launch.num_speculative_tokens}" if launch.engine == "vllm"
+              else f"num_draft_tokens {launch.num_draft_tokens}")
+    lines = [
+        f"preflight {launch.engine}: method {launch.method or '(auto)'}, {tokens}, "
+        f"tensor-parallel {launch.tensor_parallel_size}",
+        f"  target  {launch.target} -> {p.target.config}" + (f" @ {p.target.commit[:12]}" if p.target.commit else ""),
+        f"  drafter {launch.drafter} -> {p.drafter.config}" + (f" @ {p.drafter.commit[:12]}" if p.drafter.commit
+                                                               else ""),
+    ]
     return "\n".join(lines) + "\n"

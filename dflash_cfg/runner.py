@@ -17,6 +17,7 @@ from .compare import Row, compare
 from .document import git_blob_sha1, parse
 from .effective import Effective, transformers_version
 from .hub import HubError, HubFile, fetch_config, repo_from_cache_path
+from .launch import Launch
 from .lock import LockError, read_lock
 from .linter import Inputs, lint
 from .model import FileReport, Report
@@ -45,6 +46,7 @@ class CheckOptions:
     hub: HubOptions | None = None
     expect_sha256: str | None = None
     no_cache: bool = False  # --no-cache: neither read nor write the transformers-view cache
+    launch: Launch | None = None  # preflight: the engine command the drafter is checked against
 
 
 def select_rules(select: str | None, ignore: str | None) -> tuple[Rule, ...]:
@@ -119,7 +121,7 @@ def check(options: CheckOptions) -> Report:
             if upstream is not None:
                 upstream = partial(_recorded, sources, upstream)
         inputs = Inputs(target, partial(_weights, path.parent, weights_cache), file_view, upstream,
-                        integrity(path, raw, options.expect_sha256))
+                        integrity(path, raw, options.expect_sha256), options.launch)
         reports.append(lint(raw, files.display(path), inputs, options.rules, explicit))
     return Report(tuple(reports), transformers_version(), __version__, tuple(errors))
 

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from . import attention, dflash, file, integrity, target_rules, transformers_view, upstream_rules, weights_rules
+from . import (
+    attention,
+    dflash,
+    file,
+    integrity,
+    launch_rules,
+    target_rules,
+    transformers_view,
+    upstream_rules,
+    weights_rules,
+)
 from .base import Context, Rule
 
 ALL: tuple[Rule, ...] = (
@@ -14,6 +24,7 @@ ALL: tuple[Rule, ...] = (
     *weights_rules.RULES,
     *upstream_rules.RULES,
     *integrity.RULES,
+    *launch_rules.RULES,
 )
 REGISTRY: dict[str, Rule] = {r.id: r for r in ALL}
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 from ..document import Document, parse
 from ..effective import Effective
 from ..hub import HubFile
+from ..launch import Launch
 from ..model import Kind, Problem, Severity
 from ..target import Target
 from ..weights import Weights
@@ -22,7 +23,7 @@ from ..weights import Weights
 if TYPE_CHECKING:
     from ..lock import Entry
 
-Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity"]
+Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Context:
     effective_fn: Callable[[dict[str, Any]], Effective] | None = field(default=None, compare=False)
     upstream: HubFile | None = None
     integrity: Integrity | None = None
+    launch: Launch | None = None  # the engine command line (preflight)
 
     @property
     def raw(self) -> dict[str, Any]:

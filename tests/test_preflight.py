@@ -1,0 +1,167 @@
+"""preflight and where: launch commands and model ids resolved as the engines would, on real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, Result
+from hubserver import Olah
+
+INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json"
+UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
+TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
+REPO = "z-lab/Qwen3.6-27B-DFlash"
+TARGET_REPO = "Qwen/Qwen3.6-27B"
+
+Run = Callable[..., Result]
+
+
+def pair(tmp_path: Path, drafter: Path) -> tuple[Path, Path]:
+    d = tmp_path / "Qwen3.6-27B-DFlash"
+    d.mkdir()
+    shutil.copyfile(drafter, d / "config.json")
+    t = tmp_path / "Qwen3.6-27B"
+    shutil.copytree(TARGET, t)
+    return d, t
+
+
+def vllm(target: Path | str, drafter: Path | str, tokens: int = 15, *extra: str) -> list[str]:
+    spec = json.dumps({"method": "dflash", "model": str(drafter), "num_speculative_tokens": tokens})
+    return ["vllm", "serve", str(target), "--speculative-config", spec, *extra]
+
+
+def rules(result: Result) -> set[tuple[str, str]]:
+    return {(f["rule"], f["severity"]) for f in result.json()["files"][0]["findings"]}
+
+
+def test_incident_pair_reports_what_the_files_show(dflash: Run, tmp_path: Path) -> None:
+    d, t = pair(tmp_path, INCIDENT)
+    result = dflash("preflight", "--", *vllm(t, d))
+    assert result.code == 0, result.err
+    assert result.out.startswith("preflight vllm: method dflash, num_speculative_tokens 15, tensor-parallel 1")
+    assert "DF205 window-without-sliding" in result.out and "DF105 tap-on-last-layer" in result.out
+    assert "of 64 (target)" in result.out  # the target's depth came from the launch's target dir
+    assert dflash("preflight", "--strict", "--", *vllm(t, d)).code == 1
+
+
+def test_incident_pair_with_from_hub_names_every_stale_field(dflash: Run, hub: Olah, tmp_path: Path) -> None:
+    d, t = pair(tmp_path, INCIDENT)
+    result = dflash("preflight", "--from-hub", REPO, "--format", "json", "--", *vllm(t, d))
+    assert result.code == 1
+    stale = {f["pointer"] for f in result.json()["files"][0]["findings"] if f["rule"] == "DF601"}
+    assert stale == {"/dflash_config/mask_token_id", "/dflash_config/target_layer_ids", "/layer_types"}
+
+
+@pytest.mark.parametrize(("argv", "pointer"), [
+    pytest.param(lambda d, t: vllm(t, d, 7), "/block_size", id="vllm-7-for-block-16"),
+    pytest.param(lambda d, t: ["python", "-m", "sglang.launch_server", "--model-path", str(t),
+                               "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", str(d),
+                               "--speculative-num-draft-tokens", "15"], "/block_size", id="sglang-15-for-block-16"),
+])
+def test_draft_tokens_must_match_block_size(dflash: Run, tmp_path: Path, argv: Callable[[Path, Path], list[str]],
+                                            pointer: str) -> None:
+    d, t = pair(tmp_path, UPSTREAM)
+    result = dflash("preflight", "--format", "json", "--", *argv(d, t))
+    assert result.code == 1
+    [f] = [f for f in result.json()["files"][0]["findings"] if f["rule"] == "DF801"]
+    assert f["pointer"] == pointer and f["severity"] == "error"
+
+
+def test_tensor_parallel_and_method(dflash: Run, tmp_path: Path) -> None:
+    d, t = pair(tmp_path, UPSTREAM)
+    assert ("DF802", "error") in rules(dflash("preflight", "--format", "json", "--",
+                                              *vllm(t, d, 15, "--tensor-parallel-size", "3")))
+    assert dflash("preflight", "--", *vllm(t, d, 15, "-tp", "4")).code == 0
+    spec = json.dumps({"method": "eagle3", "model": str(d), "num_speculative_tokens": 15})
+    assert ("DF803", "error") in rules(dflash("preflight", "--format", "json", "--", "vllm", "serve", str(t),
+                                              "--speculative-config", spec))
+
+
+@pytest.mark.parametrize("argv", [
+    pytest.param(["nginx", "-g", "daemon off;"], id="not-an-engine"),
+    pytest.param(["vllm", "serve", "x", "--speculative-config", "{not json"], id="bad-json"),
+    pytest.param(["vllm", "serve", "Qwen/Qwen3-8B"], id="no-drafter"),
+    pytest.param(["vllm", "serve", "Qwen/Qwen3-8B", "--speculative-config",
+                  '{"method": "dflash", "model": "z-lab/absent", "num_speculative_tokens": 15}'], id="not-cached"),
+])
+def test_unusable_launch_commands_are_exit_2(dflash: Run, argv: list[str]) -> None:
+    result = dflash("preflight", "--", *argv)
+    assert result.code == 2 and result.err.startswith("dflash-cfg: error:") and result.err.count("\n") == 1
+
+
+def fake_engine(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """An executable standing in for the engine: it records its argv (a harmless `true` with a witness)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    witness = tmp_path / f"{name}.argv"
+    script = bin_dir / name
+    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {witness}\n")
+    script.chmod(0o755)
+    return bin_dir, witness
+
+
+def run_process(tmp_path: Path, bin_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "dflash_cfg", *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+
+
+def test_exec_starts_the_engine_only_after_a_clean_check(tmp_path: Path) -> None:
+    d, t = pair(tmp_path, UPSTREAM)
+    bin_dir, witness = fake_engine(tmp_path, "vllm")
+    clean = run_process(tmp_path, bin_dir, "preflight", "--exec", "--", *vllm(t, d))
+    assert clean.returncode == 0, clean.stderr
+    assert witness.read_text().splitlines()[:2] == ["serve", str(t)]
+    witness.unlink()
+    bad = run_process(tmp_path, bin_dir, "preflight", "--exec", "--", *vllm(t, d, 7))
+    assert bad.returncode == 1 and "not launching" in bad.stderr
+    assert not witness.exists()
+
+
+def test_exec_keeps_environment_assignments(tmp_path: Path) -> None:
+    d, t = pair(tmp_path, UPSTREAM)
+    bin_dir, witness = fake_engine(tmp_path, "vllm")
+    script = bin_dir / "vllm"
+    script.write_text(f"#!/bin/sh\necho \"$VLLM_USE_V2_MODEL_RUNNER\" > {witness}\n")
+    result = run_process(tmp_path, bin_dir, "preflight", "--exec", "--", "VLLM_USE_V2_MODEL_RUNNER=1", *vllm(t, d))
+    assert result.returncode == 0, result.stderr
+    assert witness.read_text().strip() == "1"
+
+
+def download(hub: Olah, repo: str, *names: str) -> Path:
+    from huggingface_hub import hf_hub_download
+
+    paths = [Path(hf_hub_download(repo, n, revision="main", endpoint=hub.endpoint,
+                                  cache_dir=os.path.join(os.environ["HF_HOME"], "hub"))) for n in names]
+    return paths[0]
+
+
+def test_model_ids_resolve_in_the_cache_without_network(dflash: Run, hub: Olah, tmp_path: Path) -> None:
+    hub.publish(TARGET_REPO, {p.name: p.read_bytes() for p in TARGET.iterdir()})
+    download(hub, TARGET_REPO, "config.json", "tokenizer_config.json")
+    snapshot = download(hub, REPO, "config.json")
+    with hub.stopped():
+        where = dflash("where", REPO, "--format", "json")
+        assert where.code == 0, where.err
+        doc = where.json()
+        assert (doc["repo"], doc["commit"], doc["config"]) == (REPO, hub.head(REPO), str(snapshot))
+        assert doc["git_blob_sha1"] == Path(doc["resolved"]).name  # the cache blob is named by its git blob id
+        text = dflash("where", REPO)
+        assert f"commit    {hub.head(REPO)}  (main -> commit)" in text.out and "reads" in text.out
+        result = dflash("preflight", "--", *vllm(TARGET_REPO, REPO))
+        assert result.code == 0, result.err
+        assert f"drafter {REPO} -> {snapshot}" in result.out
+
+
+def test_where_errors(dflash: Run, tmp_path: Path) -> None:
+    missing = dflash("where", "z-lab/not-downloaded")
+    assert missing.code == 2 and "hf download z-lab/not-downloaded" in missing.err
+    assert dflash("where", str(tmp_path)).code == 2  # a dir without config.json
+    assert dflash("where", "not a model").code == 2

@@ -158,6 +158,7 @@ def _fail(raw: bytes, text: str | None, rule: str, message: str, line: int | Non
 
 
 def json_type(value: Any) -> str:
+    """JSON type name with its article, so messages speak the language of the file, not of Python."""
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from .hub import HubFile
 from .linter import Inputs, lint
 from .lock import Entry, LockError, Source, read_lock, record
 from .model import PatchOp, Severity
-from .runner import HubOptions, UsageError, effective_fn, load_target_option, upstream_for
+from .runner import HubOptions, UsageError, effective_fn, load_target_option, one_config, upstream_for
 from .writer import Written, write_verified
 
 MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the JSON parse); they settle fast
@@ -55,16 +54,6 @@ class Plan:
         new = self.new.decode("utf-8", errors="replace").splitlines(keepends=True)
         lines = difflib.unified_diff(old, new, f"a/{name}", f"b/{name}")
         return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-
-
-def one_config(path_arg: str) -> Path:
-    try:
-        found = files.discover(Path(path_arg))
-    except files.PathError as exc:
-        raise UsageError(str(exc)) from None
-    if len(found) != 1:
-        raise UsageError(f"{path_arg}: expected one config.json (a model dir or the file), found {len(found)}")
-    return Path(os.path.abspath(found[0]))
 
 
 def plan(options: FixOptions) -> Plan:

@@ -199,14 +199,19 @@ class DiffResult:
         return any(r.critical and (r.differs or r.differs_effective) for r in self.rows)
 
 
-def diff(path_arg: str, hub: HubOptions) -> DiffResult:
+def one_config(path_arg: str) -> Path:
+    """The single config.json a command that works on one file was pointed at (absolute)."""
     try:
         found = files.discover(Path(path_arg))
     except files.PathError as exc:
         raise UsageError(str(exc)) from None
     if len(found) != 1:
-        raise UsageError(f"{path_arg}: diff takes one drafter config.json, found {len(found)}")
-    path = found[0]
+        raise UsageError(f"{path_arg}: expected one config.json (a model dir or the file), found {len(found)}")
+    return Path(os.path.abspath(found[0]))
+
+
+def diff(path_arg: str, hub: HubOptions) -> DiffResult:
+    path = one_config(path_arg)
     try:
         local = files.read(path)
     except files.PathError as exc:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .document import json_type
+
 CONFIG = "config.json"
 GENERATION_CONFIG = "generation_config.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
@@ -71,23 +73,6 @@ class Target:
 # --- small typed accessors ------------------------------------------------------------------------
 
 
-def _kind(value: object) -> str:
-    """JSON type name, so messages speak the language of the file, not of Python."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _show(value: object) -> str:
     text = json.dumps(value, default=str)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -95,7 +80,7 @@ def _show(value: object) -> str:
 
 def _bad(source: str, key: str, expected: str, value: object) -> TargetError:
     return TargetError(
-        f"{source}: {key} must be {expected}, got {_show(value)} ({_kind(value)}); "
+        f"{source}: {key} must be {expected}, got {_show(value)} ({json_type(value)}); "
         "fix or re-download the target's file, or pass the right --target"
     )
 
@@ -156,7 +141,7 @@ def parse_json_object(data: bytes, source: str) -> dict[str, Any]:
         ) from None
     if not isinstance(obj, dict):
         raise TargetError(
-            f"{source}: expected a JSON object at the top level, got {_kind(obj)}; "
+            f"{source}: expected a JSON object at the top level, got {json_type(obj)}; "
             "re-download it or pass the right --target"
         )
     return obj

@@ -247,7 +247,7 @@ def test_dir_without_config(tmp_path: Path) -> None:
         pytest.param(b"", "empty file", id="empty"),
         pytest.param(b"  \n", "empty file", id="whitespace"),
         pytest.param(b'{"num_hidden_layers": 3', "not valid JSON (line 1", id="truncated"),
-        pytest.param(b"[1, 2]", "expected a JSON object at the top level, got array", id="top-level-list"),
+        pytest.param(b"[1, 2]", "expected a JSON object at the top level, got an array", id="top-level-list"),
         pytest.param(b'{"a": "\xff"}', "not readable as JSON", id="bad-utf8"),
         pytest.param(b"[" * 100_000, "not readable as JSON", id="deep-nesting"),
     ],
@@ -324,7 +324,7 @@ def test_wrong_typed_config_values(tmp_path: Path, config: dict[str, Any], key: 
             id="mask-no-content",
         ),
         pytest.param("tokenizer_config.json", b"", "empty file", id="tokenizer-config-empty"),
-        pytest.param("generation_config.json", b'"eos"', "got string", id="generation-not-object"),
+        pytest.param("generation_config.json", b'"eos"', "got a string", id="generation-not-object"),
         pytest.param(
             "generation_config.json", b'{"eos_token_id": [1, null]}', "eos_token_id", id="generation-eos"
         ),

@@ -32,15 +32,7 @@ Run = Callable[..., Result]
 NAME = "z-lab__Qwen3.5-4B-DFlash"
 
 
-def real_config() -> Path:
-    for path in (FIXTURES / "upstream" / NAME / "config.json",
-                 Path("/work/shared/upstream-configs") / NAME / "config.json"):
-        if path.is_file():
-            return path
-    pytest.skip(f"real drafter config missing: {NAME}")
-
-
-REAL_BYTES = real_config().read_bytes()
+REAL_BYTES = (FIXTURES / "upstream" / NAME / "config.json").read_bytes()
 REAL: dict[str, Any] = json.loads(REAL_BYTES)
 
 

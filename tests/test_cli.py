@@ -27,32 +27,11 @@ import dflash_cfg
 from dflash_cfg.rules import ALL, REGISTRY
 
 Run = Callable[..., Result]
-UPSTREAM = Path("/work/shared/upstream-configs")
-TARGETS = UPSTREAM / "targets"
 BIN = Path(sys.executable).parent
 
 
-def real_config() -> Path:
-    """The complete real drafter config: the repo's fixture copy when it exists, else the shared one."""
-    for found in sorted((FIXTURES / "upstream").glob("**/config.json")) if (FIXTURES / "upstream").is_dir() else []:
-        if "Qwen3.5-4B-DFlash" in str(found):
-            return found
-    path = UPSTREAM / "z-lab__Qwen3.5-4B-DFlash" / "config.json"
-    if not path.is_file():
-        pytest.skip(f"real drafter config missing: {path}")
-    return path
-
-
-def target_config() -> Path:
-    path = FIXTURES / "targets" / "Qwen__Qwen3-4B" / "config.json"
-    if not path.is_file():
-        path = TARGETS / "Qwen__Qwen3-4B" / "config.json"
-    if not path.is_file():
-        pytest.skip(f"real target config missing: {path}")
-    return path
-
-
-REAL = real_config()
+REAL = FIXTURES / "upstream" / "z-lab__Qwen3.5-4B-DFlash" / "config.json"
+TARGET_CONFIG = FIXTURES / "targets" / "Qwen__Qwen3-4B" / "config.json"
 REAL_DATA: dict[str, Any] = json.loads(REAL.read_bytes())
 
 
@@ -274,7 +253,7 @@ def json_tree(tmp_path: Path) -> Path:
     """A clean drafter, a drafter with an error and a safe-fixable error, and a target config."""
     write_config(tmp_path / "clean")
     write_config(tmp_path / "broken", mutated(two_errors))
-    write_config(tmp_path / "target", raw=target_config().read_bytes())
+    write_config(tmp_path / "target", raw=TARGET_CONFIG.read_bytes())
     return tmp_path
 
 
@@ -454,7 +433,7 @@ def hf_cache_model(root: Path, commit: str = "0123456789abcdef0123456789abcdef01
 
 def test_discovery_in_a_tree(dflash: Run, tmp_path: Path) -> None:
     drafter = write_config(tmp_path / "drafters" / "Qwen3.5-4B-DFlash")
-    target = write_config(tmp_path / "targets" / "Qwen3-4B", raw=target_config().read_bytes())
+    target = write_config(tmp_path / "targets" / "Qwen3-4B", raw=TARGET_CONFIG.read_bytes())
     write_config(tmp_path / ".git" / "objects", mutated(TAP_OUT_OF_RANGE))
     write_config(tmp_path / "drafters" / ".hidden", mutated(TAP_OUT_OF_RANGE))
     snapshot = hf_cache_model(tmp_path / "hub")
@@ -497,7 +476,7 @@ def test_model_dir_linking_into_a_cache_blob(dflash: Run, tmp_path: Path) -> Non
 
 
 def test_a_lone_non_dflash_config_exits_0(dflash: Run, tmp_path: Path) -> None:
-    path = write_config(tmp_path / "Qwen3-4B", raw=target_config().read_bytes())
+    path = write_config(tmp_path / "Qwen3-4B", raw=TARGET_CONFIG.read_bytes())
     result = dflash("check", path, "--format", "json")
     assert result.code == 0
     (f,) = result.json()["files"]
@@ -606,10 +585,10 @@ def test_console_script_checks_a_real_config(tmp_path: Path) -> None:
 
 # --- every published drafter in fixtures/ ---------------------------------------------------------
 
-PUBLISHED = sorted((FIXTURES / "upstream").glob("**/config.json")) if (FIXTURES / "upstream").is_dir() else []
+PUBLISHED = sorted((FIXTURES / "upstream").rglob("config*.json"))
 
 
-@pytest.mark.parametrize("path", PUBLISHED, ids=[p.relative_to(FIXTURES).parent.as_posix() for p in PUBLISHED])
+@pytest.mark.parametrize("path", PUBLISHED, ids=[p.relative_to(FIXTURES).as_posix() for p in PUBLISHED])
 def test_published_drafters_in_every_format(dflash: Run, path: Path) -> None:
     data = json.loads(path.read_bytes())
     result = dflash("check", path, "--format", "json")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, ROOT
 
 import dflash_cfg.effective
 from dflash_cfg.linter import Inputs, lint
@@ -27,9 +28,7 @@ from dflash_cfg.rules import ALL, REGISTRY
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO  # noqa: E741 - the catalogue's letters
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE_UPSTREAM = ROOT / "fixtures" / "upstream"
-SHARED_UPSTREAM = Path("/work/shared/upstream-configs")
+UPSTREAM = FIXTURES / "upstream"
 INPUTS = Inputs(effective_fn=dflash_cfg.effective.view)
 TAPS = "/dflash_config/target_layer_ids"
 # Rules that look at more than the file itself (--target, weights, --from-hub) are tested by the helpers
@@ -38,82 +37,26 @@ FILE_ONLY_NEEDS = {"bytes", "data", "effective"}
 FILE_ONLY_RULES = sorted(r.id for r in ALL if set(r.needs) <= FILE_ONLY_NEEDS)
 
 
-def _real(repo_dir: str, *names: str) -> Path:
-    """A real upstream copy: fixtures/upstream first (the repo's own copy), then the shared one."""
-    for root in (FIXTURE_UPSTREAM, SHARED_UPSTREAM):
-        for name in names:
-            if (root / repo_dir / name).is_file():
-                return root / repo_dir / name
-    raise FileNotFoundError(f"{repo_dir}/{names} is in neither {FIXTURE_UPSTREAM} nor {SHARED_UPSTREAM}")
+def _load(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), path
+    return data
 
 
 # z-lab/Qwen3.5-4B-DFlash: newer layout (block_size and taps in dflash_config, rope_parameters only,
 # 5 sliding + 1 full layers, 6 draft layers reading 8 taps).
-QWEN35_4B_PATH = _real("z-lab__Qwen3.5-4B-DFlash", "config.json")
-QWEN35_4B: dict[str, Any] = json.loads(QWEN35_4B_PATH.read_text(encoding="utf-8"))
+QWEN35_4B_PATH = UPSTREAM / "z-lab__Qwen3.5-4B-DFlash" / "config.json"
+QWEN35_4B = _load(QWEN35_4B_PATH)
 
-# z-lab/Qwen3-4B-DFlash-b16 (reconstructed, SOURCES.md level D): legacy layout, top-level block_size,
+# z-lab/Qwen3-4B-DFlash-b16 (reconstructed, PROVENANCE.md level D): legacy layout, top-level block_size,
 # flat rope_theta, five full_attention layers, sliding_window null, use_sliding_window false.
-LEGACY_PATH = _real("z-lab__Qwen3-4B-DFlash-b16", "config.json", "config.reconstructed.json")
-LEGACY: dict[str, Any] = json.loads(LEGACY_PATH.read_text(encoding="utf-8"))
+LEGACY_PATH = UPSTREAM / "z-lab__Qwen3-4B-DFlash-b16" / "config.json"
+LEGACY = _load(LEGACY_PATH)
 
-# z-lab/Qwen3.8-27B-DFlash2, as embedded in tests/test_schemas.py: the copy in spokvulcan/mlx-swift-lm
-# Tests/MLXLMTests/DFlash2Tests.swift @ 92e300b747f00923daf32c901a44dc005eaf4b2a ("Mirrors z-lab/Qwen3.8-27B-
-# DFlash2's config.json"). That project trimmed keys it does not read (dtype, hidden_act, use_sliding_window...).
-QWEN38_DFLASH2_TRIMMED: dict[str, Any] = {
-    "architectures": ["DFlash2DraftModel"],
-    "is_causal": False,
-    "dflash_config": {
-        "block_size": 8,
-        "conv_group_size": 16,
-        "conv_kernel_size": 2,
-        "mask_token_id": 248070,
-        "selector_rank": 256,
-        "selector_top_k": 16,
-        "target_layer_ids": [5, 19, 33, 47, 61],
-    },
-    "head_dim": 128,
-    "hidden_size": 5120,
-    "intermediate_size": 17408,
-    "layer_types": ["sliding_attention"] * 5,
-    "max_position_embeddings": 262144,
-    "model_type": "qwen3",
-    "num_attention_heads": 32,
-    "num_hidden_layers": 5,
-    "num_key_value_heads": 8,
-    "num_target_layers": 64,
-    "rms_norm_eps": 1e-06,
-    "rope_parameters": {"rope_theta": 10000000, "rope_type": "default"},
-    "sliding_window": 2048,
-    "tie_word_embeddings": False,
-    "vocab_size": 248320,
-}
-
-
-def _fixture_dflash2() -> tuple[dict[str, Any], str] | None:
-    """The Qwen3.8-27B DFlash2 drafter from fixtures/upstream, else any DFlash2 drafter there."""
-    if not FIXTURE_UPSTREAM.is_dir():
-        return None
-    preferred = FIXTURE_UPSTREAM / "z-lab__Qwen3.8-27B-DFlash2" / "config.json"
-    for path in [preferred, *sorted(FIXTURE_UPSTREAM.rglob("*.json"))]:
-        if not path.is_file():
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if isinstance(data, dict) and "DFlash2DraftModel" in (data.get("architectures") or []):
-            return data, str(path.relative_to(ROOT))
-    return None
-
-
-_found = _fixture_dflash2()
-if _found is not None:
-    DFLASH2, DFLASH2_SOURCE = _found
-else:
-    # The trimmed copy lacks use_sliding_window; with five sliding layers the published file must set it
-    # (otherwise Qwen3Config drops the window, DF204), so the base restores it.
-    DFLASH2, DFLASH2_SOURCE = {**QWEN38_DFLASH2_TRIMMED, "use_sliding_window": True}, "embedded (trimmed copy)"
+# z-lab/Qwen3.8-27B-DFlash2 (byte-verified, PROVENANCE.md level A): five sliding layers, trained
+# (non-standard) taps, the conv/selector keys in dflash_config.
+DFLASH2_PATH = UPSTREAM / "z-lab__Qwen3.8-27B-DFlash2" / "config.json"
+DFLASH2 = _load(DFLASH2_PATH)
 
 BASES: dict[str, dict[str, Any]] = {"v1": QWEN35_4B, "legacy": LEGACY, "dflash2": DFLASH2}
 
@@ -457,7 +400,11 @@ def test_table_bases_are_what_they_claim() -> None:
     assert LEGACY["block_size"] == 16 and "block_size" not in LEGACY["dflash_config"]
     assert "rope_theta" in LEGACY and "rope_parameters" not in LEGACY
     assert set(LEGACY["layer_types"]) == {"full_attention"}
-    assert DFLASH2["architectures"] == ["DFlash2DraftModel"], DFLASH2_SOURCE
+    assert DFLASH2["architectures"] == ["DFlash2DraftModel"] and DFLASH2["is_causal"] is False
+    assert DFLASH2["use_sliding_window"] is True and set(DFLASH2["layer_types"]) == {"sliding_attention"}
+    # Trained taps: the DF106 (info) in its baseline.
+    taps = DFLASH2["dflash_config"]["target_layer_ids"]
+    assert taps != _standard_taps(DFLASH2["num_target_layers"], len(taps))
     # The test's own copy of the standard-taps formula agrees with published drafters (spec §4.1).
     assert _standard_taps(36, 5) == [1, 9, 17, 25, 33] and _standard_taps(64, 5) == [1, 16, 31, 46, 61]
     assert _standard_taps(32, 8) == V1_TAPS
@@ -613,9 +560,7 @@ def _standard_taps(n: int, k: int) -> list[int]:
 BASELINE: dict[str, set[tuple[str, str, Severity]]] = {
     "v1": {("DF121", "/block_size", I), ("DF304", "/rope_theta", I)},
     "legacy": {("DF121", "/dflash_config/block_size", I)},
-    "dflash2": {("DF121", "/block_size", I), ("DF304", "/rope_theta", I)} | (
-        set() if DFLASH2["dflash_config"]["target_layer_ids"] == _standard_taps(
-            DFLASH2["num_target_layers"], len(DFLASH2["dflash_config"]["target_layer_ids"])) else {("DF106", TAPS, I)}),
+    "dflash2": {("DF121", "/block_size", I), ("DF304", "/rope_theta", I), ("DF106", TAPS, I)},
 }
 
 
@@ -640,23 +585,32 @@ def test_base_is_clean_after_its_safe_fixes(base: str) -> None:
 
 
 def real_drafter_files() -> list[Path]:
-    found = sorted(SHARED_UPSTREAM.glob("z-lab__*/config*.json"))
-    if FIXTURE_UPSTREAM.is_dir():
-        found += sorted(p for p in FIXTURE_UPSTREAM.rglob("*.json") if p.name.startswith("config"))
-    return found
+    """Every drafter config in fixtures/upstream, at any depth (MiMo's sits in dflash/)."""
+    return sorted(UPSTREAM.rglob("config*.json"))
 
 
-# config.partial.json (SOURCES.md level D) holds only the keys a port reads: its missing keys are unknown,
+# config.partial.json (PROVENANCE.md level D) holds only the keys a port reads: its missing keys are unknown,
 # not absent, so DF131's "missing" errors there say nothing about the published file.
 PARTIAL_UNKNOWN = {("DF131", "/architectures"), ("DF131", "/model_type")}
 
 
-@pytest.mark.parametrize("path", real_drafter_files(),
-                         ids=lambda p: str(p.relative_to(ROOT if ROOT in p.parents else SHARED_UPSTREAM.parent)))
+def test_real_drafter_files_cover_fixtures_upstream() -> None:
+    names = {p.relative_to(UPSTREAM).as_posix() for p in real_drafter_files()}
+    assert {
+        "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash/config.json",
+        "z-lab__Muse-Glimmer-30B-DFlash2/config.json",
+        "z-lab__Qwen3-4B-DFlash-b16/config.json",
+        "z-lab__Qwen3.5-4B-DFlash/config.json",
+        "z-lab__Qwen3.6-27B-DFlash/config.json",
+        "z-lab__Qwen3.6-27B-DFlash/config.partial.json",
+        "z-lab__Qwen3.8-27B-DFlash2/config.json",
+    } <= names
+
+
+@pytest.mark.parametrize("path", real_drafter_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_real_drafter_config_has_no_error(path: Path) -> None:
     report = run(path.read_bytes(), str(path))
-    if report.kind == "skipped":
-        pytest.skip(f"not a drafter config: {report.note}")
+    assert report.kind in ("dflash", "dflash2"), f"not linted as a drafter: {report.note}"
     errors = [f for f in report.findings if f.severity == E]
     if path.name == "config.partial.json":
         errors = [f for f in errors if not ((f.rule, f.pointer) in PARTIAL_UNKNOWN and "missing" in f.message)]
@@ -664,9 +618,6 @@ def test_real_drafter_config_has_no_error(path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------ registry
-
-
-# Docstrings the catalogue ships without a "Fail" example (reported; remove the entry once fixed).
 
 
 def test_registry_ids_and_names() -> None:
@@ -698,7 +649,7 @@ def test_every_file_only_rule_has_a_fail_case() -> None:
     failed = {rule for c in CASES if not c.marks for rule, _, _ in c.expect}
     missing = [rule_id for rule_id in FILE_ONLY_RULES if rule_id not in failed]
     assert missing == [], f"rules without a (non-xfail) fail case in the table: {missing}"
-    # The exclusion is what the brief names: the --target, weights (and --from-hub) families.
+    # Only the families that need more than the file are excluded: --target, weights (and --from-hub).
     assert all(r.id.startswith(("DF4", "DF5", "DF6", "DF7", "DF8")) for r in ALL if r.id not in FILE_ONLY_RULES)
     assert {"DF001", "DF010", "DF141", "DF207", "DF304"} <= set(FILE_ONLY_RULES)
 

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, ROOT
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012, specification_with
 
-SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
-UPSTREAM = Path("/work/shared/upstream-configs")
+SCHEMA_DIR = ROOT / "schemas"
+UPSTREAM = FIXTURES / "upstream"
 
 V1 = json.loads((SCHEMA_DIR / "dflash.schema.json").read_text(encoding="utf-8"))
 V2 = json.loads((SCHEMA_DIR / "dflash2.schema.json").read_text(encoding="utf-8"))
@@ -50,44 +51,26 @@ RULE_OWNED = {
     "layer_types",
 }
 
-# z-lab/Qwen3.8-27B-DFlash2 (mirrored as incoai/Qwen3.8-27B-DFlash2): no copy is in upstream-configs, so this is
-# the copy in spokvulcan/mlx-swift-lm Tests/MLXLMTests/DFlash2Tests.swift @ 92e300b747f00923daf32c901a44dc005eaf4b2a
-# ("Mirrors z-lab/Qwen3.8-27B-DFlash2's config.json"; bri-prism/mlx-swift-lm carries the same literal). Trimmed by
-# that project (no dtype, hidden_act, use_sliding_window, ...), bytes unverified; values agree with spec §6.
-QWEN38_DFLASH2: dict[str, Any] = {
-    "architectures": ["DFlash2DraftModel"],
-    "is_causal": False,
-    "dflash_config": {
-        "block_size": 8,
-        "conv_group_size": 16,
-        "conv_kernel_size": 2,
-        "mask_token_id": 248070,
-        "selector_rank": 256,
-        "selector_top_k": 16,
-        "target_layer_ids": [5, 19, 33, 47, 61],
-    },
-    "head_dim": 128,
-    "hidden_size": 5120,
-    "intermediate_size": 17408,
-    "layer_types": ["sliding_attention"] * 5,
-    "max_position_embeddings": 262144,
-    "model_type": "qwen3",
-    "num_attention_heads": 32,
-    "num_hidden_layers": 5,
-    "num_key_value_heads": 8,
-    "num_target_layers": 64,
-    "rms_norm_eps": 1e-06,
-    "rope_parameters": {"rope_theta": 10000000, "rope_type": "default"},
-    "sliding_window": 2048,
-    "tie_word_embeddings": False,
-    "vocab_size": 248320,
-}
+# z-lab/Qwen3.8-27B-DFlash2 (mirrored as incoai/Qwen3.8-27B-DFlash2), byte-verified (PROVENANCE.md level A);
+# values agree with spec §6.
+QWEN38_DFLASH2: dict[str, Any] = json.loads(
+    (UPSTREAM / "z-lab__Qwen3.8-27B-DFlash2" / "config.json").read_text(encoding="utf-8")
+)
 
 DELETE = object()
 
 
 def drafter_files() -> list[Path]:
-    return sorted(UPSTREAM.glob("z-lab__*/config*.json"))
+    """Every drafter config in fixtures/upstream, at any depth (MiMo's sits in dflash/)."""
+    return sorted(UPSTREAM.rglob("config*.json"))
+
+
+def _file_id(path: Path) -> str:
+    return path.relative_to(UPSTREAM).as_posix()
+
+
+def _is_v1(path: Path) -> bool:
+    return kind_of(json.loads(path.read_text(encoding="utf-8"))) == "dflash"
 
 
 def kind_of(doc: dict[str, Any]) -> str:
@@ -120,8 +103,6 @@ def planted(base: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str
 def qwen35_4b() -> dict[str, Any]:
     """z-lab/Qwen3.5-4B-DFlash, the fullest real v1 file (newer layout: rope_parameters, mixed SWA/full)."""
     path = UPSTREAM / "z-lab__Qwen3.5-4B-DFlash" / "config.json"
-    if not path.is_file():
-        pytest.skip(f"{path} is not available")
     doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return doc
 
@@ -206,13 +187,20 @@ def test_the_registry_resolves_the_v1_schema_from_the_v2_one() -> None:
 # ---------------------------------------------------------------------------------------------- real files
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"{UPSTREAM} is not available")
 def test_the_upstream_folder_holds_the_known_drafters() -> None:
-    names = {p.parent.name for p in drafter_files()}
-    assert {"z-lab__Qwen3-4B-DFlash-b16", "z-lab__Qwen3.5-4B-DFlash", "z-lab__Qwen3.6-27B-DFlash"} <= names
+    names = {p.relative_to(UPSTREAM).parts[0] for p in drafter_files()}
+    assert {
+        "z-lab__Qwen3-4B-DFlash-b16",
+        "z-lab__Qwen3.5-4B-DFlash",
+        "z-lab__Qwen3.6-27B-DFlash",
+        "z-lab__Qwen3.8-27B-DFlash2",
+        "z-lab__Muse-Glimmer-30B-DFlash2",
+        "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash",
+    } <= names
+    assert UPSTREAM / "z-lab__Qwen3.6-27B-DFlash" / "config.partial.json" in drafter_files()
 
 
-@pytest.mark.parametrize("path", drafter_files(), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", drafter_files(), ids=_file_id)
 def test_real_drafter_validates_clean(path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     kind = kind_of(doc)
@@ -220,14 +208,14 @@ def test_real_drafter_validates_clean(path: Path) -> None:
     assert describe(errors(kind, doc)) == []
 
 
-def test_qwen38_dflash2_mirror_validates_clean() -> None:
+def test_qwen38_dflash2_validates_clean() -> None:
     assert kind_of(QWEN38_DFLASH2) == "dflash2"
     assert describe(errors("dflash2", QWEN38_DFLASH2)) == []
     # The v2 additions only tighten, so a DFlash2 file is also a valid DFlash file.
     assert describe(errors("dflash", QWEN38_DFLASH2)) == []
 
 
-@pytest.mark.parametrize("path", drafter_files(), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", [p for p in drafter_files() if _is_v1(p)], ids=_file_id)
 def test_v1_drafters_also_pass_the_v2_schema(path: Path) -> None:
     # They carry no conv/selector keys, so nothing v2-specific applies (missing keys are DF141's job).
     assert describe(errors("dflash2", json.loads(path.read_text(encoding="utf-8")))) == []

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES
 
 from dflash_cfg.target import AddedToken, Target, TargetError, load_target
 
-TARGETS = Path("/work/shared/upstream-configs/targets")
+TARGETS = FIXTURES / "targets"
 
 
 def _write(path: Path, obj: Any) -> Path:
@@ -31,6 +32,15 @@ def _error(path: Path | str) -> str:
 # --- real target configs --------------------------------------------------------------------------
 
 
+def config_only(tmp_path: Path, name: str) -> Path:
+    """A target dir holding only the real config.json: what the config alone gives, without the tokenizer or
+    generation files that sit beside it in some fixture dirs."""
+    directory = tmp_path / name
+    directory.mkdir()
+    (directory / "config.json").write_bytes((TARGETS / name / "config.json").read_bytes())
+    return directory
+
+
 @pytest.mark.parametrize(
     ("name", "model_type", "layers", "hidden", "vocab"),
     [
@@ -40,10 +50,8 @@ def _error(path: Path | str) -> str:
         pytest.param("openai__gpt-oss-20b", "gpt_oss", 24, 2880, 201088, id="gpt-oss-20b"),
     ],
 )
-def test_real_targets(name: str, model_type: str, layers: int, hidden: int, vocab: int) -> None:
-    directory = TARGETS / name
-    if not (directory / "config.json").is_file():
-        pytest.skip(f"shared target config missing: {directory}")
+def test_real_targets(name: str, model_type: str, layers: int, hidden: int, vocab: int, tmp_path: Path) -> None:
+    directory = config_only(tmp_path, name)
     t = load_target(directory)
     assert (t.model_type, t.num_hidden_layers, t.hidden_size, t.vocab_size) == (
         model_type,
@@ -58,10 +66,8 @@ def test_real_targets(name: str, model_type: str, layers: int, hidden: int, voca
     assert load_target(directory / "config.json").special_ids == t.special_ids
 
 
-def test_real_composite_special_ids() -> None:
-    directory = TARGETS / "Qwen__Qwen3.6-27B"
-    if not (directory / "config.json").is_file():
-        pytest.skip(f"shared target config missing: {directory}")
+def test_real_composite_special_ids(tmp_path: Path) -> None:
+    directory = config_only(tmp_path, "Qwen__Qwen3.6-27B")
     t = load_target(directory)
     assert t.special_ids == (
         ("config.image_token_id", 248056),
@@ -75,10 +81,8 @@ def test_real_composite_special_ids() -> None:
     assert t.named_special(248070) == ()
 
 
-def test_real_gpt_oss_special_ids() -> None:
-    directory = TARGETS / "openai__gpt-oss-20b"
-    if not (directory / "config.json").is_file():
-        pytest.skip(f"shared target config missing: {directory}")
+def test_real_gpt_oss_special_ids(tmp_path: Path) -> None:
+    directory = config_only(tmp_path, "openai__gpt-oss-20b")
     assert load_target(directory).special_ids == (
         ("config.eos_token_id", 200002),
         ("config.pad_token_id", 199999),

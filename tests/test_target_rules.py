@@ -11,36 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from conftest import FIXTURES, ROOT, Result
 
-SHARED = Path("/work/shared/upstream-configs")
-
-# --- inputs: the fixtures/ copies when present, else the shared copies ----------------------------------
-
-
-def _first_file(candidates: list[Path]) -> Path:
-    for path in candidates:
-        if path.is_file():
-            return path
-    pytest.skip("input config missing: " + ", ".join(map(str, candidates)))
-
-
-def _drafter_source(name: str) -> Path:
-    """A published drafter config: fixtures/upstream/<name>/ first, then the shared copy."""
-    names = ("config.json", "config.reconstructed.json", "config.partial.json")
-    candidates = [FIXTURES / "upstream" / name / n for n in names]
-    candidates += [SHARED / name / n for n in names]
-    return _first_file(candidates)
-
-
-def _target_source(name: str) -> Path:
-    return _first_file([FIXTURES / "targets" / name / "config.json", SHARED / "targets" / name / "config.json"])
+UPSTREAM = FIXTURES / "upstream"
+TARGETS = FIXTURES / "targets"
 
 
 def load_drafter(name: str) -> dict[str, Any]:
-    data = json.loads(_drafter_source(name).read_text(encoding="utf-8"))
+    data = json.loads((UPSTREAM / name / "config.json").read_text(encoding="utf-8"))
     assert isinstance(data, dict)
     return data
 
@@ -60,7 +38,7 @@ def make_drafter(tmp_path: Path, cfg: dict[str, Any], name: str = "drafter") -> 
 def make_target(tmp_path: Path, name: str, *, changes: dict[str, Any] | None = None,
                 dirname: str = "target") -> Path:
     """A target dir holding a copy of the real target config.json (only that file, unless a test adds more)."""
-    cfg = json.loads(_target_source(name).read_text(encoding="utf-8"))
+    cfg = json.loads((TARGETS / name / "config.json").read_text(encoding="utf-8"))
     cfg.update(changes or {})
     directory = tmp_path / dirname
     write_json(directory / "config.json", cfg)
@@ -249,20 +227,20 @@ def test_df405_top_level_taps(dflash: Callable[..., Result], tmp_path: Path) -> 
 
 
 def incident_drafter() -> dict[str, Any]:
-    fixture = FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json"
-    if fixture.is_file():
-        cfg = json.loads(fixture.read_text(encoding="utf-8"))
-    else:
-        cfg = load_drafter(Q36_27B)
-        cfg["architectures"] = ["DFlashDraftModel"]
-        cfg["model_type"] = "qwen3"
-        cfg["dflash_config"]["mask_token_id"] = 248064
-        cfg["dflash_config"]["target_layer_ids"] = [1, 17, 33, 49, 63]
-        cfg["layer_types"] = ["full_attention"] * 5
+    cfg = json.loads((FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json").read_text(encoding="utf-8"))
     assert cfg["dflash_config"]["mask_token_id"] == 248064
     assert cfg["dflash_config"]["target_layer_ids"] == [1, 17, 33, 49, 63]
     assert cfg["layer_types"] == ["full_attention"] * 5
     return cfg
+
+
+def test_incident_drafter_is_the_upstream_file_with_three_changes() -> None:
+    """The stale on-disk state differs from the upstream drafter only in the mask, the taps and layer_types."""
+    expected = load_drafter(Q36_27B)
+    expected["dflash_config"]["mask_token_id"] = 248064
+    expected["dflash_config"]["target_layer_ids"] = [1, 17, 33, 49, 63]
+    expected["layer_types"] = ["full_attention"] * 5
+    assert incident_drafter() == expected
 
 
 def test_incident_drafter_against_real_qwen36_27b(dflash: Callable[..., Result], tmp_path: Path) -> None:
@@ -284,7 +262,7 @@ def test_incident_drafter_against_real_qwen36_27b(dflash: Callable[..., Result],
 def test_incident_drafter_against_a_flat_36_layer_reading(dflash: Callable[..., Result], tmp_path: Path) -> None:
     """Had the composite config been read at the top level only, depth would be unknown; a flat copy with the
     text_config values hoisted must give the same verdicts."""
-    real = json.loads(_target_source(QWEN36_27B).read_text(encoding="utf-8"))
+    real = json.loads((TARGETS / QWEN36_27B / "config.json").read_text(encoding="utf-8"))
     flat = {k: v for k, v in real.items() if k != "text_config"} | real["text_config"]
     target = write_json(tmp_path / "flat" / "config.json", flat).parent
     _, findings = check_json(dflash, make_drafter(tmp_path, incident_drafter()), target)
@@ -325,30 +303,26 @@ _QWEN3_ADDED = [
 
 
 def qwen3_tokenizer_config() -> dict[str, Any]:
-    fixture = FIXTURES / "targets" / QWEN3_4B / "tokenizer_config.json"
-    if fixture.is_file():
-        tc = json.loads(fixture.read_text(encoding="utf-8"))
-    else:
-        decoder = {
-            str(151643 + i): {"content": content, "lstrip": False, "normalized": False, "rstrip": False,
-                              "single_word": False, "special": special}
-            for i, (content, special) in enumerate(_QWEN3_ADDED)
-        }
-        tc = {
-            "add_bos_token": False,
-            "add_prefix_space": False,
-            "added_tokens_decoder": decoder,
-            "additional_special_tokens": [c for c, s in _QWEN3_ADDED if s][1:],
-            "bos_token": None,
-            "clean_up_tokenization_spaces": False,
-            "eos_token": "<|im_end|>",
-            "errors": "replace",
-            "model_max_length": 131072,
-            "pad_token": "<|endoftext|>",
-            "split_special_tokens": False,
-            "tokenizer_class": "Qwen2Tokenizer",
-            "unk_token": None,
-        }
+    decoder = {
+        str(151643 + i): {"content": content, "lstrip": False, "normalized": False, "rstrip": False,
+                          "single_word": False, "special": special}
+        for i, (content, special) in enumerate(_QWEN3_ADDED)
+    }
+    tc: dict[str, Any] = {
+        "add_bos_token": False,
+        "add_prefix_space": False,
+        "added_tokens_decoder": decoder,
+        "additional_special_tokens": [c for c, s in _QWEN3_ADDED if s][1:],
+        "bos_token": None,
+        "clean_up_tokenization_spaces": False,
+        "eos_token": "<|im_end|>",
+        "errors": "replace",
+        "model_max_length": 131072,
+        "pad_token": "<|endoftext|>",
+        "split_special_tokens": False,
+        "tokenizer_class": "Qwen2Tokenizer",
+        "unk_token": None,
+    }
     d = tc["added_tokens_decoder"]
     assert (d["151643"]["content"], d["151643"]["special"]) == ("<|endoftext|>", True)
     assert (d["151644"]["content"], d["151644"]["special"]) == ("<|im_start|>", True)

@@ -16,7 +16,6 @@ from safetensors.numpy import save_file
 
 from conftest import FIXTURES, Result
 
-SHARED = Path("/work/shared/upstream-configs")
 B16 = "z-lab__Qwen3-4B-DFlash-b16"
 
 # A small drafter, shaped like z-lab's: 5 layers, 5 taps, GQA 4/2, head_dim 16.
@@ -25,13 +24,9 @@ TAPS = [1, 9, 17, 25, 33]
 
 
 def published_b16() -> dict[str, Any]:
-    for path in (FIXTURES / "upstream" / B16 / "config.json", FIXTURES / "upstream" / B16 / "config.reconstructed.json",
-                 SHARED / B16 / "config.reconstructed.json"):
-        if path.is_file():
-            data = json.loads(path.read_text(encoding="utf-8"))
-            assert isinstance(data, dict)
-            return data
-    pytest.skip("Qwen3-4B-DFlash-b16 config missing")
+    data = json.loads((FIXTURES / "upstream" / B16 / "config.json").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
 
 
 def small_config(**changes: Any) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from typing import Any
 import click
 
 from . import __version__, preflight
+from .lock import LockError
 from .model import Report, Severity
+from .repair import FixOptions, plan, verify, write
 from .report import (
     REPORTERS,
     catalogue_json,
@@ -24,11 +26,9 @@ from .report import (
     where_text,
 )
 from .rules import ALL
-from .lock import LockError
-from .repair import FixOptions, plan, verify, write
+from .runner import SHA256, CheckOptions, HubOptions, UsageError, check, diff, select_rules
 from .where import WhereError, locate
 from .writer import WriteError
-from .runner import SHA256, CheckOptions, HubOptions, UsageError, check, diff, select_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 

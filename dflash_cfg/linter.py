@@ -14,8 +14,8 @@ from .hub import HubFile
 from .launch import Launch
 from .model import FileReport, Finding, Kind, Upstream
 from .rules import ALL, Context, Rule
-from .rules.base import Integrity
 from .rules.attention import FULL, SLIDING, strip
+from .rules.base import Integrity
 from .target import Target
 from .weights import Weights
 

@@ -6,17 +6,17 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 import click
 
 from .document import git_blob_sha1
-from .model import FileReport, Finding, Report, Severity
-from .rules import ALL, REGISTRY, Rule
 from .lock import lock_path
+from .model import FileReport, Finding, Report, Severity
 from .preflight import Preflight
 from .repair import Outcome, Plan
+from .rules import ALL, REGISTRY, Rule
 from .runner import DiffResult
 from .where import Location
 

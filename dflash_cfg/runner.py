@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 import hashlib
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,8 +18,8 @@ from .document import git_blob_sha1, parse
 from .effective import Effective, transformers_version
 from .hub import HubError, HubFile, fetch_config, repo_from_cache_path
 from .launch import Launch
-from .lock import LockError, read_lock
 from .linter import Inputs, lint
+from .lock import LockError, read_lock
 from .model import FileReport, Report
 from .rules import ALL, Rule
 from .rules.base import Integrity

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hubserver import ErrorHub, Olah
 
 from dflash_cfg.cli import cli as cli_group
 from dflash_cfg.cli import run
-from hubserver import ErrorHub, Olah
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

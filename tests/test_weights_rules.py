@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from safetensors.numpy import save_file
-
 from conftest import FIXTURES, Result
+from safetensors.numpy import save_file
 
 B16 = "z-lab__Qwen3-4B-DFlash-b16"
 

@@ -38,11 +38,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE_NAME = "z-lab__Qwen3.5-4B-DFlash"
-BASE_CANDIDATES = (
-    ROOT / "fixtures" / "upstream" / BASE_NAME / "config.json",
-    Path("/work/shared/upstream-configs") / BASE_NAME / "config.json",
-)
-TARGETS_DIR = Path("/work/shared/upstream-configs/targets")
+BASE_CANDIDATES = (ROOT / "fixtures" / "upstream" / BASE_NAME / "config.json",)
+TARGETS_DIR = ROOT / "fixtures" / "targets"
 
 COLD_TARGET = 1.35  # ratio of medians, check / floor
 TREE_TARGET_MS = 3.0  # (median tree - median floor) / configs, in ms

@@ -1,7 +1,7 @@
 """Tensor names, shapes and dtypes of a checkpoint, read from safetensors headers only.
 
 Rules compare config.json against the weights (fc.weight in-features vs len(target_layer_ids)·hidden,
-layer count, head sizes; spec §4.3), and all of that is in the header. A safetensors file is
+layer count, head sizes), and all of that is in the header. A safetensors file is
 `u64 little-endian header length` + `header JSON` + tensor bytes, so we read 8 + n bytes per file and
 never touch the data: a multi-GB shard costs one open and two reads. Stdlib only on purpose, so the
 linter does not pull in safetensors/numpy/torch just to look at shapes.

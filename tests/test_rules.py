@@ -31,8 +31,8 @@ E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO  # noqa: E741 - the ca
 UPSTREAM = FIXTURES / "upstream"
 INPUTS = Inputs(effective_fn=dflash_cfg.effective.view)
 TAPS = "/dflash_config/target_layer_ids"
-# Rules that look at more than the file itself (--target, weights, --from-hub) are tested by the helpers
-# that own those inputs; everything that needs only the file must have a fail case here.
+# Rules that look at more than the file itself (--target, weights, --from-hub, the lock, a launch) are tested
+# with those inputs in their own test modules; everything that needs only the file must have a fail case here.
 FILE_ONLY_NEEDS = {"bytes", "data", "effective"}
 FILE_ONLY_RULES = sorted(r.id for r in ALL if set(r.needs) <= FILE_ONLY_NEEDS)
 
@@ -405,7 +405,7 @@ def test_table_bases_are_what_they_claim() -> None:
     # Trained taps: the DF106 (info) in its baseline.
     taps = DFLASH2["dflash_config"]["target_layer_ids"]
     assert taps != _standard_taps(DFLASH2["num_target_layers"], len(taps))
-    # The test's own copy of the standard-taps formula agrees with published drafters (spec §4.1).
+    # The test's own copy of the standard-taps formula agrees with published drafters.
     assert _standard_taps(36, 5) == [1, 9, 17, 25, 33] and _standard_taps(64, 5) == [1, 16, 31, 46, 61]
     assert _standard_taps(32, 8) == V1_TAPS
     for name in BASES:

@@ -52,7 +52,7 @@ RULE_OWNED = {
 }
 
 # z-lab/Qwen3.8-27B-DFlash2 (mirrored as incoai/Qwen3.8-27B-DFlash2), byte-verified (PROVENANCE.md level A);
-# values agree with spec §6.
+# values agree with the published values.
 QWEN38_DFLASH2: dict[str, Any] = json.loads(
     (UPSTREAM / "z-lab__Qwen3.8-27B-DFlash2" / "config.json").read_text(encoding="utf-8")
 )

@@ -103,7 +103,7 @@ def test_target_hidden_size_declared_wrong(dflash: Callable[..., Result], tmp_pa
 
 
 def test_target_hidden_size_declared_right_for_a_wider_target(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    # An "exotic" drafter (spec §3): own width 2560, reading a 4096-wide target. Not a DF401.
+    # An "exotic" drafter (target_hidden_size set): own width 2560, reading a 4096-wide target. Not a DF401.
     cfg = load_drafter(B16)
     cfg["target_hidden_size"] = 4096
     _, findings = check_json(dflash, make_drafter(tmp_path, cfg), make_target(tmp_path, QWEN3_8B))

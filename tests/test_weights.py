@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from safetensors.numpy import save_file
+from checkpoints import drafter_shapes, save
 
 from dflash_cfg.weights import (
     INDEX_NAME,
@@ -26,33 +26,9 @@ from dflash_cfg.weights import (
 HIDDEN, K, HEADS, KV_HEADS, HEAD_DIM, INTER, LAYERS = 32, 3, 4, 2, 8, 64, 5
 
 
-def drafter_shapes(prefix: str = "") -> dict[str, tuple[int, ...]]:
-    """A DFlash drafter's tensors per spec §4.3 (no embed_tokens / lm_head)."""
-    shapes: dict[str, tuple[int, ...]] = {
-        "fc.weight": (HIDDEN, K * HIDDEN),
-        "hidden_norm.weight": (HIDDEN,),
-        "norm.weight": (HIDDEN,),
-    }
-    for i in range(LAYERS):
-        p = f"layers.{i}."
-        shapes |= {
-            p + "self_attn.q_proj.weight": (HEADS * HEAD_DIM, HIDDEN),
-            p + "self_attn.k_proj.weight": (KV_HEADS * HEAD_DIM, HIDDEN),
-            p + "self_attn.v_proj.weight": (KV_HEADS * HEAD_DIM, HIDDEN),
-            p + "self_attn.o_proj.weight": (HIDDEN, HEADS * HEAD_DIM),
-            p + "self_attn.q_norm.weight": (HEAD_DIM,),
-            p + "self_attn.k_norm.weight": (HEAD_DIM,),
-            p + "mlp.gate_proj.weight": (INTER, HIDDEN),
-            p + "mlp.up_proj.weight": (INTER, HIDDEN),
-            p + "mlp.down_proj.weight": (HIDDEN, INTER),
-            p + "input_layernorm.weight": (HIDDEN,),
-            p + "post_attention_layernorm.weight": (HIDDEN,),
-        }
-    return {prefix + k: v for k, v in shapes.items()}
-
-
-def save(path: Path, shapes: dict[str, tuple[int, ...]], dtype: type = np.float16) -> None:
-    save_file({k: np.zeros(v, dtype=dtype) for k, v in shapes.items()}, str(path))
+def drafter(prefix: str = "") -> dict[str, tuple[int, ...]]:
+    return drafter_shapes(hidden=HIDDEN, heads=HEADS, kv=KV_HEADS, head_dim=HEAD_DIM, inter=INTER, layers=LAYERS,
+                          taps=K, prefix=prefix)
 
 
 def raw_header(header: object) -> bytes:
@@ -69,7 +45,7 @@ def write_raw(path: Path, data: bytes) -> Path:
 
 
 def test_single_file_drafter(tmp_path: Path) -> None:
-    shapes = drafter_shapes()
+    shapes = drafter()
     save(tmp_path / "model.safetensors", shapes)
 
     w = read_weights(tmp_path)
@@ -90,7 +66,7 @@ def test_single_file_drafter(tmp_path: Path) -> None:
 
 
 def test_prefixed_names(tmp_path: Path) -> None:
-    save(tmp_path / "model.safetensors", drafter_shapes("model."))
+    save(tmp_path / "model.safetensors", drafter("model."))
 
     w = read_weights(tmp_path)
 
@@ -145,7 +121,7 @@ def test_bf16_and_metadata(tmp_path: Path) -> None:
 
 
 def test_sharded_with_index(tmp_path: Path) -> None:
-    shapes = drafter_shapes()
+    shapes = drafter()
     names = sorted(shapes)
     first = {n: shapes[n] for n in names if not n.startswith("layers.")}
     second = {n: shapes[n] for n in names if n.startswith("layers.")}

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from checkpoints import drafter_shapes, save
 from conftest import FIXTURES, Result
-from safetensors.numpy import save_file
 
 B16 = "z-lab__Qwen3-4B-DFlash-b16"
 
@@ -44,35 +44,8 @@ def small_config(**changes: Any) -> dict[str, Any]:
 def shapes(*, hidden: int = HIDDEN, heads: int = HEADS, kv: int = KV, head_dim: int = HEAD_DIM,
            inter: int = INTER, layers: int | list[int] = LAYERS, taps: int = len(TAPS),
            fc_in: int | None = None, prefix: str = "") -> dict[str, tuple[int, ...]]:
-    """Tensor names and shapes of a z-lab DFlash checkpoint (spec §4.3): no embed_tokens / lm_head."""
-    out: dict[str, tuple[int, ...]] = {
-        "fc.weight": (hidden, fc_in if fc_in is not None else taps * hidden),
-        "hidden_norm.weight": (hidden,),
-        "norm.weight": (hidden,),
-    }
-    for i in (range(layers) if isinstance(layers, int) else layers):
-        p = f"layers.{i}."
-        out |= {
-            p + "self_attn.q_proj.weight": (heads * head_dim, hidden),
-            p + "self_attn.k_proj.weight": (kv * head_dim, hidden),
-            p + "self_attn.v_proj.weight": (kv * head_dim, hidden),
-            p + "self_attn.o_proj.weight": (hidden, heads * head_dim),
-            p + "self_attn.q_norm.weight": (head_dim,),
-            p + "self_attn.k_norm.weight": (head_dim,),
-            p + "mlp.gate_proj.weight": (inter, hidden),
-            p + "mlp.up_proj.weight": (inter, hidden),
-            p + "mlp.down_proj.weight": (hidden, inter),
-            p + "input_layernorm.weight": (hidden,),
-            p + "post_attention_layernorm.weight": (hidden,),
-        }
-    return {prefix + k: v for k, v in out.items()}
-
-
-def save(path: Path, tensors: dict[str, tuple[int, ...]], dtype: Any = np.float16) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_file({k: np.zeros(v, dtype=dtype) for k, v in tensors.items()}, str(path),
-              metadata={"format": "pt"})
-    return path
+    return drafter_shapes(hidden=hidden, heads=heads, kv=kv, head_dim=head_dim, inter=inter, layers=layers,
+                          taps=taps, fc_in=fc_in, prefix=prefix)
 
 
 def write_config(directory: Path, cfg: dict[str, Any]) -> Path:

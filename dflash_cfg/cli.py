@@ -12,7 +12,7 @@ import click
 from . import __version__, preflight
 from .lock import LockError
 from .model import Report, Severity
-from .repair import FixOptions, plan, verify, write
+from .repair import FixOptions, plan, remaining_errors, verify, write
 from .report import (
     REPORTERS,
     catalogue_json,
@@ -156,6 +156,11 @@ def fix_command(ctx: click.Context, paths: tuple[str, ...], from_hub: str | None
         p = plan(FixOptions(path, hub, only_critical, target, Severity[min_severity.upper()]))
         if not p.changed:
             click.echo(fix_unchanged_text(p))
+            left = remaining_errors(p)
+            if left:
+                click.echo(f"{left} error(s) need upstream values or a human: dflash-cfg check {p.path.parent}",
+                           err=True)
+                code = EXIT_FINDINGS
             continue
         click.echo(p.diff(), nl=False)
         click.echo("".join(f"  - {summary}\n" for summary in p.applied), nl=False)

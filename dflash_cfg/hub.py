@@ -73,8 +73,19 @@ def repo_from_cache_path(path: Path) -> tuple[str, str] | None:
     return (f"{match[1]}/{match[2]}", match[3]) if match else None
 
 
+def check_repo_id(repo: str) -> None:
+    """Refuse a malformed repo id with one line, before huggingface_hub raises on it deep inside a call."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo)
+    except HFValidationError as exc:
+        raise HubError(f"{repo!r} is not a Hub repo id (org/name): {' '.join(str(exc).split())}") from None
+
+
 def fetch_config(repo: str, revision: str, *, offline: bool = False) -> HubFile:
     """config.json of `repo` at `revision`, with the commit it resolved to and its blob id."""
+    check_repo_id(repo)
     s = settings(offline)
     if s.offline or COMMIT.match(revision):
         cached, problem = _from_cache(repo, revision, s)

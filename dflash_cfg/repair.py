@@ -145,9 +145,13 @@ def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
     written = write_verified(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
     source = None if p.upstream is None else Source(p.upstream.repo, p.upstream.revision, p.upstream.commit)
     entry = record(p.path, written, source, __version__) if record_lock else None
+    return Outcome(written, entry, remaining_errors(p))
+
+
+def remaining_errors(p: Plan) -> int:
+    """Errors the planned bytes still have: what only upstream values or a human can settle."""
     report = lint(p.new, str(p.path), Inputs(effective_fn=effective_fn()))
-    errors = sum(1 for f in report.findings if f.severity == Severity.ERROR)
-    return Outcome(written, entry, errors)
+    return sum(1 for f in report.findings if f.severity == Severity.ERROR)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import files
 from .document import git_blob_sha1
-from .hub import COMMIT, repo_from_cache_path, settings
+from .hub import COMMIT, HubError, check_repo_id, repo_from_cache_path, settings
 
 CONFIG = "config.json"
 
@@ -49,6 +49,10 @@ def locate(name: str, revision: str | None = None) -> Location:
                          cached[1] if cached else None, None)
     if name.count("/") != 1 or name.startswith((".", "/")):
         raise WhereError(f"{name!r} is neither an existing path nor a Hub repo id (org/name)")
+    try:
+        check_repo_id(name)
+    except HubError as exc:
+        raise WhereError(f"not an existing path, and {exc}") from None
     return _from_cache(name, revision or "main")
 
 

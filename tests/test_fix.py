@@ -217,3 +217,11 @@ def test_fix_usage_errors(dflash: Run, tmp_path: Path, args: tuple[str, ...]) ->
     folder = model_dir(tmp_path, UPSTREAM)
     result = dflash("fix", folder, *args)
     assert result.code == 2 and "Traceback" not in result.err
+
+
+def test_nothing_to_fix_but_errors_left_is_exit_1(dflash: Run, tmp_path: Path) -> None:
+    folder = model_dir(tmp_path, b'{"architectures": ["DFlashDraftModel"], "dflash_config": {}, "a": 1, "a": 2}')
+    before = (folder / "config.json").read_bytes()
+    result = dflash("fix", folder, "--yes")
+    assert result.code == 1 and "nothing to change" in result.out and "need upstream values" in result.err
+    assert (folder / "config.json").read_bytes() == before

@@ -237,3 +237,10 @@ def test_a_mechanical_mirror_is_not_a_critical_difference(dflash: Run, hub: Olah
     assert result.code == 0, result.out
     [mirror] = [f for f in result.json()["files"][0]["findings"] if f["pointer"] == "/dflash_config/block_size"]
     assert mirror["rule"] == "DF602" and "mirrors upstream's block_size" in mirror["message"]
+
+
+@pytest.mark.parametrize("command", ["check", "diff"])
+def test_malformed_repo_id_is_a_usage_error(dflash: Run, tmp_path: Path, command: str) -> None:
+    result = dflash(command, drafter(tmp_path, INCIDENT), "--from-hub", "not a repo!")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "is not a Hub repo id" in result.err and "internal error" not in result.err

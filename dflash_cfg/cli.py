@@ -157,26 +157,24 @@ def fix_command(ctx: click.Context, paths: tuple[str, ...], from_hub: str | None
         if not p.changed:
             click.echo(fix_unchanged_text(p))
             left = remaining_errors(p)
-            if left:
-                click.echo(f"{left} error(s) need upstream values or a human: dflash-cfg check {p.path.parent}",
-                           err=True)
+        else:
+            click.echo(p.diff(), nl=False)
+            click.echo("".join(f"  - {summary}\n" for summary in p.applied), nl=False)
+            if dry_run:
                 code = EXIT_FINDINGS
-            continue
-        click.echo(p.diff(), nl=False)
-        click.echo("".join(f"  - {summary}\n" for summary in p.applied), nl=False)
-        if dry_run:
-            code = EXIT_FINDINGS
-            continue
-        if not yes:
-            if not sys.stdin.isatty():
-                raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
-            click.confirm(f"Write {p.path}?", abort=True)
-        out = write(p, backup=not no_backup, record_lock=not no_lock)
-        click.echo(fix_written_text(p, out), nl=False)
-        if out.remaining_errors:
-            click.echo(f"{out.remaining_errors} error(s) remain that need upstream values or a human: "
+                continue
+            if not yes:
+                if not sys.stdin.isatty():
+                    raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
+                click.confirm(f"Write {p.path}?", abort=True)
+            out = write(p, backup=not no_backup, record_lock=not no_lock)
+            click.echo(fix_written_text(p, out), nl=False)
+            left = out.remaining_errors
+            if exit_non_zero_on_fix:
+                code = EXIT_FINDINGS
+        if left:
+            click.echo(f"{left} error(s) remain that need upstream values or a human: "
                        f"dflash-cfg check {p.path.parent}", err=True)
-        if out.remaining_errors or exit_non_zero_on_fix:
             code = EXIT_FINDINGS
     ctx.exit(code)
 

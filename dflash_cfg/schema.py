@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from .document import pointer
@@ -13,7 +14,12 @@ SCHEMA_FILES = {"dflash": "dflash.schema.json", "dflash2": "dflash2.schema.json"
 
 
 def load(name: str) -> dict[str, Any]:
-    text = resources.files("dflash_cfg.schemas").joinpath(name).read_text(encoding="utf-8")
+    try:
+        # Installed: schemas/ is packaged as dflash_cfg.schemas (pyproject's package-dir).
+        text = resources.files("dflash_cfg.schemas").joinpath(name).read_text(encoding="utf-8")
+    except ModuleNotFoundError:
+        # Imported from a source checkout (e.g. run from the repository root): the top-level schemas/.
+        text = (Path(__file__).resolve().parent.parent / "schemas" / name).read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 

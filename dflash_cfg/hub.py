@@ -179,7 +179,7 @@ def _explain(exc: BaseException, repo: str, revision: str, s: Settings) -> str:
         return f"{repo} is gated: accept its terms on the Hub and set HF_TOKEN to a token with access"
     if isinstance(exc, errors.RevisionNotFoundError):
         return f"revision {revision!r} not found in {repo} (a branch, tag or commit of the repo)"
-    if isinstance(exc, (errors.RemoteEntryNotFoundError, errors.EntryNotFoundError)):
+    if isinstance(exc, errors.EntryNotFoundError):  # RemoteEntryNotFoundError is a subclass
         return f"{where} has no {CONFIG}"
     if isinstance(exc, errors.RepositoryNotFoundError):
         auth = "HF_TOKEN is set: check it has access" if s.token else "if it is private, set HF_TOKEN"

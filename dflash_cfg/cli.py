@@ -9,10 +9,9 @@ from typing import Any
 
 import click
 
-from . import __version__, preflight
+from . import __version__
 from .lock import LockError
 from .model import Report, Severity
-from .repair import FixOptions, plan, remaining_errors, verify, write
 from .report import (
     REPORTERS,
     catalogue_json,
@@ -27,7 +26,6 @@ from .report import (
 )
 from .rules import ALL
 from .runner import SHA256, CheckOptions, HubOptions, UsageError, check, diff, select_rules
-from .where import WhereError, locate
 from .writer import WriteError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -146,6 +144,8 @@ def fix_command(ctx: click.Context, paths: tuple[str, ...], from_hub: str | None
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
+    from .repair import FixOptions, plan, remaining_errors, write  # only fix needs the patcher and writer
+
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
@@ -185,6 +185,7 @@ def fix_command(ctx: click.Context, paths: tuple[str, ...], from_hub: str | None
 @click.pass_context
 def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> None:
     """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
+    from .repair import verify
     if expect_sha256 is not None and not SHA256.match(expect_sha256):
         raise UsageError(f"--expect-sha256 {expect_sha256!r} is not a sha256 (64 hex digits)")
     v = verify(path, expect_sha256)
@@ -215,6 +216,8 @@ def preflight_command(ctx: click.Context, command: tuple[str, ...], from_hub: st
     Model ids are resolved in the local Hugging Face cache, as the engine would, without network.
     Example: dflash-cfg preflight --exec -- vllm serve Qwen/Qwen3.6-27B --speculative-config '{...}'
     """
+    from . import preflight
+
     argv = list(command[1:] if command and command[0] == "--" else command)
     _, hub = _hub((), from_hub, revision, offline)
     result = preflight.run(argv, hub, no_cache)
@@ -244,6 +247,7 @@ def preflight_command(ctx: click.Context, command: tuple[str, ...], from_hub: st
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def where_command(model: str, revision: str | None, fmt: str) -> None:
     """Which config.json an engine would read for MODEL (a path, or a Hub id in the local cache)."""
+    from .where import WhereError, locate
     try:
         location = locate(model, revision)
     except WhereError as exc:

@@ -6,18 +6,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .document import MAX_BYTES, Document, git_blob_sha1, parse
 from .effective import Effective
 from .hub import HubFile
-from .launch import Launch
 from .model import FileReport, Finding, Kind, Upstream
 from .rules import ALL, Context, Rule
 from .rules.attention import FULL, SLIDING, strip
 from .rules.base import Integrity
 from .target import Target
 from .weights import Weights
+
+if TYPE_CHECKING:  # the launch parser is only loaded by preflight
+    from .launch import Launch
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import click
@@ -14,11 +14,13 @@ import click
 from .document import git_blob_sha1
 from .lock import lock_path
 from .model import FileReport, Finding, Report, Severity
-from .preflight import Preflight
-from .repair import Outcome, Plan
 from .rules import ALL, REGISTRY, Rule
-from .runner import DiffResult
-from .where import Location
+
+if TYPE_CHECKING:  # the commands that produce these import them; `check` need not pay for it
+    from .preflight import Preflight
+    from .repair import Outcome, Plan
+    from .runner import DiffResult
+    from .where import Location
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 JSON_VERSION = 1

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__, files
 from .cache import EffectiveCache, default_root
@@ -17,7 +17,6 @@ from .compare import Row, compare
 from .document import git_blob_sha1, parse
 from .effective import Effective, transformers_version
 from .hub import HubError, HubFile, fetch_config, repo_from_cache_path
-from .launch import Launch
 from .linter import Inputs, lint
 from .lock import LockError, read_lock
 from .model import FileReport, Report
@@ -25,6 +24,9 @@ from .rules import ALL, Rule
 from .rules.base import Integrity
 from .target import Target, TargetError, load_target
 from .weights import Weights, WeightsError, read_weights
+
+if TYPE_CHECKING:  # the launch parser is only loaded by preflight
+    from .launch import Launch
 
 
 class UsageError(Exception):

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 from ..document import Document, parse
 from ..effective import Effective
 from ..hub import HubFile
-from ..launch import Launch
 from ..model import Kind, Problem, Severity
 from ..target import Target
 from ..weights import Weights
 
 if TYPE_CHECKING:
+    from ..launch import Launch
     from ..lock import Entry
 
 Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch"]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from ..launch import Launch
 from ..model import Problem, Severity
 from .base import Context, is_int, rule
+
+if TYPE_CHECKING:  # the launch parser is only loaded by preflight
+    from ..launch import Launch
 
 DEFAULT_BLOCK_SIZE = 16  # what newer loaders assume when the file has no block_size
 

@@ -147,11 +147,15 @@ def top_level(imports: list[Import]) -> set[str]:
     return {i.name.split(".")[0] for i in imports}
 
 
+def print_top(imports: list[Import]) -> None:
+    for i in sorted(imports, key=lambda i: i.cumulative_us, reverse=True)[:10]:
+        print(f"  {i.cumulative_us / 1000:>8.1f} ms cumulative {i.self_us / 1000:>7.1f} ms self   {i.name}")
+
+
 def report_imports(check: list[Import], floor: list[Import]) -> bool:
     """Print the top-10 and the watched packages; False if torch was imported."""
     print("\n-X importtime of one cold check (top 10 by cumulative time; nested entries are included in their parents)")
-    for i in sorted(check, key=lambda i: i.cumulative_us, reverse=True)[:10]:
-        print(f"  {i.cumulative_us / 1000:>8.1f} ms cumulative {i.self_us / 1000:>7.1f} ms self   {i.name}")
+    print_top(check)
     total = sum(i.self_us for i in check) / 1000
     floor_total = sum(i.self_us for i in floor) / 1000
     print(f"  all imports: {len(check)} modules, {total:.1f} ms  (floor: {len(floor)} modules, {floor_total:.1f} ms;"
@@ -176,8 +180,7 @@ def report_imports(check: list[Import], floor: list[Import]) -> bool:
 def report_warm_imports(warm: list[Import], reference: list[Import]) -> bool:
     """What a warm check imports, heaviest first; False if it imported transformers."""
     print("\n-X importtime of one warm check (top 10 by cumulative time)")
-    for i in sorted(warm, key=lambda i: i.cumulative_us, reverse=True)[:10]:
-        print(f"  {i.cumulative_us / 1000:>8.1f} ms cumulative {i.self_us / 1000:>7.1f} ms self   {i.name}")
+    print_top(warm)
     total = sum(i.self_us for i in warm) / 1000
     ref_total = sum(i.self_us for i in reference) / 1000
     print(f"  all imports: {len(warm)} modules, {total:.1f} ms  (check-jsonschema: {len(reference)} modules, "

@@ -25,7 +25,7 @@ from .report import (
     where_text,
 )
 from .rules import ALL
-from .runner import SHA256, CheckOptions, HubOptions, UsageError, check, diff, select_rules
+from .runner import CheckOptions, HubOptions, UsageError, check, check_sha256_option, diff, select_rules
 from .writer import WriteError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -186,8 +186,7 @@ def fix_command(ctx: click.Context, paths: tuple[str, ...], from_hub: str | None
 def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> None:
     """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
     from .repair import verify
-    if expect_sha256 is not None and not SHA256.match(expect_sha256):
-        raise UsageError(f"--expect-sha256 {expect_sha256!r} is not a sha256 (64 hex digits)")
+    check_sha256_option(expect_sha256)
     v = verify(path, expect_sha256)
     entry = v.entry
     origin = ""

@@ -37,7 +37,6 @@ class HubFile:
     commit: str  # what it resolved to
     blob_id: str  # git blob sha1 of the file at that commit, as the Hub reports it
     data: bytes
-    from_cache: bool  # True when no request was made
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,7 @@ def _from_cache(repo: str, revision: str, s: Settings) -> tuple[HubFile | None, 
         # Someone wrote through the snapshot symlink into the blob: it is no longer what the Hub served.
         return None, (f"the cached {CONFIG} of {repo}@{commit[:12]} was modified after download (git blob "
                       f"{actual[:12]}, the Hub's is {blob_id[:12]}); run online to re-download it")
-    return HubFile(repo, revision, commit, blob_id, data, True), None
+    return HubFile(repo, revision, commit, blob_id, data), None
 
 
 def _resolve(repo: str, revision: str, s: Settings) -> tuple[str, str]:
@@ -145,7 +144,7 @@ def _download(repo: str, revision: str, commit: str, blob_id: str, s: Settings) 
         # An LFS/Xet file's etag is a sha256, not a git blob id; a config.json never is one.
         if git_blob_sha1(data) == blob_id or len(blob_id) != 40:
             _remember_ref(repo, revision, commit, s)
-            return HubFile(repo, revision, commit, blob_id, data, False)
+            return HubFile(repo, revision, commit, blob_id, data)
     raise HubError(f"downloaded {CONFIG} of {repo}@{commit[:12]} does not match the Hub's blob id {blob_id[:12]}")
 
 

@@ -92,8 +92,7 @@ def load_target_option(option: str | None) -> Target | None:
 
 def check(options: CheckOptions) -> Report:
     target = load_target_option(options.target)
-    if options.expect_sha256 is not None and not SHA256.match(options.expect_sha256):
-        raise UsageError(f"--expect-sha256 {options.expect_sha256!r} is not a sha256 (64 hex digits)")
+    check_sha256_option(options.expect_sha256)
     try:
         # explicit: the file itself, or the config.json of a model dir the user named.
         found = {given: files.discover(Path(given)) for given in options.paths}
@@ -136,6 +135,11 @@ def _recorded(sources: list[bytes], loader: Callable[[], HubFile]) -> HubFile:
 
 _BLOB = re.compile(r"/models--[^/]+/blobs/[^/]+$")
 SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def check_sha256_option(value: str | None) -> None:
+    if value is not None and not SHA256.match(value):
+        raise UsageError(f"--expect-sha256 {value!r} is not a sha256 (64 hex digits)")
 
 
 def integrity(path: Path, raw: bytes, expect_sha256: str | None) -> Integrity:

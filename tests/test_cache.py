@@ -467,7 +467,7 @@ def fake_upstream(monkeypatch: pytest.MonkeyPatch) -> bytes:
     data = upstream_variant()
 
     def upstream_for(path: Path, hub: Any) -> HubFile:
-        return HubFile("org/model", "main", "c" * 40, "b" * 40, data, True)
+        return HubFile("org/model", "main", "c" * 40, "b" * 40, data)
 
     monkeypatch.setattr(dflash_cfg.runner, "upstream_for", upstream_for)
     return data
@@ -512,7 +512,7 @@ def test_check_from_hub_tells_equal_looking_copies_apart(dflash: Run, tmp_path: 
     upstream_bytes = (json.dumps(REAL, indent=2) + "\n").encode()
     assert dflash_cfg.effective.view(local) != dflash_cfg.effective.view(REAL)
     monkeypatch.setattr(dflash_cfg.runner, "upstream_for",
-                        lambda p, hub: HubFile("org/model", "main", "c" * 40, "b" * 40, upstream_bytes, True))
+                        lambda p, hub: HubFile("org/model", "main", "c" * 40, "b" * 40, upstream_bytes))
     args = ("check", path, "--from-hub", "org/model", "--format", "json")
     cold, warm, uncached = dflash(*args), dflash(*args), dflash(*args, "--no-cache")
     assert (cold.code, cold.out) == (warm.code, warm.out) == (uncached.code, uncached.out)

@@ -60,8 +60,9 @@ class BenchError(Exception):
 
 def run_timed(argv: Sequence[str], env: dict[str, str], ok: frozenset[int]) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL, env=env, check=False)
+    proc = subprocess.run(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode not in ok:
         raise BenchError(f"{' '.join(argv)} exited {proc.returncode} (expected {sorted(ok)})")
@@ -78,13 +79,22 @@ class Series:
         return statistics.median(self.times)
 
     def line(self) -> str:
-        return (f"  {self.name:<7} median {ms(self.median):>9}   min {ms(min(self.times)):>9}"
-                f"   max {ms(max(self.times)):>9}   (n={len(self.times)})")
+        return (
+            f"  {self.name:<7} median {ms(self.median):>9}   min {ms(min(self.times)):>9}"
+            f"   max {ms(max(self.times)):>9}   (n={len(self.times)})"
+        )
 
 
-def interleave(rounds: int, floor: Sequence[str], measured: Sequence[str], env: dict[str, str],
-               measured_ok: frozenset[int], label: str, prepare: Callable[[], None] | None = None,
-               floor_label: str = "floor") -> tuple[Series, Series]:
+def interleave(
+    rounds: int,
+    floor: Sequence[str],
+    measured: Sequence[str],
+    env: dict[str, str],
+    measured_ok: frozenset[int],
+    label: str,
+    prepare: Callable[[], None] | None = None,
+    floor_label: str = "floor",
+) -> tuple[Series, Series]:
     """floor, measured, floor, measured, ...: both see the same machine load, round by round.
 
     `prepare` runs untimed before each measured run (the cold runs empty their cache with it)."""
@@ -121,8 +131,15 @@ class Import:
 
 
 def importtime(argv: Sequence[str], env: dict[str, str], ok: frozenset[int]) -> list[Import]:
-    proc = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False, text=True)
+    proc = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        check=False,
+        text=True,
+    )
     if proc.returncode not in ok:
         raise BenchError(f"importtime run of {' '.join(argv)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
     return parse_importtime(proc.stderr)
@@ -134,7 +151,7 @@ def parse_importtime(stderr: str) -> list[Import]:
     for line in stderr.splitlines():
         if not line.startswith("import time:"):
             continue
-        fields = line[len("import time:"):].split("|")
+        fields = line[len("import time:") :].split("|")
         if len(fields) != 3 or not fields[0].strip().isdigit():
             continue  # the header line
         name = fields[2].rstrip()
@@ -158,8 +175,10 @@ def report_imports(check: list[Import], floor: list[Import]) -> bool:
     print_top(check)
     total = sum(i.self_us for i in check) / 1000
     floor_total = sum(i.self_us for i in floor) / 1000
-    print(f"  all imports: {len(check)} modules, {total:.1f} ms  (floor: {len(floor)} modules, {floor_total:.1f} ms;"
-          " importtime itself inflates both)")
+    print(
+        f"  all imports: {len(check)} modules, {total:.1f} ms  (floor: {len(floor)} modules, {floor_total:.1f} ms;"
+        " importtime itself inflates both)"
+    )
     names = {i.name for i in check}
     print("  watched packages:")
     for pkg in WATCHED:
@@ -172,8 +191,14 @@ def report_imports(check: list[Import], floor: list[Import]) -> bool:
         else:
             print(f"    {pkg:<16} not imported")
     extra = ", ".join(sorted(top_level(check) - top_level(floor))) or "(none)"
-    print(textwrap.fill(extra, 120, initial_indent="  top-level packages a check imports beyond the floor: ",
-                        subsequent_indent="    "))
+    print(
+        textwrap.fill(
+            extra,
+            120,
+            initial_indent="  top-level packages a check imports beyond the floor: ",
+            subsequent_indent="    ",
+        )
+    )
     return not any(i.name == "torch" or i.name.startswith("torch.") for i in check)
 
 
@@ -183,8 +208,10 @@ def report_warm_imports(warm: list[Import], reference: list[Import]) -> bool:
     print_top(warm)
     total = sum(i.self_us for i in warm) / 1000
     ref_total = sum(i.self_us for i in reference) / 1000
-    print(f"  all imports: {len(warm)} modules, {total:.1f} ms  (check-jsonschema: {len(reference)} modules, "
-          f"{ref_total:.1f} ms)")
+    print(
+        f"  all imports: {len(warm)} modules, {total:.1f} ms  (check-jsonschema: {len(reference)} modules, "
+        f"{ref_total:.1f} ms)"
+    )
     # What a warm check imports that check-jsonschema does not: the candidates for a lazy import.
     extra: dict[str, int] = {}
     for i in warm:
@@ -192,8 +219,14 @@ def report_warm_imports(warm: list[Import], reference: list[Import]) -> bool:
             top = i.name.split(".")[0]
             extra[top] = extra.get(top, 0) + i.self_us
     shown = ", ".join(f"{name} {us / 1000:.1f} ms" for name, us in sorted(extra.items(), key=lambda kv: -kv[1])[:12])
-    print(textwrap.fill(shown or "(none)", 120, initial_indent="  top-level packages beyond check-jsonschema "
-                        "(self time): ", subsequent_indent="    "))
+    print(
+        textwrap.fill(
+            shown or "(none)",
+            120,
+            initial_indent="  top-level packages beyond check-jsonschema (self time): ",
+            subsequent_indent="    ",
+        )
+    )
     transformers = [i for i in warm if i.name == "transformers" or i.name.startswith("transformers.")]
     state = f"IMPORTED ({len(transformers)} modules)  <- must be absent" if transformers else "not imported"
     print(f"  transformers: {state}")
@@ -214,8 +247,17 @@ SHAPES = (
     (4096, 32, 8, 12288, 151936, 151645, (151643, 151936)),
     (2880, 64, 8, 2880, 201088, 200002, (199998, 201088)),
 )
-DEFECTS = ("duplicate-key", "use-sliding-window-false", "use-sliding-window-absent", "all-full-with-window",
-           "layer-types-length", "tap-out-of-range", "mask-top-level-only", "bom", "truncated")
+DEFECTS = (
+    "duplicate-key",
+    "use-sliding-window-false",
+    "use-sliding-window-absent",
+    "all-full-with-window",
+    "layer-types-length",
+    "tap-out-of-range",
+    "mask-top-level-only",
+    "bom",
+    "truncated",
+)
 DEFECT_RATE = 0.12
 SLIDING, FULL = "sliding_attention", "full_attention"
 
@@ -256,12 +298,21 @@ def drafter(rng: random.Random, base: dict[str, Any]) -> dict[str, Any]:
     layers = rng.choices((1, 2, 3, 4, 5, 6, 8), (2, 3, 4, 8, 30, 45, 8))[0]
     types = layout(rng, layers)
     window = rng.choice((512, 1024, 2048, 4096, 4096, 8192))
-    cfg.update(hidden_size=hidden, num_attention_heads=heads, num_key_value_heads=kv, intermediate_size=inter,
-               vocab_size=vocab, eos_token_id=eos, num_hidden_layers=layers, max_window_layers=layers,
-               num_target_layers=depth, layer_types=types,
-               sliding_window=window if SLIDING in types or rng.random() < 0.3 else None,
-               use_sliding_window=SLIDING in types,
-               max_position_embeddings=rng.choice((32768, 40960, 131072, 262144)))
+    cfg.update(
+        hidden_size=hidden,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        intermediate_size=inter,
+        vocab_size=vocab,
+        eos_token_id=eos,
+        num_hidden_layers=layers,
+        max_window_layers=layers,
+        num_target_layers=depth,
+        layer_types=types,
+        sliding_window=window if SLIDING in types or rng.random() < 0.3 else None,
+        use_sliding_window=SLIDING in types,
+        max_position_embeddings=rng.choice((32768, 40960, 131072, 262144)),
+    )
     dflash = cfg["dflash_config"]
     dflash["block_size"] = rng.choice((8, 10, 16, 16, 16))
     dflash["mask_token_id"] = rng.randrange(lo, hi) if rng.random() < 0.8 else rng.randrange(0, vocab)
@@ -331,9 +382,16 @@ def targets(base: dict[str, Any]) -> list[tuple[Path, bytes]]:
             out.append((Path("targets") / path.parent.name / "config.json", path.read_bytes()))
     plain = {k: v for k, v in base.items() if k not in ("dflash_config", "auto_map", "num_target_layers")}
     for n, (layers, ctx) in enumerate(((36, 40960), (28, 32768), (48, 131072), (64, 262144))):
-        cfg = dict(plain, architectures=["Qwen3ForCausalLM"], num_hidden_layers=layers, max_window_layers=layers,
-                   layer_types=[FULL] * layers, use_sliding_window=False, sliding_window=None,
-                   max_position_embeddings=ctx)
+        cfg = dict(
+            plain,
+            architectures=["Qwen3ForCausalLM"],
+            num_hidden_layers=layers,
+            max_window_layers=layers,
+            layer_types=[FULL] * layers,
+            use_sliding_window=False,
+            sliding_window=None,
+            max_position_embeddings=ctx,
+        )
         out.append((Path("targets") / f"local-target-{n}" / "config.json", (json.dumps(cfg, indent=2) + "\n").encode()))
     return out
 
@@ -404,13 +462,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--rounds", type=int, default=15, help="cold-check rounds (floor + check each; default 15)")
     p.add_argument("--tree-rounds", type=int, default=5, help="tree rounds (floor + tree each; default 5)")
-    p.add_argument("--python", default=sys.executable,
-                   help="interpreter for the floor and the check; dflash-cfg is the console script beside it "
-                        "(default: this interpreter)")
-    p.add_argument("--config", type=Path, default=None,
-                   help=f"the real drafter config for the cold check (default: {BASE_NAME}/config.json)")
-    p.add_argument("--keep-tree", metavar="DIR", type=Path, default=None,
-                   help="generate the tree in DIR (must be absent or empty) and keep it")
+    p.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter for the floor and the check; dflash-cfg is the console script beside it "
+        "(default: this interpreter)",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help=f"the real drafter config for the cold check (default: {BASE_NAME}/config.json)",
+    )
+    p.add_argument(
+        "--keep-tree",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="generate the tree in DIR (must be absent or empty) and keep it",
+    )
     p.add_argument("--tree-size", type=int, default=1000, help="drafter configs in the tree (default 1000)")
     p.add_argument("--seed", type=int, default=20260806, help="seed of the tree generator")
     p.add_argument("--no-fail", action="store_true", help="report only: exit 0 even if a target is missed")
@@ -440,8 +510,9 @@ def bench(args: argparse.Namespace) -> int:
         raise BenchError(f"--keep-tree {keep}: must be absent or an empty directory")
     schema_tool = Path(python).parent / "check-jsonschema"
     if not schema_tool.is_file():
-        raise BenchError(f"no check-jsonschema beside {python} (the reference of [3]): "
-                         "pip install -e '.[test]' installs it")
+        raise BenchError(
+            f"no check-jsonschema beside {python} (the reference of [3]): pip install -e '.[test]' installs it"
+        )
     # Everything the runs write (caches, the trivial schema, the tree) lives here and goes afterwards.
     work = Path(tempfile.mkdtemp(prefix="dflash-cfg-bench-"))
     try:
@@ -455,8 +526,9 @@ def emptied(folder: Path) -> Callable[[], None]:
     return lambda: shutil.rmtree(folder, ignore_errors=True)
 
 
-def measure(args: argparse.Namespace, python: str, script: Path, schema_tool: Path, config: Path,
-            keep: Path | None, work: Path) -> int:
+def measure(
+    args: argparse.Namespace, python: str, script: Path, schema_tool: Path, config: Path, keep: Path | None, work: Path
+) -> int:
     base_env = dict(os.environ, NO_COLOR="1")
     # [1] and [2] are cold: each timed run starts with an empty cache of its own, so it computes every
     # transformers view and pays writing the entries too, as a first run does. [3] reads a filled one.
@@ -472,8 +544,10 @@ def measure(args: argparse.Namespace, python: str, script: Path, schema_tool: Pa
 
     probe = "import sys; from importlib.metadata import version; print(version('transformers'), sys.version.split()[0])"
     version = subprocess.run([python, "-c", probe], capture_output=True, text=True, env=env, check=False)
-    print(f"python {python}  (python {version.stdout.split()[-1] if version.stdout else '?'}, "
-          f"transformers {version.stdout.split()[0] if version.stdout else '?'})")
+    print(
+        f"python {python}  (python {version.stdout.split()[-1] if version.stdout else '?'}, "
+        f"transformers {version.stdout.split()[0] if version.stdout else '?'})"
+    )
     print(f"host   {os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"floor  {' '.join(floor)}")
     print(f"cache  XDG_CACHE_HOME under {work}: emptied before every cold run ([1], [2]), filled once for [3]")
@@ -493,8 +567,10 @@ def measure(args: argparse.Namespace, python: str, script: Path, schema_tool: Pa
     ratio = c1.median / f1.median
     paired = statistics.median(c / f for c, f in zip(c1.times, f1.times, strict=True))
     cold_ok = ratio <= COLD_TARGET
-    print(f"  ratio of medians check/floor = {ratio:.3f}  (median of per-round ratios {paired:.3f})"
-          f"   target <= {COLD_TARGET}: {'MET' if cold_ok else 'MISSED'}")
+    print(
+        f"  ratio of medians check/floor = {ratio:.3f}  (median of per-round ratios {paired:.3f})"
+        f"   target <= {COLD_TARGET}: {'MET' if cold_ok else 'MISSED'}"
+    )
 
     cold()
     check_imports = importtime(check, env, findings_ok)
@@ -510,27 +586,34 @@ def measure(args: argparse.Namespace, python: str, script: Path, schema_tool: Pa
     started = time.perf_counter()
     tree = build_tree(root, config, args.tree_size, args.seed)
     defects = ", ".join(f"{k} {v}" for k, v in sorted(tree.defects.items()))
-    print(f"\n[2] tree: {tree.drafters} distinct drafter configs + {tree.skipped} non-DFlash targets in {root}"
-          f"  (generated in {time.perf_counter() - started:.1f} s; seed {args.seed})")
+    print(
+        f"\n[2] tree: {tree.drafters} distinct drafter configs + {tree.skipped} non-DFlash targets in {root}"
+        f"  (generated in {time.perf_counter() - started:.1f} s; seed {args.seed})"
+    )
     print(f"  defects: {sum(tree.defects.values())} files ({defects})")
     tree_cmd = [python, str(script), "check", str(root), "--format", "json"]
     print(f"  command: {' '.join(tree_cmd)}  (empty cache each run)")
     emptied(tree_cache)()
     summary = validate_tree_run(tree_cmd, tree_env, tree)  # doubles as the warm-up
-    print(f"  JSON summary: {summary['files']} files, {summary['errors']} errors, {summary['warnings']} warnings, "
-          f"{summary['infos']} infos (exit {summary['exit_code']})")
+    print(
+        f"  JSON summary: {summary['files']} files, {summary['errors']} errors, {summary['warnings']} warnings, "
+        f"{summary['infos']} infos (exit {summary['exit_code']})"
+    )
     if summary["errors"] and summary["exit_code"] != 1:
         # Not a benchmark failure, but the work measured should end the way a user relies on.
-        print(f"  note: {summary['errors']} errors but exit {summary['exit_code']}; "
-              "the documented exit code for errors is 1")
-    f2, t2 = interleave(args.tree_rounds, floor, tree_cmd, tree_env, findings_ok, "tree",
-                        prepare=emptied(tree_cache))
+        print(
+            f"  note: {summary['errors']} errors but exit {summary['exit_code']}; "
+            "the documented exit code for errors is 1"
+        )
+    f2, t2 = interleave(args.tree_rounds, floor, tree_cmd, tree_env, findings_ok, "tree", prepare=emptied(tree_cache))
     print(f2.line())
     print(t2.line())
     per_config = (t2.median - f2.median) / tree.drafters * 1000
     tree_ok = per_config <= TREE_TARGET_MS
-    print(f"  (median tree - median floor) / {tree.drafters} = {per_config:.3f} ms per config"
-          f"   target <= {TREE_TARGET_MS} ms: {'MET' if tree_ok else 'MISSED'}")
+    print(
+        f"  (median tree - median floor) / {tree.drafters} = {per_config:.3f} ms per config"
+        f"   target <= {TREE_TARGET_MS} ms: {'MET' if tree_ok else 'MISSED'}"
+    )
     if keep is not None:
         print(f"  tree kept in {root}")
 
@@ -547,16 +630,28 @@ def measure(args: argparse.Namespace, python: str, script: Path, schema_tool: Pa
     warm_ratio = w3.median / f3.median
     warm_paired = statistics.median(w / f for w, f in zip(w3.times, f3.times, strict=True))
     warm_ok = warm_ratio <= WARM_TARGET
-    print(f"  ratio of medians warm/check-jsonschema = {warm_ratio:.3f}  (median of per-round ratios "
-          f"{warm_paired:.3f})   target <= {WARM_TARGET}: {'MET' if warm_ok else 'MISSED'}")
-    no_transformers = report_warm_imports(importtime(check, warm_env, findings_ok),
-                                          importtime(reference, warm_env, frozenset({0})))
+    print(
+        f"  ratio of medians warm/check-jsonschema = {warm_ratio:.3f}  (median of per-round ratios "
+        f"{warm_paired:.3f})   target <= {WARM_TARGET}: {'MET' if warm_ok else 'MISSED'}"
+    )
+    no_transformers = report_warm_imports(
+        importtime(check, warm_env, findings_ok), importtime(reference, warm_env, frozenset({0}))
+    )
 
-    missed = [name for name, ok in (("cold check", cold_ok), ("tree", tree_ok), ("no torch", torch_ok),
-                                    ("warm re-check", warm_ok), ("warm without transformers", no_transformers))
-              if not ok]
+    missed = [
+        name
+        for name, ok in (
+            ("cold check", cold_ok),
+            ("tree", tree_ok),
+            ("no torch", torch_ok),
+            ("warm re-check", warm_ok),
+            ("warm without transformers", no_transformers),
+        )
+        if not ok
+    ]
     print(f"\nresult: {'all targets met' if not missed else 'MISSED: ' + ', '.join(missed)}")
     return 1 if missed and not args.no_fail else 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

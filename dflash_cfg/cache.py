@@ -143,10 +143,11 @@ class _SourcesView:
         self.known: list[tuple[str, str | None]] = []  # (sha256, canonical text) of each source parsed
 
     def __call__(self, raw: dict[str, Any]) -> Effective:
-        for data in self.sources[len(self.known):]:
+        for data in self.sources[len(self.known) :]:
             parsed = parse(data).data
-            self.known.append((hashlib.sha256(data).hexdigest(), _canonical(parsed) if isinstance(parsed, dict)
-                               else None))
+            self.known.append(
+                (hashlib.sha256(data).hexdigest(), _canonical(parsed) if isinstance(parsed, dict) else None)
+            )
         text = _canonical(raw)
         for sha256, known in self.known:
             # Not `==`: 2560 == 2560.0 == True in Python, but not to Qwen3Config. JSON text tells them apart.

@@ -54,16 +54,24 @@ def cli() -> None:
 
 
 def hub_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option("--offline", is_flag=True,
-                     help="Answer from the local Hugging Face cache only (as HF_HUB_OFFLINE=1).")(f)
+    f = click.option(
+        "--offline", is_flag=True, help="Answer from the local Hugging Face cache only (as HF_HUB_OFFLINE=1)."
+    )(f)
     f = click.option("--revision", metavar="REV", help="Branch, tag or commit of the Hub repo (default: main).")(f)
     return click.option(
-        "--from-hub", "from_hub", metavar="[REPO]", is_flag=False, flag_value="", default=None,
-        help="Compare with config.json of this Hub repo; without REPO, inferred from a cache snapshot path.")(f)
+        "--from-hub",
+        "from_hub",
+        metavar="[REPO]",
+        is_flag=False,
+        flag_value="",
+        default=None,
+        help="Compare with config.json of this Hub repo; without REPO, inferred from a cache snapshot path.",
+    )(f)
 
 
-def _hub(paths: tuple[str, ...], from_hub: str | None, revision: str | None,
-         offline: bool) -> tuple[tuple[str, ...], HubOptions | None]:
+def _hub(
+    paths: tuple[str, ...], from_hub: str | None, revision: str | None, offline: bool
+) -> tuple[tuple[str, ...], HubOptions | None]:
     if from_hub is None:
         if revision or offline:
             raise UsageError("--revision and --offline need --from-hub")
@@ -78,18 +86,37 @@ def _hub(paths: tuple[str, ...], from_hub: str | None, revision: str | None,
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--target", metavar="PATH", help="Target model dir (config.json, tokenizer files) to check against.")
 @hub_options
-@click.option("--expect-sha256", "expect_sha256", metavar="HEX",
-              help="Fail (DF702) unless the file's sha256 is this one (as printed by `fix`).")
+@click.option(
+    "--expect-sha256",
+    "expect_sha256",
+    metavar="HEX",
+    help="Fail (DF702) unless the file's sha256 is this one (as printed by `fix`).",
+)
 @click.option("--format", "fmt", type=click.Choice(tuple(REPORTERS)), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @click.option("--select", metavar="IDS", help="Only these rules: comma-separated ids or prefixes (DF2 = DF2xx).")
 @click.option("--ignore", metavar="IDS", help="Skip these rules: comma-separated ids or prefixes.")
-@click.option("--no-cache", "no_cache", is_flag=True,
-              help="Neither read nor write the cache of transformers views ($XDG_CACHE_HOME/dflash-cfg).")
+@click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help="Neither read nor write the cache of transformers views ($XDG_CACHE_HOME/dflash-cfg).",
+)
 @click.pass_context
-def check_command(ctx: click.Context, paths: tuple[str, ...], target: str | None, from_hub: str | None,
-                  revision: str | None, offline: bool, expect_sha256: str | None, fmt: str, strict: bool,
-                  select: str | None, ignore: str | None, no_cache: bool) -> None:
+def check_command(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    target: str | None,
+    from_hub: str | None,
+    revision: str | None,
+    offline: bool,
+    expect_sha256: str | None,
+    fmt: str,
+    strict: bool,
+    select: str | None,
+    ignore: str | None,
+    no_cache: bool,
+) -> None:
     """Lint drafter config.json files: PATH is a model dir, a config.json, or a tree to search."""
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
@@ -106,8 +133,9 @@ def check_command(ctx: click.Context, paths: tuple[str, ...], target: str | None
 @hub_options
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.pass_context
-def diff_command(ctx: click.Context, path: str | None, from_hub: str | None, revision: str | None, offline: bool,
-                 fmt: str) -> None:
+def diff_command(
+    ctx: click.Context, path: str | None, from_hub: str | None, revision: str | None, offline: bool, fmt: str
+) -> None:
     """Field table of PATH against its upstream config.json: raw, through Qwen3Config, upstream.
 
     Exits 1 when a DFlash-critical field differs.
@@ -133,12 +161,29 @@ def diff_command(ctx: click.Context, path: str | None, from_hub: str | None, rev
 @click.option("--no-backup", is_flag=True, help="Keep no config.json.<sha>.bak (e.g. in a git repo).")
 @click.option("--no-lock", is_flag=True, help="Do not record the write in .dflash-cfg.lock (e.g. in a git repo).")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed (pre-commit fixers).")
-@click.option("--min-severity", type=click.Choice(("info", "warning", "error")), default="info", show_default=True,
-              help="Apply only the fixes of findings at least this severe (info includes portability mirrors).")
+@click.option(
+    "--min-severity",
+    type=click.Choice(("info", "warning", "error")),
+    default="info",
+    show_default=True,
+    help="Apply only the fixes of findings at least this severe (info includes portability mirrors).",
+)
 @click.pass_context
-def fix_command(ctx: click.Context, paths: tuple[str, ...], from_hub: str | None, revision: str | None,
-                offline: bool, only_critical: bool, target: str | None, dry_run: bool, yes: bool, no_backup: bool,
-                no_lock: bool, exit_non_zero_on_fix: bool, min_severity: str) -> None:
+def fix_command(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    from_hub: str | None,
+    revision: str | None,
+    offline: bool,
+    only_critical: bool,
+    target: str | None,
+    dry_run: bool,
+    yes: bool,
+    no_backup: bool,
+    no_lock: bool,
+    exit_non_zero_on_fix: bool,
+    min_severity: str,
+) -> None:
     """Repair the config.json of each PATH: safe mechanical fixes, or upstream's bytes with --from-hub.
 
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
@@ -173,8 +218,10 @@ def fix_command(ctx: click.Context, paths: tuple[str, ...], from_hub: str | None
             if exit_non_zero_on_fix:
                 code = EXIT_FINDINGS
         if left:
-            click.echo(f"{left} error(s) remain that need upstream values or a human: "
-                       f"dflash-cfg check {p.path.parent}", err=True)
+            click.echo(
+                f"{left} error(s) remain that need upstream values or a human: dflash-cfg check {p.path.parent}",
+                err=True,
+            )
             code = EXIT_FINDINGS
     ctx.exit(code)
 
@@ -186,6 +233,7 @@ def fix_command(ctx: click.Context, paths: tuple[str, ...], from_hub: str | None
 def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> None:
     """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
     from .repair import verify
+
     check_sha256_option(expect_sha256)
     v = verify(path, expect_sha256)
     entry = v.entry
@@ -208,8 +256,17 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> 
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of transformers results.")
 @click.option("--exec", "exec_", is_flag=True, help="Replace this process with COMMAND when the check is clean.")
 @click.pass_context
-def preflight_command(ctx: click.Context, command: tuple[str, ...], from_hub: str | None, revision: str | None,
-                      offline: bool, fmt: str, strict: bool, no_cache: bool, exec_: bool) -> None:
+def preflight_command(
+    ctx: click.Context,
+    command: tuple[str, ...],
+    from_hub: str | None,
+    revision: str | None,
+    offline: bool,
+    fmt: str,
+    strict: bool,
+    no_cache: bool,
+    exec_: bool,
+) -> None:
     """Check the drafter and target of a vLLM or SGLang launch COMMAND (after --) before it runs.
 
     Model ids are resolved in the local Hugging Face cache, as the engine would, without network.
@@ -247,6 +304,7 @@ def preflight_command(ctx: click.Context, command: tuple[str, ...], from_hub: st
 def where_command(model: str, revision: str | None, fmt: str) -> None:
     """Which config.json an engine would read for MODEL (a path, or a Hub id in the local cache)."""
     from .where import WhereError, locate
+
     try:
         location = locate(model, revision)
     except WhereError as exc:
@@ -297,8 +355,11 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except Exception as exc:  # a bug in dflash-cfg, not the user's fault: still one line
         if os.environ.get("DFLASH_CFG_DEBUG"):
             raise
-        click.echo(f"dflash-cfg: internal error: {type(exc).__name__}: {exc} "
-                   "(set DFLASH_CFG_DEBUG=1 for the traceback, and please report it)", err=True)
+        click.echo(
+            f"dflash-cfg: internal error: {type(exc).__name__}: {exc} "
+            "(set DFLASH_CFG_DEBUG=1 for the traceback, and please report it)",
+            err=True,
+        )
         return EXIT_USAGE
 
 

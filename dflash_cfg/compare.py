@@ -10,10 +10,24 @@ from .document import escape
 
 # The fields that decide what the drafter computes: a difference here is an error (DF601).
 CRITICAL = (
-    "/dflash_config/mask_token_id", "/dflash_config/target_layer_ids", "/layer_types", "/sliding_window",
-    "/use_sliding_window", "/block_size", "/dflash_config/block_size", "/num_target_layers",
-    "/dflash_config/num_target_layers", "/num_hidden_layers", "/hidden_size", "/vocab_size", "/rope_theta",
-    "/rope_parameters/rope_theta", "/rope_scaling", "/is_causal", "/mask_token_id", "/target_layer_ids",
+    "/dflash_config/mask_token_id",
+    "/dflash_config/target_layer_ids",
+    "/layer_types",
+    "/sliding_window",
+    "/use_sliding_window",
+    "/block_size",
+    "/dflash_config/block_size",
+    "/num_target_layers",
+    "/dflash_config/num_target_layers",
+    "/num_hidden_layers",
+    "/hidden_size",
+    "/vocab_size",
+    "/rope_theta",
+    "/rope_parameters/rope_theta",
+    "/rope_scaling",
+    "/is_causal",
+    "/mask_token_id",
+    "/target_layer_ids",
     "/architectures",
 )
 # Objects whose members are compared one by one rather than as a whole.
@@ -84,8 +98,12 @@ def _within(pointer: str, places: set[str]) -> bool:
     return any(pointer == p or pointer.startswith(p + "/") or p.startswith(pointer + "/") for p in places)
 
 
-def compare(local: dict[str, Any], upstream: dict[str, Any], local_effective: dict[str, Any] | None = None,
-            upstream_effective: dict[str, Any] | None = None) -> tuple[Row, ...]:
+def compare(
+    local: dict[str, Any],
+    upstream: dict[str, Any],
+    local_effective: dict[str, Any] | None = None,
+    upstream_effective: dict[str, Any] | None = None,
+) -> tuple[Row, ...]:
     """One row per field present on either side; critical fields first, in catalogue order."""
     left, right = fields(local), fields(upstream)
     leff, reff = local_effective or {}, upstream_effective or {}
@@ -94,8 +112,17 @@ def compare(local: dict[str, Any], upstream: dict[str, Any], local_effective: di
     rows = []
     for ptr in dict.fromkeys([*left, *right]):
         name = ptr[1:] if ptr.count("/") == 1 else ("rope_theta" if ptr == "/rope_parameters/rope_theta" else "")
-        rows.append(Row(ptr, left.get(ptr, MISSING), right.get(ptr, MISSING), leff.get(name, NOT_READ),
-                        reff.get(name, NOT_READ), _within(ptr, raw_changes), f"/{name}" in eff_changes))
+        rows.append(
+            Row(
+                ptr,
+                left.get(ptr, MISSING),
+                right.get(ptr, MISSING),
+                leff.get(name, NOT_READ),
+                reff.get(name, NOT_READ),
+                _within(ptr, raw_changes),
+                f"/{name}" in eff_changes,
+            )
+        )
     # Effective-only fields (e.g. a derived layer_types) can differ although neither file has the key.
     for name in dict.fromkeys([*leff, *reff]):
         ptr = f"/{name}"

@@ -91,45 +91,72 @@ class Document:
 
 def parse(raw: bytes) -> Document:
     if len(raw) > MAX_BYTES:
-        return _fail(raw, None, "DF001", f"file is over {MAX_BYTES} bytes; a drafter config.json is a few KB "
-                     "(not parsed)", 1, 1)
+        return _fail(
+            raw, None, "DF001", f"file is over {MAX_BYTES} bytes; a drafter config.json is a few KB (not parsed)", 1, 1
+        )
     issues: list[Issue] = []
     body = raw
     if raw.startswith(_UTF8_BOM):
-        body = raw[len(_UTF8_BOM):]
-        issues.append(Issue("DF003", Problem(
-            "", "file starts with a UTF-8 byte-order mark: Python's json.loads and transformers reject it "
-                "('Unexpected UTF-8 BOM'), so engines fail to load the config",
-            Fix("strip the UTF-8 byte-order mark"))))
+        body = raw[len(_UTF8_BOM) :]
+        issues.append(
+            Issue(
+                "DF003",
+                Problem(
+                    "",
+                    "file starts with a UTF-8 byte-order mark: Python's json.loads and transformers reject it "
+                    "('Unexpected UTF-8 BOM'), so engines fail to load the config",
+                    Fix("strip the UTF-8 byte-order mark"),
+                ),
+            )
+        )
     else:
         for bom, name in _OTHER_BOMS.items():
             if raw.startswith(bom):
-                return _fail(raw, None, "DF003", f"file is {name} (byte-order mark found); config.json must be "
-                             "UTF-8, re-save it as UTF-8 without a BOM", 1, 1)
+                return _fail(
+                    raw,
+                    None,
+                    "DF003",
+                    f"file is {name} (byte-order mark found); config.json must be "
+                    "UTF-8, re-save it as UTF-8 without a BOM",
+                    1,
+                    1,
+                )
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         line_start = body.rfind(b"\n", 0, exc.start) + 1
         line = body.count(b"\n", 0, exc.start) + 1
         # Columns count characters everywhere else, so decode the line's valid prefix to count them.
-        col = len(body[line_start:exc.start].decode("utf-8", errors="replace")) + 1
+        col = len(body[line_start : exc.start].decode("utf-8", errors="replace")) + 1
         offset = exc.start + len(raw) - len(body)  # in the file, BOM included
-        return _fail(raw, None, "DF003", f"not valid UTF-8: byte 0x{body[exc.start]:02x} at offset {offset} "
-                     f"({exc.reason}); re-save the file as UTF-8", line, col)
+        return _fail(
+            raw,
+            None,
+            "DF003",
+            f"not valid UTF-8: byte 0x{body[exc.start]:02x} at offset {offset} "
+            f"({exc.reason}); re-save the file as UTF-8",
+            line,
+            col,
+        )
     if not text.strip():
-        return _fail(raw, text, "DF001", "file is empty" if not text else "file holds only whitespace",
-                     1, 1, issues)
+        return _fail(raw, text, "DF001", "file is empty" if not text else "file holds only whitespace", 1, 1, issues)
 
     flags = _Flags()
     try:
-        data = json.loads(text, object_pairs_hook=flags.pairs, parse_constant=flags.constant,
-                          parse_float=flags.float_)
+        data = json.loads(text, object_pairs_hook=flags.pairs, parse_constant=flags.constant, parse_float=flags.float_)
     except json.JSONDecodeError as exc:
         # A string still open at the end of the file is a cut-off file too (strings cannot span lines).
-        open_string = exc.msg.startswith("Unterminated string") and "\n" not in text[exc.pos:].rstrip()
+        open_string = exc.msg.startswith("Unterminated string") and "\n" not in text[exc.pos :].rstrip()
         what = "file is truncated" if exc.pos >= len(text.rstrip()) or open_string else "invalid JSON"
-        return _fail(raw, text, "DF001", f"{what}: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                     exc.lineno, exc.colno, issues)
+        return _fail(
+            raw,
+            text,
+            "DF001",
+            f"{what}: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+            exc.lineno,
+            exc.colno,
+            issues,
+        )
     except RecursionError:
         return _fail(raw, text, "DF001", "invalid JSON: nesting too deep to parse", 1, 1, issues)
     except ValueError as exc:  # e.g. an integer literal longer than Python's int max str digits
@@ -139,20 +166,41 @@ def parse(raw: bytes) -> Document:
         found = scan(text)
         for ptr, first in found.duplicates:
             key = ptr.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-            issues.append(Issue("DF002", Problem(
-                ptr, f"duplicate key {key!r} (first at line {first[0]}): json.load and transformers silently "
-                     "keep this last value")))
+            issues.append(
+                Issue(
+                    "DF002",
+                    Problem(
+                        ptr,
+                        f"duplicate key {key!r} (first at line {first[0]}): json.load and transformers silently "
+                        "keep this last value",
+                    ),
+                )
+            )
         for ptr, token in found.constants:
-            issues.append(Issue("DF004", Problem(
-                ptr, f"non-finite number {token}: not JSON; Python reads it as a float, other parsers reject "
-                     "the file")))
+            issues.append(
+                Issue(
+                    "DF004",
+                    Problem(
+                        ptr,
+                        f"non-finite number {token}: not JSON; Python reads it as a float, other parsers reject "
+                        "the file",
+                    ),
+                )
+            )
     if not isinstance(data, dict):
         issues.append(Issue("DF005", Problem("", f"top level is {json_type(data)}, not an object")))
     return Document(raw, text, data, True, tuple(issues))
 
 
-def _fail(raw: bytes, text: str | None, rule: str, message: str, line: int | None = None,
-          column: int | None = None, issues: list[Issue] | None = None) -> Document:
+def _fail(
+    raw: bytes,
+    text: str | None,
+    rule: str,
+    message: str,
+    line: int | None = None,
+    column: int | None = None,
+    issues: list[Issue] | None = None,
+) -> Document:
     found = [*(issues or ()), Issue(rule, Problem("", message), line, column)]
     return Document(raw, text, None, False, tuple(found))
 
@@ -194,12 +242,15 @@ class _Flags:
         return value
 
 
-TOKEN = re.compile(r"""
+TOKEN = re.compile(
+    r"""
     (?P<ws>[ \t\r\n]+)
   | (?P<str>"(?:[^"\\]|\\.)*")
   | (?P<punct>[{}\[\]:,])
   | (?P<atom>-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null)
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 
 
 def _non_finite(token: str) -> bool:

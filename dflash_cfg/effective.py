@@ -21,9 +21,21 @@ from typing import Any
 
 # Values engines read from the loaded config that matter for drafting, in report order.
 FIELDS = (
-    "num_hidden_layers", "hidden_size", "vocab_size", "num_attention_heads", "num_key_value_heads",
-    "head_dim", "intermediate_size", "layer_types", "use_sliding_window", "sliding_window",
-    "max_window_layers", "rope_theta", "rope_scaling", "dtype", "max_position_embeddings",
+    "num_hidden_layers",
+    "hidden_size",
+    "vocab_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "intermediate_size",
+    "layer_types",
+    "use_sliding_window",
+    "sliding_window",
+    "max_window_layers",
+    "rope_theta",
+    "rope_scaling",
+    "dtype",
+    "max_position_embeddings",
 )
 
 
@@ -37,13 +49,18 @@ class Effective:
     warnings: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"transformers_version": self.transformers_version, "values": self.values,
-                "error": self.error, "warnings": list(self.warnings)}
+        return {
+            "transformers_version": self.transformers_version,
+            "values": self.values,
+            "error": self.error,
+            "warnings": list(self.warnings),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Effective:
-        return cls(str(data["transformers_version"]), data["values"], data["error"],
-                   tuple(str(w) for w in data["warnings"]))
+        return cls(
+            str(data["transformers_version"]), data["values"], data["error"], tuple(str(w) for w in data["warnings"])
+        )
 
 
 def transformers_version() -> str | None:
@@ -99,8 +116,13 @@ def view(raw: dict[str, Any]) -> Effective:
     depth = raw.get("num_hidden_layers")
     if isinstance(depth, int) and not isinstance(depth, bool) and depth > MAX_LAYERS:
         version = transformers_version() or "unknown"
-        return Effective(version, None, f"num_hidden_layers {depth} was not passed to Qwen3Config: it would build "
-                         f"{depth} layer types (dflash-cfg stops at {MAX_LAYERS})", ())
+        return Effective(
+            version,
+            None,
+            f"num_hidden_layers {depth} was not passed to Qwen3Config: it would build "
+            f"{depth} layer types (dflash-cfg stops at {MAX_LAYERS})",
+            (),
+        )
     cls, capture, version = _load()
     capture.records.clear()
     # warning_once is an lru_cache: without clearing it, a second file would hide the same warning.
@@ -143,5 +165,6 @@ def _one_line(exc: Exception) -> str:
 
 
 def _messages(records: list[str], caught: list[warnings.WarningMessage]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys([" ".join(r.split()) for r in records]
-                               + [" ".join(str(w.message).split()) for w in caught]))
+    return tuple(
+        dict.fromkeys([" ".join(r.split()) for r in records] + [" ".join(str(w.message).split()) for w in caught])
+    )

@@ -122,8 +122,11 @@ def _apply(doc: Any, op: PatchOp, i: int) -> Any:
         size = len(target) + (op.op == "add")  # add may name the position just past the end
         n = _index(last, size)
         if n is None:
-            raise _fail(i, op, f"array index {last!r} not in 0..{size - 1}" if size else
-                        f"array index {last!r}: the array is empty")
+            raise _fail(
+                i,
+                op,
+                f"array index {last!r} not in 0..{size - 1}" if size else f"array index {last!r}: the array is empty",
+            )
         if op.op == "add":
             target.insert(n, value)
         elif op.op == "replace":
@@ -197,7 +200,7 @@ def _apply_to_text(text: str, ops: Sequence[PatchOp]) -> str:
             pass
 
     core = text.strip(_WS)
-    lead, trail = text[: len(text) - len(text.lstrip(_WS))], text[len(text.rstrip(_WS)):]
+    lead, trail = text[: len(text) - len(text.lstrip(_WS))], text[len(text.rstrip(_WS)) :]
     rebuilt = lead + _render(after, style, "\n" in core or not core.startswith(("{", "[")), "") + trail
     try:
         ok = _canonical(json.loads(rebuilt)) == want
@@ -314,7 +317,7 @@ def _line_indent(text: str, offset: int) -> str:
 
 
 def _multiline(text: str, node: _Node) -> bool:
-    return "\n" in text[node.start:node.end]  # strings cannot hold a raw newline
+    return "\n" in text[node.start : node.end]  # strings cannot hold a raw newline
 
 
 def _detect(text: str, root: _Node | None) -> _Style:
@@ -334,16 +337,16 @@ def _detect(text: str, root: _Node | None) -> _Style:
         if node.is_object:
             keys = [item.key or "" for item in items]
             sort_keys = sort_keys and keys == sorted(keys)
-            gap = text[items[0].key_end:items[0].value.start]
+            gap = text[items[0].key_end : items[0].value.start]
             if key_sep is None and "\n" not in gap:
                 key_sep = gap
-        lead = text[node.start + 1:items[0].start]
+        lead = text[node.start + 1 : items[0].start]
         if unit is None and "\n" in lead:
             inner, outer = lead.rsplit("\n", 1)[1], _line_indent(text, node.start)
             if inner.startswith(outer) and len(inner) > len(outer):
-                unit = inner[len(outer):]
+                unit = inner[len(outer) :]
         if item_sep is None and len(items) >= 2 and not _multiline(text, node):
-            item_sep = text[items[0].value.end:items[1].start]
+            item_sep = text[items[0].value.end : items[1].start]
     return _Style(unit or "  ", newline, key_sep or ": ", item_sep or ", ", sort_keys)
 
 
@@ -352,11 +355,13 @@ def _render(value: Any, style: _Style, multi: bool, base: str, item_sep: str | N
     if not isinstance(value, (dict, list, tuple)):
         return json.dumps(value, ensure_ascii=False)
     if multi:
-        out = json.dumps(value, ensure_ascii=False, indent=style.unit, separators=(",", style.key_sep),
-                         sort_keys=style.sort_keys)
+        out = json.dumps(
+            value, ensure_ascii=False, indent=style.unit, separators=(",", style.key_sep), sort_keys=style.sort_keys
+        )
         return out.replace("\n", style.newline + base)
-    return json.dumps(value, ensure_ascii=False, separators=(item_sep or style.item_sep, style.key_sep),
-                      sort_keys=style.sort_keys)
+    return json.dumps(
+        value, ensure_ascii=False, separators=(item_sep or style.item_sep, style.key_sep), sort_keys=style.sort_keys
+    )
 
 
 def _edit(text: str, op: PatchOp, style: _Style) -> str:
@@ -393,8 +398,9 @@ def _edit(text: str, op: PatchOp, style: _Style) -> str:
         return _insert(text, node, at, make, holder_multi, style)
     if op.op == "add":
         at = len(items) if last == "-" else int(last)
-        return _insert(text, node, at, lambda indent, mv, sep: _render(op.value, style, mv, indent, sep),
-                       holder_multi, style)
+        return _insert(
+            text, node, at, lambda indent, mv, sep: _render(op.value, style, mv, indent, sep), holder_multi, style
+        )
     k, item = _find(node, last)
     if op.op == "remove":
         return _remove(text, node, k)
@@ -420,15 +426,16 @@ def _replace(text: str, old: _Node, value: Any, style: _Style, holder_multi: boo
     if old.items:  # a non-empty container shows how it is laid out
         multi = _multiline(text, old)
         if not multi and len(old.items) >= 2:
-            sep = text[old.items[0].value.end:old.items[1].start]
+            sep = text[old.items[0].value.end : old.items[1].start]
     else:  # a scalar or an empty container shows nothing: follow what holds it
         multi = holder_multi
     new = _render(value, style, multi, _line_indent(text, anchor), sep)
-    return text[:old.start] + new + text[old.end:]
+    return text[: old.start] + new + text[old.end :]
 
 
-def _insert(text: str, node: _Node, at: int, make: Callable[[str, bool, str | None], str],
-            holder_multi: bool, style: _Style) -> str:
+def _insert(
+    text: str, node: _Node, at: int, make: Callable[[str, bool, str | None], str], holder_multi: bool, style: _Style
+) -> str:
     """Put the entry `make(indent, multi, one-line separator)` at position `at` of a container."""
     items = node.items or ()
     opening, closing = text[node.start], text[node.end - 1]
@@ -439,17 +446,17 @@ def _insert(text: str, node: _Node, at: int, make: Callable[[str, bool, str | No
             new = opening + style.newline + inner + make(inner, True, None) + style.newline + base + closing
         else:
             new = opening + make("", False, None) + closing
-        return text[:node.start] + new + text[node.end:]
+        return text[: node.start] + new + text[node.end :]
     multi = _multiline(text, node)
     n = len(items)
     if n >= 2:
         j = min(max(at, 1), n - 1)  # the gap between two neighbours, nearest the new entry
-        between = text[items[j - 1].value.end:items[j].start]
-        gap = between[between.index(",") + 1:]
+        between = text[items[j - 1].value.end : items[j].start]
+        gap = between[between.index(",") + 1 :]
     elif multi:
-        gap = text[node.start + 1:items[0].start]
+        gap = text[node.start + 1 : items[0].start]
     else:
-        gap = style.item_sep[style.item_sep.index(",") + 1:] if "," in style.item_sep else " "
+        gap = style.item_sep[style.item_sep.index(",") + 1 :] if "," in style.item_sep else " "
     if "\n" in gap:
         indent = gap.rsplit("\n", 1)[1]
         gap = style.newline + indent  # one line break, never a blank line
@@ -466,7 +473,7 @@ def _insert(text: str, node: _Node, at: int, make: Callable[[str, bool, str | No
 def _remove(text: str, node: _Node, k: int) -> str:
     items = node.items or ()
     if len(items) == 1:  # what json.dumps writes for an empty container, whatever the indent
-        return text[:node.start] + text[node.start] + text[node.end - 1] + text[node.end:]
+        return text[: node.start] + text[node.start] + text[node.end - 1] + text[node.end :]
     if k < len(items) - 1:  # from the key to the next key: its lines and its comma
         a, b = items[k].start, items[k + 1].start
     else:  # the last: from the end of the previous value, taking that value's comma

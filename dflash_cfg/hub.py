@@ -50,8 +50,9 @@ class Settings:
 
 def settings(offline: bool = False) -> Settings:
     env = os.environ
-    home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                                              "huggingface")
+    home = env.get("HF_HOME") or os.path.join(
+        env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
+    )
     cache = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE") or os.path.join(home, "hub")
     try:
         timeout = float(env.get("HF_HUB_ETAG_TIMEOUT") or DEFAULT_TIMEOUT)
@@ -91,8 +92,11 @@ def fetch_config(repo: str, revision: str, *, offline: bool = False) -> HubFile:
         if cached is not None:
             return cached
         if s.offline:
-            raise HubError(problem or f"{repo}@{revision}: {CONFIG} is not in the local cache ({s.cache_dir}) and "
-                           "offline mode is on (--offline or HF_HUB_OFFLINE); run once online to cache it")
+            raise HubError(
+                problem
+                or f"{repo}@{revision}: {CONFIG} is not in the local cache ({s.cache_dir}) and "
+                "offline mode is on (--offline or HF_HUB_OFFLINE); run once online to cache it"
+            )
     commit, blob_id = _resolve(repo, revision, s)
     return _download(repo, revision, commit, blob_id, s)
 
@@ -112,8 +116,10 @@ def _from_cache(repo: str, revision: str, s: Settings) -> tuple[HubFile | None, 
     commit, blob_id, actual = path.parent.name, os.path.basename(os.path.realpath(path)), git_blob_sha1(data)
     if actual != blob_id and len(blob_id) == 40:
         # Someone wrote through the snapshot symlink into the blob: it is no longer what the Hub served.
-        return None, (f"the cached {CONFIG} of {repo}@{commit[:12]} was modified after download (git blob "
-                      f"{actual[:12]}, the Hub's is {blob_id[:12]}); run online to re-download it")
+        return None, (
+            f"the cached {CONFIG} of {repo}@{commit[:12]} was modified after download (git blob "
+            f"{actual[:12]}, the Hub's is {blob_id[:12]}); run online to re-download it"
+        )
     return HubFile(repo, revision, commit, blob_id, data), None
 
 
@@ -136,8 +142,16 @@ def _download(repo: str, revision: str, commit: str, blob_id: str, s: Settings) 
 
     for force in (False, True):
         try:
-            path = hf_hub_download(repo, CONFIG, revision=commit, cache_dir=s.cache_dir, token=s.token,
-                                   endpoint=s.endpoint, etag_timeout=s.timeout, force_download=force)
+            path = hf_hub_download(
+                repo,
+                CONFIG,
+                revision=commit,
+                cache_dir=s.cache_dir,
+                token=s.token,
+                endpoint=s.endpoint,
+                etag_timeout=s.timeout,
+                force_download=force,
+            )
             data = Path(str(path)).read_bytes()
         except Exception as exc:  # noqa: BLE001
             raise HubError(_explain(exc, repo, revision, s)) from None

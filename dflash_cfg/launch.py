@@ -87,23 +87,67 @@ _VLLM: dict[str, tuple[str, int]] = {
     "--spec-model": (SPEC_MODEL, VALUE),
     "--spec-tokens": (SPEC_TOKENS, VALUE),
     "--config": (CONFIG, VALUE),
-    **{name: ("", VALUE) for name in (
-        "--tokenizer", "--tokenizer-revision", "--code-revision", "--tokenizer-mode", "--host", "--port",
-        "--max-model-len", "--gpu-memory-utilization", "--dtype", "--kv-cache-dtype", "--max-num-seqs",
-        "--max-num-batched-tokens", "--pipeline-parallel-size", "-pp", "--data-parallel-size", "-dp",
-        "--quantization", "--attention-backend", "--download-dir", "--load-format", "--seed",
-        "--block-size", "--chat-template", "--tool-call-parser", "--reasoning-parser",
-        "--compilation-config", "-cc", "--hf-overrides", "--limit-mm-per-prompt", "--uvicorn-log-level",
-        "--distributed-executor-backend", "--api-server-count", "-asc", "--generation-config",
-    )},
+    **{
+        name: ("", VALUE)
+        for name in (
+            "--tokenizer",
+            "--tokenizer-revision",
+            "--code-revision",
+            "--tokenizer-mode",
+            "--host",
+            "--port",
+            "--max-model-len",
+            "--gpu-memory-utilization",
+            "--dtype",
+            "--kv-cache-dtype",
+            "--max-num-seqs",
+            "--max-num-batched-tokens",
+            "--pipeline-parallel-size",
+            "-pp",
+            "--data-parallel-size",
+            "-dp",
+            "--quantization",
+            "--attention-backend",
+            "--download-dir",
+            "--load-format",
+            "--seed",
+            "--block-size",
+            "--chat-template",
+            "--tool-call-parser",
+            "--reasoning-parser",
+            "--compilation-config",
+            "-cc",
+            "--hf-overrides",
+            "--limit-mm-per-prompt",
+            "--uvicorn-log-level",
+            "--distributed-executor-backend",
+            "--api-server-count",
+            "-asc",
+            "--generation-config",
+        )
+    },
     "--served-model-name": ("", MANY),
     "--cudagraph-capture-sizes": ("", MANY),
-    **{name: ("", FLAG) for name in (
-        "--trust-remote-code", "--enforce-eager", "--enable-prefix-caching", "--no-enable-prefix-caching",
-        "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--disable-log-stats",
-        "--disable-log-requests", "--enable-log-requests", "--enable-auto-tool-choice", "--headless",
-        "--enable-expert-parallel", "--async-scheduling", "--no-async-scheduling", "--grpc",
-    )},
+    **{
+        name: ("", FLAG)
+        for name in (
+            "--trust-remote-code",
+            "--enforce-eager",
+            "--enable-prefix-caching",
+            "--no-enable-prefix-caching",
+            "--enable-chunked-prefill",
+            "--no-enable-chunked-prefill",
+            "--disable-log-stats",
+            "--disable-log-requests",
+            "--enable-log-requests",
+            "--enable-auto-tool-choice",
+            "--headless",
+            "--enable-expert-parallel",
+            "--async-scheduling",
+            "--no-async-scheduling",
+            "--grpc",
+        )
+    },
 }
 
 _SGLANG: dict[str, tuple[str, int]] = {
@@ -119,19 +163,54 @@ _SGLANG: dict[str, tuple[str, int]] = {
     "--speculative-draft-model-revision": (DRAFT_REVISION, VALUE),
     "--speculative-num-draft-tokens": (DRAFT_TOKENS, VALUE),
     "--config": (CONFIG, VALUE),
-    **{name: ("", VALUE) for name in (
-        "--model-type", "--tokenizer-path", "--host", "--port", "--mem-fraction-static", "--context-length",
-        "--dtype", "--kv-cache-dtype", "--quantization", "--dp-size", "--dp", "--pp-size",
-        "--attention-backend", "--speculative-num-steps", "--speculative-eagle-topk",
-        "--speculative-dflash-draft-window-size", "--chunked-prefill-size", "--max-running-requests",
-        "--cuda-graph-max-bs", "--served-model-name", "--log-level", "--load-format", "--tool-call-parser",
-        "--reasoning-parser", "--chat-template", "--api-key", "--nnodes", "--node-rank", "--dist-init-addr",
-        "--page-size", "--json-model-override-args",
-    )},
-    **{name: ("", FLAG) for name in (
-        "--trust-remote-code", "--enable-torch-compile", "--disable-radix-cache", "--disable-cuda-graph",
-        "--enable-dp-attention", "--skip-server-warmup", "--enable-metrics",
-    )},
+    **{
+        name: ("", VALUE)
+        for name in (
+            "--model-type",
+            "--tokenizer-path",
+            "--host",
+            "--port",
+            "--mem-fraction-static",
+            "--context-length",
+            "--dtype",
+            "--kv-cache-dtype",
+            "--quantization",
+            "--dp-size",
+            "--dp",
+            "--pp-size",
+            "--attention-backend",
+            "--speculative-num-steps",
+            "--speculative-eagle-topk",
+            "--speculative-dflash-draft-window-size",
+            "--chunked-prefill-size",
+            "--max-running-requests",
+            "--cuda-graph-max-bs",
+            "--served-model-name",
+            "--log-level",
+            "--load-format",
+            "--tool-call-parser",
+            "--reasoning-parser",
+            "--chat-template",
+            "--api-key",
+            "--nnodes",
+            "--node-rank",
+            "--dist-init-addr",
+            "--page-size",
+            "--json-model-override-args",
+        )
+    },
+    **{
+        name: ("", FLAG)
+        for name in (
+            "--trust-remote-code",
+            "--enable-torch-compile",
+            "--disable-radix-cache",
+            "--disable-cuda-graph",
+            "--enable-dp-attention",
+            "--skip-server-warmup",
+            "--enable-metrics",
+        )
+    },
 }
 
 API_SERVER = "vllm.entrypoints.openai.api_server"
@@ -232,7 +311,7 @@ def _subcommand(args: tuple[str, ...], i: int, program: str) -> int:
     if i >= len(args):
         raise LaunchError(f"{program}: no subcommand; expected '{program} serve ...'")
     if args[i] != "serve":
-        raise LaunchError(f"{program} {_show(args[i:i + 1])}: not a server launch; expected '{program} serve ...'")
+        raise LaunchError(f"{program} {_show(args[i : i + 1])}: not a server launch; expected '{program} serve ...'")
     return i + 1
 
 
@@ -250,7 +329,7 @@ def _python_module(args: tuple[str, ...], i: int) -> tuple[str | None, int]:
                 i += 1 if k + 1 < len(cluster) else 2
                 break
             if switch == "m":  # -m module / -mmodule, possibly after flags: -um module
-                module = cluster[k + 1:]
+                module = cluster[k + 1 :]
                 if module:
                     return module, i + 1
                 if i + 1 >= len(args):
@@ -534,9 +613,7 @@ def _spec_tokens(spec: dict[str, Any] | None, option: str) -> int | None:
         return None
     # SpeculativeConfig: `num_speculative_tokens: int = Field(gt=0)`; a JSON true is not a count.
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise LaunchError(
-            f"{option}: num_speculative_tokens must be a positive integer, got {_describe(value)}"
-        )
+        raise LaunchError(f"{option}: num_speculative_tokens must be a positive integer, got {_describe(value)}")
     return value
 
 

@@ -87,8 +87,9 @@ def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL, exp
         return FileReport(path, kind, sha256, blob, note=note)
     weights, weights_error = inputs.weights_loader() if inputs.weights_loader else (None, None)
     upstream = inputs.upstream_loader() if inputs.upstream_loader else None
-    ctx = Context(doc, kind, inputs.target, weights, weights_error, inputs.effective_fn, upstream, inputs.integrity,
-                  inputs.launch)
+    ctx = Context(
+        doc, kind, inputs.target, weights, weights_error, inputs.effective_fn, upstream, inputs.integrity, inputs.launch
+    )
     known = {(i.rule, i.problem.pointer, i.problem.message): (i.line, i.column) for i in doc.issues}
     findings = []
     for r in rules:
@@ -99,11 +100,11 @@ def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL, exp
             if where[0] is None:
                 where = doc.locate(problem.pointer) or (None, None)
             severity = r.severity if problem.severity is None else problem.severity
-            findings.append(Finding(r.id, r.name, severity, problem.pointer, where[0], where[1],
-                                    problem.message, problem.fix))
+            findings.append(
+                Finding(r.id, r.name, severity, problem.pointer, where[0], where[1], problem.message, problem.fix)
+            )
     findings.sort(key=lambda f: (f.line or 0, f.column or 0, f.rule, f.pointer))
-    source = None if upstream is None else Upstream(upstream.repo, upstream.revision, upstream.commit,
-                                                    upstream.blob_id)
+    source = None if upstream is None else Upstream(upstream.repo, upstream.revision, upstream.commit, upstream.blob_id)
     return FileReport(path, kind, sha256, blob, tuple(findings), picture(ctx, inputs), source)
 
 
@@ -124,8 +125,9 @@ def picture(ctx: Context, inputs: Inputs) -> tuple[str, ...]:
         lines.append(line)
     elif inputs.effective_fn is not None and ctx.effective.values is not None:
         seen = ctx.effective.values
-        lines.append(f"layers  (absent) -> engines see {strip(seen.get('layer_types'))}, "
-                     f"window {seen.get('sliding_window')}")
+        lines.append(
+            f"layers  (absent) -> engines see {strip(seen.get('layer_types'))}, window {seen.get('sliding_window')}"
+        )
     taps = ctx.taps()
     depth = inputs.target.num_hidden_layers if inputs.target and inputs.target.num_hidden_layers else None
     source = "target" if depth else "num_target_layers"
@@ -141,4 +143,3 @@ def picture(ctx: Context, inputs: Inputs) -> tuple[str, ...]:
                 line += "  ! " + marks[depth:]
         lines.append(line)
     return tuple(lines)
-

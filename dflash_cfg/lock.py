@@ -80,12 +80,21 @@ def record(config_path: Path, written: Written, source: Source | None, tool_vers
     with locked_dir(directory) as dfd:
         current = read_at(dfd, name, directory)
         if current is None or hashlib.sha256(current).hexdigest() != written.sha256:
-            raise WriteError(f"{os.path.join(directory, name)} changed after dflash-cfg wrote it (someone else "
-                             "wrote it); lock not recorded", 1)
+            raise WriteError(
+                f"{os.path.join(directory, name)} changed after dflash-cfg wrote it (someone else "
+                "wrote it); lock not recorded",
+                1,
+            )
         existing = read_at(dfd, LOCK_FILE, directory)
         files = {} if existing is None else _files(existing, where)
-        entry = Entry(written.path, written.sha256, written.git_blob_sha1, source,
-                      datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), tool_version)
+        entry = Entry(
+            written.path,
+            written.sha256,
+            written.git_blob_sha1,
+            source,
+            datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            tool_version,
+        )
         files[name] = _to_json(entry)
         text = json.dumps({"version": VERSION, "files": files}, indent=2, ensure_ascii=False) + "\n"
         replace_file(dfd, LOCK_FILE, text.encode("utf-8"), directory)
@@ -127,16 +136,27 @@ def _entry(raw: Any, name: str, where: Path) -> Entry:
         fields[key] = value
     source = raw.get("source")
     if source is not None:
-        if not isinstance(source, dict) or not all(isinstance(source.get(k), str)
-                                                   for k in ("repo", "revision", "commit")):
+        if not isinstance(source, dict) or not all(
+            isinstance(source.get(k), str) for k in ("repo", "revision", "commit")
+        ):
             raise bad("has a malformed 'source' (needs string repo, revision, commit, or null)")
         source = Source(source["repo"], source["revision"], source["commit"])
-    return Entry(fields["path"], fields["sha256"], fields["git_blob_sha1"], source, fields["written_at"],
-                 fields["tool_version"])
+    return Entry(
+        fields["path"], fields["sha256"], fields["git_blob_sha1"], source, fields["written_at"], fields["tool_version"]
+    )
 
 
 def _to_json(entry: Entry) -> dict[str, Any]:
-    source = None if entry.source is None else {"repo": entry.source.repo, "revision": entry.source.revision,
-                                                "commit": entry.source.commit}
-    return {"path": entry.path, "sha256": entry.sha256, "git_blob_sha1": entry.git_blob_sha1, "source": source,
-            "written_at": entry.written_at, "tool_version": entry.tool_version}
+    source = (
+        None
+        if entry.source is None
+        else {"repo": entry.source.repo, "revision": entry.source.revision, "commit": entry.source.commit}
+    )
+    return {
+        "path": entry.path,
+        "sha256": entry.sha256,
+        "git_blob_sha1": entry.git_blob_sha1,
+        "source": source,
+        "written_at": entry.written_at,
+        "tool_version": entry.tool_version,
+    }

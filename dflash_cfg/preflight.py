@@ -29,13 +29,16 @@ def run(argv: Sequence[str], hub: HubOptions | None = None, no_cache: bool = Fal
     if launch.drafter is None:
         raise UsageError(f"the {launch.engine} command has no speculative drafter model: nothing to preflight")
     if launch.method is None and "dflash" not in launch.drafter.lower():
-        raise UsageError(f"the {launch.engine} command names no speculative method and its drafter "
-                         f"{launch.drafter!r} does not say dflash: is this a DFlash launch?")
+        raise UsageError(
+            f"the {launch.engine} command names no speculative method and its drafter "
+            f"{launch.drafter!r} does not say dflash: is this a DFlash launch?"
+        )
     try:
         drafter = locate(launch.drafter, launch.drafter_revision)
         target = locate(launch.target, launch.target_revision)
     except WhereError as exc:
         raise UsageError(str(exc)) from None
-    report = check(CheckOptions((str(drafter.config),), str(target.model_dir), ALL, hub, no_cache=no_cache,
-                                launch=launch))
+    report = check(
+        CheckOptions((str(drafter.config),), str(target.model_dir), ALL, hub, no_cache=no_cache, launch=launch)
+    )
     return Preflight(launch, drafter, target, report)

@@ -75,8 +75,9 @@ def plan(options: FixOptions) -> Plan:
     return adopt_critical(path, old, upstream)
 
 
-def mechanical(path: Path, old: bytes, target_option: str | None,
-               min_severity: Severity = Severity.INFO) -> tuple[bytes, tuple[str, ...]]:
+def mechanical(
+    path: Path, old: bytes, target_option: str | None, min_severity: Severity = Severity.INFO
+) -> tuple[bytes, tuple[str, ...]]:
     """Apply the catalogue's safe fixes until none is left. Trained values are never touched: only
     rules that copy a value the file (or the target) already states offer safe fixes."""
     inputs = Inputs(load_target_option(target_option), None, effective_fn())
@@ -111,8 +112,9 @@ def adopt_critical(path: Path, old: bytes, upstream: HubFile) -> Plan:
     """Take only the DFlash-critical fields from upstream; every other local edit stays."""
     mine, theirs = parse(old).data, parse(upstream.data).data
     if not isinstance(mine, dict) or not isinstance(theirs, dict):
-        raise UsageError(f"{path}: --only-critical needs both files to be JSON objects; without it, fix takes the "
-                         "upstream bytes")
+        raise UsageError(
+            f"{path}: --only-critical needs both files to be JSON objects; without it, fix takes the upstream bytes"
+        )
     ops: list[PatchOp] = []
     applied = []
     for row in compare(mine, theirs):
@@ -128,8 +130,9 @@ def adopt_critical(path: Path, old: bytes, upstream: HubFile) -> Plan:
     try:
         new = apply_to_text(old.decode("utf-8"), ops).encode("utf-8")
     except (PatchError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot adopt the critical fields: {exc}; without --only-critical, fix takes "
-                         "the upstream bytes") from None
+        raise UsageError(
+            f"{path}: cannot adopt the critical fields: {exc}; without --only-critical, fix takes the upstream bytes"
+        ) from None
     return Plan(path, old, new, tuple(applied), upstream)
 
 
@@ -182,6 +185,8 @@ def verify(path_arg: str, expect_sha256: str | None) -> Verification:
     if expect_sha256 is not None:
         return Verification(path, sha, entry, expect_sha256.lower())
     if entry is None:
-        raise UsageError(f"{path}: no .dflash-cfg.lock entry beside it, so nothing to verify against; run "
-                         "`dflash-cfg fix` there first, or pass --expect-sha256 HEX")
+        raise UsageError(
+            f"{path}: no .dflash-cfg.lock entry beside it, so nothing to verify against; run "
+            "`dflash-cfg fix` there first, or pass --expect-sha256 HEX"
+        )
     return Verification(path, sha, entry, entry.sha256)

@@ -32,8 +32,12 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary_counts(report: Report) -> dict[str, int]:
-    return {"files": len(report.files), "errors": report.count(Severity.ERROR),
-            "warnings": report.count(Severity.WARNING), "infos": report.count(Severity.INFO)}
+    return {
+        "files": len(report.files),
+        "errors": report.count(Severity.ERROR),
+        "warnings": report.count(Severity.WARNING),
+        "infos": report.count(Severity.INFO),
+    }
 
 
 def text(report: Report) -> str:
@@ -46,10 +50,14 @@ def text(report: Report) -> str:
         out.extend(_text_file(f))
     counts = summary_counts(report)
     skipped = sum(1 for f in report.files if f.kind == "skipped")
-    parts = [_plural(counts["files"], "file") + (f" ({skipped} skipped)" if skipped else ""),
-             click.style(_plural(counts["errors"], "error"), fg="red", bold=True) if counts["errors"]
-             else _plural(0, "error"),
-             _plural(counts["warnings"], "warning"), _plural(counts["infos"], "info")]
+    parts = [
+        _plural(counts["files"], "file") + (f" ({skipped} skipped)" if skipped else ""),
+        click.style(_plural(counts["errors"], "error"), fg="red", bold=True)
+        if counts["errors"]
+        else _plural(0, "error"),
+        _plural(counts["warnings"], "warning"),
+        _plural(counts["infos"], "info"),
+    ]
     version = report.transformers_version
     tail = f"transformers {version}" if version else "transformers not installed"
     out.append(f"{', '.join(parts)}  ({tail}, dflash-cfg {report.tool_version})")
@@ -95,10 +103,18 @@ def as_json(report: Report) -> str:
 
 def _json_file(f: FileReport) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "path": f.path, "sha256": f.sha256, "git_blob_sha1": f.git_blob_sha1, "kind": f.kind,
-        "upstream": None if f.upstream is None else {
-            "repo": f.upstream.repo, "revision": f.upstream.revision, "commit": f.upstream.commit,
-            "git_blob_sha1": f.upstream.git_blob_sha1},
+        "path": f.path,
+        "sha256": f.sha256,
+        "git_blob_sha1": f.git_blob_sha1,
+        "kind": f.kind,
+        "upstream": None
+        if f.upstream is None
+        else {
+            "repo": f.upstream.repo,
+            "revision": f.upstream.revision,
+            "commit": f.upstream.commit,
+            "git_blob_sha1": f.upstream.git_blob_sha1,
+        },
         "findings": [x.to_json() for x in f.findings],
     }
     if f.note:
@@ -121,10 +137,16 @@ def sarif(report: Report) -> str:
             key = f"{f.path}\0{x.rule}\0{x.pointer}".encode("utf-8", "backslashreplace")
             fingerprint = hashlib.sha256(key).hexdigest()[:32]
             result: dict[str, Any] = {
-                "ruleId": x.rule, "ruleIndex": index[x.rule], "level": SARIF_LEVELS[x.severity],
+                "ruleId": x.rule,
+                "ruleIndex": index[x.rule],
+                "level": SARIF_LEVELS[x.severity],
                 "message": {"text": x.message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": region},
-                               "logicalLocations": [{"fullyQualifiedName": x.pointer or "/", "kind": "object"}]}],
+                "locations": [
+                    {
+                        "physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": region},
+                        "logicalLocations": [{"fullyQualifiedName": x.pointer or "/", "kind": "object"}],
+                    }
+                ],
                 "partialFingerprints": {"dflashCfg/v1": fingerprint},
                 "properties": {"pointer": x.pointer},
             }
@@ -134,13 +156,20 @@ def sarif(report: Report) -> str:
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "dflash-cfg", "version": report.tool_version,
-                                "informationUri": INFORMATION_URI,
-                                "rules": [_sarif_rule(REGISTRY[r]) for r in used]}},
-            "results": results,
-            "properties": {"transformers_version": report.transformers_version},
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "dflash-cfg",
+                        "version": report.tool_version,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [_sarif_rule(REGISTRY[r]) for r in used],
+                    }
+                },
+                "results": results,
+                "properties": {"transformers_version": report.transformers_version},
+            }
+        ],
     }
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
@@ -154,9 +183,14 @@ def _uri(path: str) -> str:
 
 
 def _sarif_rule(r: Rule) -> dict[str, Any]:
-    return {"id": r.id, "name": r.name, "shortDescription": {"text": r.summary},
-            "fullDescription": {"text": r.doc}, "help": {"text": r.doc},
-            "defaultConfiguration": {"level": SARIF_LEVELS[r.severity]}}
+    return {
+        "id": r.id,
+        "name": r.name,
+        "shortDescription": {"text": r.summary},
+        "fullDescription": {"text": r.doc},
+        "help": {"text": r.doc},
+        "defaultConfiguration": {"level": SARIF_LEVELS[r.severity]},
+    }
 
 
 REPORTERS: dict[str, Callable[[Report], str]] = {"text": text, "json": as_json, "sarif": sarif}
@@ -173,8 +207,17 @@ def catalogue_text(rules: tuple[Rule, ...] = ALL, verbose: bool = False) -> str:
 
 
 def catalogue_json(rules: tuple[Rule, ...] = ALL) -> str:
-    return json.dumps([{"id": r.id, "name": r.name, "severity": r.severity.label, "summary": r.summary,
-                        "doc": r.doc} for r in rules], indent=2, ensure_ascii=False) + "\n"
+    return (
+        json.dumps(
+            [
+                {"id": r.id, "name": r.name, "severity": r.severity.label, "summary": r.summary, "doc": r.doc}
+                for r in rules
+            ],
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
 
 
 def _cell(value: Any) -> str:
@@ -210,8 +253,10 @@ def diff_text(result: DiffResult) -> str:
         lines.append(line)
     same = sum(1 for r in result.rows if not (r.differs or r.differs_effective or r.critical))
     lines.append("")
-    lines.append(f"! = DFlash-critical, ≠ differs; {same} other fields identical and not shown "
-                 f"(transformers {result.transformers_version})")
+    lines.append(
+        f"! = DFlash-critical, ≠ differs; {same} other fields identical and not shown "
+        f"(transformers {result.transformers_version})"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -223,16 +268,28 @@ def diff_json(result: DiffResult) -> str:
 
     up = result.upstream
     doc = {
-        "version": JSON_VERSION, "path": result.path, "git_blob_sha1": git_blob_sha1(result.local),
+        "version": JSON_VERSION,
+        "path": result.path,
+        "git_blob_sha1": git_blob_sha1(result.local),
         "upstream": {"repo": up.repo, "revision": up.revision, "commit": up.commit, "git_blob_sha1": up.blob_id},
-        "identical": result.identical, "critical_differences": result.critical,
+        "identical": result.identical,
+        "critical_differences": result.critical,
         "transformers_version": result.transformers_version,
-        "rows": [{"pointer": r.pointer, "critical": r.critical, "differs": r.differs,
-                  "differs_effective": r.differs_effective,
-                  "local": value(r.local), "local_present": r.local is not MISSING,
-                  "local_effective": value(r.local_effective), "upstream": value(r.upstream),
-                  "upstream_present": r.upstream is not MISSING, "upstream_effective": value(r.upstream_effective)}
-                 for r in result.rows],
+        "rows": [
+            {
+                "pointer": r.pointer,
+                "critical": r.critical,
+                "differs": r.differs,
+                "differs_effective": r.differs_effective,
+                "local": value(r.local),
+                "local_present": r.local is not MISSING,
+                "local_effective": value(r.local_effective),
+                "upstream": value(r.upstream),
+                "upstream_present": r.upstream is not MISSING,
+                "upstream_effective": value(r.upstream_effective),
+            }
+            for r in result.rows
+        ],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -271,21 +328,33 @@ def where_text(loc: Location) -> str:
 
 
 def where_json(loc: Location) -> str:
-    doc = {"version": JSON_VERSION, "model": loc.name, "source": loc.source, "config": str(loc.config),
-           "resolved": str(loc.resolved), "repo": loc.repo, "revision": loc.revision, "commit": loc.commit,
-           "sha256": loc.sha256, "git_blob_sha1": loc.git_blob_sha1}
+    doc = {
+        "version": JSON_VERSION,
+        "model": loc.name,
+        "source": loc.source,
+        "config": str(loc.config),
+        "resolved": str(loc.resolved),
+        "repo": loc.repo,
+        "revision": loc.revision,
+        "commit": loc.commit,
+        "sha256": loc.sha256,
+        "git_blob_sha1": loc.git_blob_sha1,
+    }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def preflight_text(p: Preflight) -> str:
     launch = p.launch
-    tokens = (f"num_speculative_tokens {launch.num_speculative_tokens}" if launch.engine == "vllm"
-              else f"num_draft_tokens {launch.num_draft_tokens}")
+    tokens = (
+        f"num_speculative_tokens {launch.num_speculative_tokens}"
+        if launch.engine == "vllm"
+        else f"num_draft_tokens {launch.num_draft_tokens}"
+    )
     lines = [
         f"preflight {launch.engine}: method {launch.method or '(auto)'}, {tokens}, "
         f"tensor-parallel {launch.tensor_parallel_size}",
         f"  target  {launch.target} -> {p.target.config}" + (f" @ {p.target.commit[:12]}" if p.target.commit else ""),
-        f"  drafter {launch.drafter} -> {p.drafter.config}" + (f" @ {p.drafter.commit[:12]}" if p.drafter.commit
-                                                               else ""),
+        f"  drafter {launch.drafter} -> {p.drafter.config}"
+        + (f" @ {p.drafter.commit[:12]}" if p.drafter.commit else ""),
     ]
     return "\n".join(lines) + "\n"

@@ -121,8 +121,14 @@ def check(options: CheckOptions) -> Report:
             file_view = cache.for_sources(sources)
             if upstream is not None:
                 upstream = partial(_recorded, sources, upstream)
-        inputs = Inputs(target, partial(_weights, path.parent, weights_cache), file_view, upstream,
-                        integrity(path, raw, options.expect_sha256), options.launch)
+        inputs = Inputs(
+            target,
+            partial(_weights, path.parent, weights_cache),
+            file_view,
+            upstream,
+            integrity(path, raw, options.expect_sha256),
+            options.launch,
+        )
         reports.append(lint(raw, files.display(path), inputs, options.rules, explicit))
     return Report(tuple(reports), transformers_version(), __version__, tuple(errors))
 
@@ -150,8 +156,15 @@ def integrity(path: Path, raw: bytes, expect_sha256: str | None) -> Integrity:
     except LockError as exc:
         lock_error = str(exc)
     link = os.path.realpath(path) if path.is_symlink() else None
-    return Integrity(hashlib.sha256(raw).hexdigest(), entry, lock_error, expect_sha256, link,
-                     bool(link and _BLOB.search(link)), repo_from_cache_path(path) is not None)
+    return Integrity(
+        hashlib.sha256(raw).hexdigest(),
+        entry,
+        lock_error,
+        expect_sha256,
+        link,
+        bool(link and _BLOB.search(link)),
+        repo_from_cache_path(path) is not None,
+    )
 
 
 def repo_for(path: Path, hub: HubOptions) -> tuple[str, str]:

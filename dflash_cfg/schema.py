@@ -31,8 +31,7 @@ def _validator(kind: str) -> Any:
     from referencing import Registry, Resource
 
     schemas = {k: load(v) for k, v in SCHEMA_FILES.items()}
-    registry: Registry[Any] = Registry().with_resources(
-        (s["$id"], Resource.from_contents(s)) for s in schemas.values())
+    registry: Registry[Any] = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas.values())
     return Draft202012Validator(schemas[kind], registry=registry)
 
 

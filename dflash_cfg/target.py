@@ -195,9 +195,7 @@ def parse_config(cfg: dict[str, Any], source: str) -> ConfigFacts:
 def parse_generation_config(gen: dict[str, Any], source: str) -> tuple[tuple[str, int], ...]:
     # generation_config.json is what generate() stops on; it often lists more eos ids than config.json.
     return tuple(
-        ("generation_config." + key, i)
-        for key in _GENERATION_SPECIALS
-        for i in _token_ids(gen.get(key), source, key)
+        ("generation_config." + key, i) for key in _GENERATION_SPECIALS for i in _token_ids(gen.get(key), source, key)
     )
 
 
@@ -266,9 +264,7 @@ class TokenizerJsonFacts:
     vocab_ids: tuple[tuple[str, int], ...]
 
 
-def parse_tokenizer_json(
-    data: bytes, source: str, wanted: frozenset[str] = frozenset()
-) -> TokenizerJsonFacts:
+def parse_tokenizer_json(data: bytes, source: str, wanted: frozenset[str] = frozenset()) -> TokenizerJsonFacts:
     tok = parse_json_object(data, source)
     raw_added = tok.get("added_tokens")
     added: list[AddedToken] = []
@@ -431,9 +427,7 @@ def load_target(path: Path | str) -> Target:
     tokenizer_config: TokenizerConfigFacts | None = None
     tc_path = base / TOKENIZER_CONFIG
     if _present(tc_path):
-        tokenizer_config = parse_tokenizer_config(
-            parse_json_object(_read(tc_path), str(tc_path)), str(tc_path)
-        )
+        tokenizer_config = parse_tokenizer_config(parse_json_object(_read(tc_path), str(tc_path)), str(tc_path))
         files.append(TOKENIZER_CONFIG)
 
     tokenizer_json: TokenizerJsonFacts | None = None

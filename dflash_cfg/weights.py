@@ -92,9 +92,7 @@ def _tensor(name: str, entry: Any, file: str) -> Tensor:
         raise WeightsError(f"{file}: header entry {name!r} is not an object")
     shape = entry.get("shape")
     # bool is an int subclass; a shape of [true] is malformed, not [1].
-    if not isinstance(shape, list) or not all(
-        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
-    ):
+    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise WeightsError(f"{file}: tensor {name!r} has no valid shape (need a list of non-negative ints)")
     dtype = entry.get("dtype")
     if not isinstance(dtype, str):

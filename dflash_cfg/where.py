@@ -45,8 +45,9 @@ def locate(name: str, revision: str | None = None) -> Location:
         if not config.exists():
             raise WhereError(f"{files.display(path)} has no {CONFIG}")
         cached = repo_from_cache_path(config)
-        return _location(name, "local directory", config, cached[0] if cached else None,
-                         cached[1] if cached else None, None)
+        return _location(
+            name, "local directory", config, cached[0] if cached else None, cached[1] if cached else None, None
+        )
     if name.count("/") != 1 or name.startswith((".", "/")):
         raise WhereError(f"{name!r} is neither an existing path nor a Hub repo id (org/name)")
     try:
@@ -63,18 +64,30 @@ def _from_cache(repo: str, revision: str) -> Location:
     found = try_to_load_from_cache(repo, CONFIG, cache_dir=s.cache_dir, revision=revision)
     if not isinstance(found, str):
         what = "commit" if COMMIT.match(revision) else "revision"
-        raise WhereError(f"{repo}@{revision}: no {CONFIG} for that {what} in the Hugging Face cache "
-                         f"({s.cache_dir}); an engine would download it (download it first, e.g. "
-                         f"`hf download {repo} --revision {revision}`), or pass a local path")
+        raise WhereError(
+            f"{repo}@{revision}: no {CONFIG} for that {what} in the Hugging Face cache "
+            f"({s.cache_dir}); an engine would download it (download it first, e.g. "
+            f"`hf download {repo} --revision {revision}`), or pass a local path"
+        )
     config = Path(found)
     return _location(repo, "Hugging Face cache", config, repo, config.parent.name, revision)
 
 
-def _location(name: str, source: str, config: Path, repo: str | None, commit: str | None,
-              revision: str | None) -> Location:
+def _location(
+    name: str, source: str, config: Path, repo: str | None, commit: str | None, revision: str | None
+) -> Location:
     try:
         data = files.read(config)
     except files.PathError as exc:
         raise WhereError(str(exc)) from None
-    return Location(name, source, config, Path(os.path.realpath(config)), repo, commit, revision,
-                    hashlib.sha256(data).hexdigest(), git_blob_sha1(data))
+    return Location(
+        name,
+        source,
+        config,
+        Path(os.path.realpath(config)),
+        repo,
+        commit,
+        revision,
+        hashlib.sha256(data).hexdigest(),
+        git_blob_sha1(data),
+    )

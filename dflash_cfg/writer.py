@@ -117,11 +117,13 @@ def write_verified(path: Path, new: bytes, expected_old_sha256: str | None, *, b
             # Narrows the window for a writer that ignores our lock (an editor) to the rename itself.
             now = _current(dfd, name, real_dir)
             if (now.sha256, now.link) != (before.sha256, before.link):
-                raise WriteError(f"{where} changed while it was being fixed (someone else wrote it); "
-                                 "nothing written", 1)
+                raise WriteError(
+                    f"{where} changed while it was being fixed (someone else wrote it); nothing written", 1
+                )
 
-        _replace(dfd, name, new, before, real_dir, hooked=True, unchanged=unchanged,
-                 unchanged_note=f"{where} is unchanged")
+        _replace(
+            dfd, name, new, before, real_dir, hooked=True, unchanged=unchanged, unchanged_note=f"{where} is unchanged"
+        )
         digest = hashlib.sha256(new).hexdigest()
         return Written(where, digest, git_blob_sha1(new), backup_path, before.link)
 
@@ -135,8 +137,16 @@ def locked_dir(directory: str | os.PathLike[str]) -> Iterator[int]:
 
 def replace_file(dfd: int, name: str, data: bytes, directory: str) -> None:
     """Atomic, durable, read-back-verified replace of `name` in the locked directory `dfd` (for lock.py)."""
-    _replace(dfd, name, data, _current(dfd, name, directory), directory, hooked=False, unchanged=None,
-             unchanged_note=f"{os.path.join(directory, name)} is unchanged")
+    _replace(
+        dfd,
+        name,
+        data,
+        _current(dfd, name, directory),
+        directory,
+        hooked=False,
+        unchanged=None,
+        unchanged_note=f"{os.path.join(directory, name)} is unchanged",
+    )
 
 
 def read_at(dfd: int, name: str, directory: str) -> bytes | None:
@@ -155,7 +165,7 @@ def _at(step: str | None, call: Callable[[], T]) -> T:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     result = call()
     if name == step and action.startswith("pause:"):
-        flag = Path(action[len("pause:"):])
+        flag = Path(action[len("pause:") :])
         flag.write_text(str(os.getpid()))
         deadline = time.monotonic() + _PAUSE_SECONDS
         while flag.exists() and time.monotonic() < deadline:
@@ -167,9 +177,12 @@ def _refuse_cache_snapshot(path: Path) -> None:
     found = repo_from_cache_path(path)
     if found:
         repo, commit = found
-        raise WriteError(f"{path} is in the Hugging Face cache snapshot of {repo}@{commit[:12]}, which must keep "
-                         f"matching that commit; copy the model out of the cache (hf download {repo} --local-dir "
-                         "DIR) and fix the copy", 2)
+        raise WriteError(
+            f"{path} is in the Hugging Face cache snapshot of {repo}@{commit[:12]}, which must keep "
+            f"matching that commit; copy the model out of the cache (hf download {repo} --local-dir "
+            "DIR) and fix the copy",
+            2,
+        )
 
 
 @contextmanager
@@ -221,12 +234,22 @@ def _write_backup(dfd: int, bak: str, before: _State, directory: str, where: str
         return  # the same previous bytes were already backed up (e.g. a second fix in a row)
     # Same mode and owner as the original: a backup must not expose a private config more widely.
     like = _State(None, None, None, before.mode, before.uid, before.gid)
-    _replace(dfd, bak, before.data, like, directory, hooked=False, unchanged=None,
-             unchanged_note=f"{where} is unchanged")
+    _replace(
+        dfd, bak, before.data, like, directory, hooked=False, unchanged=None, unchanged_note=f"{where} is unchanged"
+    )
 
 
-def _replace(dfd: int, name: str, data: bytes, like: _State, directory: str, *, hooked: bool,
-             unchanged: Callable[[], None] | None, unchanged_note: str) -> None:
+def _replace(
+    dfd: int,
+    name: str,
+    data: bytes,
+    like: _State,
+    directory: str,
+    *,
+    hooked: bool,
+    unchanged: Callable[[], None] | None,
+    unchanged_note: str,
+) -> None:
     """temp (O_EXCL, `like`'s mode and owner) + write + fsync + os.replace + fsync(dir) + read back.
 
     os.replace renames over the name itself, so a symlink there becomes a regular file and its target
@@ -265,18 +288,25 @@ def _replace(dfd: int, name: str, data: bytes, like: _State, directory: str, *, 
         # Without it the rename may not survive a crash even though the file's data would.
         _at(step("dir-fsynced"), lambda: os.fsync(dfd))
     except OSError as exc:
-        raise WriteError(f"{where} now holds the new bytes but its directory could not be synced "
-                         f"({_reason(exc)}): the change may not survive a crash; check it with dflash-cfg "
-                         "verify", 2) from None
+        raise WriteError(
+            f"{where} now holds the new bytes but its directory could not be synced "
+            f"({_reason(exc)}): the change may not survive a crash; check it with dflash-cfg "
+            "verify",
+            2,
+        ) from None
     want = hashlib.sha256(data).hexdigest()
     try:
         got = _at(step("verified"), lambda: _read_back(dfd, name))
     except OSError as exc:
-        raise WriteError(f"{where} was replaced but could not be read back ({_reason(exc)}); check it with "
-                         "dflash-cfg verify", 2) from None
+        raise WriteError(
+            f"{where} was replaced but could not be read back ({_reason(exc)}); check it with dflash-cfg verify", 2
+        ) from None
     if got != want:
-        raise WriteError(f"read-back mismatch: {where} holds sha256 {got}, expected {want} (written over by "
-                         "someone else, or the storage does not keep what it is given)", 1)
+        raise WriteError(
+            f"read-back mismatch: {where} holds sha256 {got}, expected {want} (written over by "
+            "someone else, or the storage does not keep what it is given)",
+            1,
+        )
 
 
 def _create_temp(dfd: int, name: str, like: _State) -> tuple[int, str]:
@@ -307,7 +337,7 @@ def _copy_owner_and_mode(fd: int, like: _State) -> None:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _read_back(dfd: int, name: str) -> str:

@@ -9,15 +9,25 @@ import numpy as np
 from safetensors.numpy import save_file
 
 
-def drafter_shapes(*, hidden: int, heads: int, kv: int, head_dim: int, inter: int, layers: int | list[int],
-                   taps: int, fc_in: int | None = None, prefix: str = "") -> dict[str, tuple[int, ...]]:
+def drafter_shapes(
+    *,
+    hidden: int,
+    heads: int,
+    kv: int,
+    head_dim: int,
+    inter: int,
+    layers: int | list[int],
+    taps: int,
+    fc_in: int | None = None,
+    prefix: str = "",
+) -> dict[str, tuple[int, ...]]:
     """Tensor names and shapes of a z-lab DFlash checkpoint (no embed_tokens, no lm_head)."""
     out: dict[str, tuple[int, ...]] = {
         "fc.weight": (hidden, fc_in if fc_in is not None else taps * hidden),
         "hidden_norm.weight": (hidden,),
         "norm.weight": (hidden,),
     }
-    for i in (range(layers) if isinstance(layers, int) else layers):
+    for i in range(layers) if isinstance(layers, int) else layers:
         p = f"layers.{i}."
         out |= {
             p + "self_attn.q_proj.weight": (heads * head_dim, hidden),
@@ -37,6 +47,5 @@ def drafter_shapes(*, hidden: int, heads: int, kv: int, head_dim: int, inter: in
 
 def save(path: Path, tensors: dict[str, tuple[int, ...]], dtype: Any = np.float16) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_file({k: np.zeros(v, dtype=dtype) for k, v in tensors.items()}, str(path),
-              metadata={"format": "pt"})
+    save_file({k: np.zeros(v, dtype=dtype) for k, v in tensors.items()}, str(path), metadata={"format": "pt"})
     return path

@@ -23,8 +23,17 @@ from typing import ClassVar
 ROOT = Path(__file__).resolve().parent.parent
 OLAH_VENV = ROOT / ".venv-olah"
 OLAH_REQUIREMENT = "olah==0.5.4"
-GIT = ["git", "-c", "user.name=dflash-cfg tests", "-c", "user.email=tests@dflash-cfg.invalid",
-       "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+GIT = [
+    "git",
+    "-c",
+    "user.name=dflash-cfg tests",
+    "-c",
+    "user.email=tests@dflash-cfg.invalid",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "init.defaultBranch=main",
+]
 
 
 def free_port() -> int:
@@ -38,8 +47,7 @@ def olah_cli() -> Path:
     exe = OLAH_VENV / "bin" / "olah-cli"
     if not exe.exists():
         subprocess.run([sys.executable, "-m", "venv", str(OLAH_VENV)], check=True)
-        subprocess.run([str(OLAH_VENV / "bin" / "python"), "-m", "pip", "install", "-q", OLAH_REQUIREMENT],
-                       check=True)
+        subprocess.run([str(OLAH_VENV / "bin" / "python"), "-m", "pip", "install", "-q", OLAH_REQUIREMENT], check=True)
     return exe
 
 
@@ -70,10 +78,17 @@ class Olah:
             f'mirror-lfs-netloc = "127.0.0.1:{self.port}"\n'
             f'mirrors-path = ["{self.mirrors}"]\n'
             "[accessibility]\n"
-            "offline = true\n", encoding="utf-8")
+            "offline = true\n",
+            encoding="utf-8",
+        )
         with open(self.log, "ab") as log:  # the child keeps its own copy of the descriptor
-            self.process = subprocess.Popen([str(olah_cli()), "-c", str(self.config)], stdout=log, stderr=log,
-                                            cwd=self.repos, start_new_session=True)
+            self.process = subprocess.Popen(
+                [str(olah_cli()), "-c", str(self.config)],
+                stdout=log,
+                stderr=log,
+                cwd=self.repos,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + 30
         # GET / answers 500 in olah 0.5.4 (template bug); the refs route of a mirrored repo is the probe.
         probe = f"{self.endpoint}/api/models/dflash-cfg-tests/ready/refs"
@@ -122,17 +137,25 @@ class Olah:
         return self.head(repo)
 
     def tag(self, repo: str, name: str) -> None:
-        subprocess.run([*GIT, "-C", str(self.mirrors / "models" / repo), "tag", "-f", name], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [*GIT, "-C", str(self.mirrors / "models" / repo), "tag", "-f", name], check=True, capture_output=True
+        )
 
     def head(self, repo: str) -> str:
-        out = subprocess.run(["git", "-C", str(self.mirrors / "models" / repo), "rev-parse", "HEAD"], check=True,
-                             capture_output=True, text=True)
+        out = subprocess.run(
+            ["git", "-C", str(self.mirrors / "models" / repo), "rev-parse", "HEAD"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         return out.stdout.strip()
 
     def publish_dir(self, repo: str, source: Path) -> str:
-        return self.publish(repo, {p.relative_to(source).as_posix(): p.read_bytes()
-                                   for p in sorted(source.rglob("*")) if p.is_file()}, "import fixture")
+        return self.publish(
+            repo,
+            {p.relative_to(source).as_posix(): p.read_bytes() for p in sorted(source.rglob("*")) if p.is_file()},
+            "import fixture",
+        )
 
 
 class ErrorHub:
@@ -187,4 +210,3 @@ class ErrorHub:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-

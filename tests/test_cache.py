@@ -114,8 +114,9 @@ def transformers_in(names: set[str]) -> set[str]:
 
 
 @pytest.mark.parametrize("name", ["real", "sliding-window-off", "rejected", "warning"])
-def test_warm_check_gives_the_same_report(dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter,
-                                          name: str) -> None:
+def test_warm_check_gives_the_same_report(
+    dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter, name: str
+) -> None:
     path = write(tmp_path / "model", variant(name))
     cold = dflash("check", path, "--format", "json")
     assert views.calls == 1 and len(entries(cache_dir)) == 1
@@ -161,12 +162,14 @@ def test_warm_subprocess_does_not_import_transformers(tmp_path: Path) -> None:
     assert not transformers_in(imported(warm.stderr))
     assert warm.stdout == cold.stdout
     # The same in-process: run the CLI and look at sys.modules afterwards.
-    code = ("import sys\n"
-            "from dflash_cfg.cli import cli, run\n"
-            f"code = run(cli, ['check', {str(path)!r}, '--format', 'json'])\n"
-            "assert code == 1, code\n"
-            "loaded = sorted(m for m in sys.modules if m == 'transformers' or m.startswith('transformers.'))\n"
-            "assert not loaded, loaded\n")
+    code = (
+        "import sys\n"
+        "from dflash_cfg.cli import cli, run\n"
+        f"code = run(cli, ['check', {str(path)!r}, '--format', 'json'])\n"
+        "assert code == 1, code\n"
+        "loaded = sorted(m for m in sys.modules if m == 'transformers' or m.startswith('transformers.'))\n"
+        "assert not loaded, loaded\n"
+    )
     inproc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert inproc.returncode == 0, inproc.stderr[-2000:]
     assert inproc.stdout == cold.stdout
@@ -263,8 +266,9 @@ def _mutate(name: str, original: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("name", [*BYTES, *FIELDS])
-def test_bad_entry_is_ignored_and_rewritten(dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter,
-                                            name: str) -> None:
+def test_bad_entry_is_ignored_and_rewritten(
+    dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter, name: str
+) -> None:
     path = write(tmp_path / "model", variant("sliding-window-off"))
     cold = dflash("check", path, "--format", "json")
     [entry_path] = entries(cache_dir)
@@ -282,8 +286,9 @@ def test_bad_entry_is_ignored_and_rewritten(dflash: Run, tmp_path: Path, cache_d
     assert views.calls == 2, "the rewritten entry is not used"
 
 
-def test_forged_but_well_formed_entry_is_read_and_no_cache_ignores_it(dflash: Run, tmp_path: Path,
-                                                                      cache_dir: Path, views: Counter) -> None:
+def test_forged_but_well_formed_entry_is_read_and_no_cache_ignores_it(
+    dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter
+) -> None:
     """Proves the two halves of --no-cache: a normal check reads the entry, --no-cache does not."""
     path = write(tmp_path / "model", raw=REAL_BYTES)
     dflash("check", path)
@@ -342,8 +347,9 @@ def test_one_changed_byte_misses(dflash: Run, tmp_path: Path, cache_dir: Path, v
     assert views.calls == 4 and len(entries(cache_dir)) == 3
 
 
-def test_another_transformers_version_misses(dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_transformers_version_misses(
+    dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """After an upgrade (metadata and the module both say 9.9.9) no entry of the old version is used."""
     path = write(tmp_path / "model", raw=REAL_BYTES)
     dflash("check", path)
@@ -351,8 +357,9 @@ def test_another_transformers_version_misses(dflash: Run, tmp_path: Path, cache_
     old_bytes = old.read_bytes()
     counting = dflash_cfg.effective.view
     monkeypatch.setattr(dflash_cfg.cache, "transformers_version", lambda: "9.9.9")
-    monkeypatch.setattr(dflash_cfg.effective, "view",
-                        lambda raw: dataclasses.replace(counting(raw), transformers_version="9.9.9"))
+    monkeypatch.setattr(
+        dflash_cfg.effective, "view", lambda raw: dataclasses.replace(counting(raw), transformers_version="9.9.9")
+    )
     dflash("check", path)
     assert views.calls == 2, "an entry of another transformers version was used"
     dflash("check", path)
@@ -363,8 +370,9 @@ def test_another_transformers_version_misses(dflash: Run, tmp_path: Path, cache_
     assert json.loads(new.read_bytes())["transformers"] == "9.9.9"
 
 
-def test_another_dflash_cfg_version_misses(dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_dflash_cfg_version_misses(
+    dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = write(tmp_path / "model", raw=REAL_BYTES)
     dflash("check", path)
     monkeypatch.setattr(dflash_cfg.cache, "__version__", "99.0")
@@ -388,8 +396,9 @@ def test_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert default_root() == tmp_path / "xdg" / "dflash-cfg"
 
 
-def test_unwritable_cache_dir_still_checks(dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           views: Counter) -> None:
+def test_unwritable_cache_dir_still_checks(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, views: Counter
+) -> None:
     path = write(tmp_path / "model", variant("sliding-window-off"))
     reference = dflash("check", path, "--format", "json", "--no-cache")
     blocker = tmp_path / "a-file"
@@ -428,10 +437,20 @@ def test_concurrent_writers(tmp_path: Path, overlap: bool) -> None:
         shas.append(hashlib.sha256(path.read_bytes()).hexdigest())
     xdg = tmp_path / "xdg"
     env = subprocess_env(XDG_CACHE_HOME=str(xdg))
-    trees = [[tmp_path / "a", tmp_path / "b"], [tmp_path / "b", tmp_path / "a"]] if overlap \
+    trees = (
+        [[tmp_path / "a", tmp_path / "b"], [tmp_path / "b", tmp_path / "a"]]
+        if overlap
         else [[tmp_path / "a"], [tmp_path / "b"]]
-    procs = [subprocess.Popen([sys.executable, "-m", "dflash_cfg", "check", *map(str, t), "--format", "json"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for t in trees]
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "dflash_cfg", "check", *map(str, t), "--format", "json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        for t in trees
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     for proc, (out, err) in zip(procs, outs, strict=True):
         assert proc.returncode in (0, 1), err.decode()[-2000:]
@@ -473,8 +492,9 @@ def fake_upstream(monkeypatch: pytest.MonkeyPatch) -> bytes:
     return data
 
 
-def test_check_from_hub_keys_each_copy_by_its_own_bytes(dflash: Run, tmp_path: Path, cache_dir: Path,
-                                                       views: Counter, fake_upstream: bytes) -> None:
+def test_check_from_hub_keys_each_copy_by_its_own_bytes(
+    dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter, fake_upstream: bytes
+) -> None:
     path = write(tmp_path / "model", raw=REAL_BYTES)
     args = ("check", path, "--from-hub", "org/model", "--format", "json")
     cold = dflash(*args)
@@ -492,8 +512,9 @@ def test_check_from_hub_keys_each_copy_by_its_own_bytes(dflash: Run, tmp_path: P
         assert stored == dflash_cfg.effective.view(json.loads(data))
 
 
-def test_diff_uses_the_cache(dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter,
-                             fake_upstream: bytes) -> None:
+def test_diff_uses_the_cache(
+    dflash: Run, tmp_path: Path, cache_dir: Path, views: Counter, fake_upstream: bytes
+) -> None:
     path = write(tmp_path / "model", raw=REAL_BYTES)
     cold = dflash("diff", path, "--from-hub", "org/model", "--format", "json")
     assert views.calls == 2 and len(entries(cache_dir)) == 2
@@ -503,16 +524,20 @@ def test_diff_uses_the_cache(dflash: Run, tmp_path: Path, cache_dir: Path, views
     assert cold.code == 1  # sliding_window differs through Qwen3Config: a critical field
 
 
-def test_check_from_hub_tells_equal_looking_copies_apart(dflash: Run, tmp_path: Path, cache_dir: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_from_hub_tells_equal_looking_copies_apart(
+    dflash: Run, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """2560.0 == 2560 in Python, but not to Qwen3Config: the upstream copy must get a view of its own."""
     local = copy.deepcopy(REAL)
     local["hidden_size"] = float(local["hidden_size"])
     path = write(tmp_path / "model", local)
     upstream_bytes = (json.dumps(REAL, indent=2) + "\n").encode()
     assert dflash_cfg.effective.view(local) != dflash_cfg.effective.view(REAL)
-    monkeypatch.setattr(dflash_cfg.runner, "upstream_for",
-                        lambda p, hub: HubFile("org/model", "main", "c" * 40, "b" * 40, upstream_bytes))
+    monkeypatch.setattr(
+        dflash_cfg.runner,
+        "upstream_for",
+        lambda p, hub: HubFile("org/model", "main", "c" * 40, "b" * 40, upstream_bytes),
+    )
     args = ("check", path, "--from-hub", "org/model", "--format", "json")
     cold, warm, uncached = dflash(*args), dflash(*args), dflash(*args, "--no-cache")
     assert (cold.code, cold.out) == (warm.code, warm.out) == (uncached.code, uncached.out)

@@ -87,6 +87,7 @@ def assert_no_traceback(result: Result) -> None:
 
 # --- exit codes -----------------------------------------------------------------------------------
 
+
 def test_clean_real_config_exits_0_with_only_infos(dflash: Run, tmp_path: Path) -> None:
     path = write_config(tmp_path / "Qwen3.5-4B-DFlash")
     result = dflash("check", path, "--format", "json")
@@ -129,8 +130,14 @@ def test_warning_with_strict_exits_1(dflash: Run, tmp_path: Path) -> None:
 
 def test_error_finding_exits_1_as_a_real_process(tmp_path: Path) -> None:
     path = write_config(tmp_path / "m", mutated(TAP_OUT_OF_RANGE))
-    proc = subprocess.run([str(BIN / "dflash-cfg"), "check", str(path)], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    proc = subprocess.run(
+        [str(BIN / "dflash-cfg"), "check", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert "Traceback" not in proc.stderr
     assert proc.returncode == 1, proc.stdout + proc.stderr
 
@@ -210,8 +217,9 @@ FINDING_KEYS = {"rule", "name", "severity", "pointer", "line", "column", "messag
 def git_hash_object(path: Path) -> str:
     if shutil.which("git") is None:
         pytest.skip("git not installed")
-    return subprocess.run(["git", "hash-object", "--no-filters", str(path)], capture_output=True, text=True,
-                          check=True, cwd=path.parent).stdout.strip()
+    return subprocess.run(
+        ["git", "hash-object", "--no-filters", str(path)], capture_output=True, text=True, check=True, cwd=path.parent
+    ).stdout.strip()
 
 
 def is_pointer(ptr: str) -> bool:
@@ -308,7 +316,7 @@ def test_json_positions_point_at_the_value(dflash: Run, tmp_path: Path) -> None:
     path = write_config(tmp_path / "m", mutated(TAP_OUT_OF_RANGE))
     x = next(x for x in findings(dflash("check", path, "--format", "json")) if x["rule"] == "DF104")
     line = path.read_text(encoding="utf-8").splitlines()[x["line"] - 1]
-    assert line[x["column"] - 1:].startswith("40"), (line, x)
+    assert line[x["column"] - 1 :].startswith("40"), (line, x)
 
 
 def test_json_safe_fix_repairs_the_finding(dflash: Run, tmp_path: Path) -> None:
@@ -374,8 +382,10 @@ def test_sarif_with_no_findings(dflash: Run, tmp_path: Path) -> None:
 
 # --- text -----------------------------------------------------------------------------------------
 
-LOCATION = re.compile(r"^  (?P<path>\S+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|info) "
-                      r"(?P<rule>DF\d{3}) (?P<name>[a-z0-9-]+)\b")
+LOCATION = re.compile(
+    r"^  (?P<path>\S+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|info) "
+    r"(?P<rule>DF\d{3}) (?P<name>[a-z0-9-]+)\b"
+)
 
 
 def test_text_groups_per_file_with_pictures(dflash: Run, json_tree: Path) -> None:
@@ -387,7 +397,7 @@ def test_text_groups_per_file_with_pictures(dflash: Run, json_tree: Path) -> Non
     broken = str(json_tree / "broken" / "config.json")
     heads = [i for i, line in enumerate(lines) if line.startswith((clean, broken)) and "[dflash" in line]
     assert len(heads) == 2
-    block = lines[heads[0]:heads[1]] if lines[heads[0]].startswith(broken) else lines[heads[1]:]
+    block = lines[heads[0] : heads[1]] if lines[heads[0]].startswith(broken) else lines[heads[1] :]
     assert block[0].startswith(broken)
     assert any(re.fullmatch(r"  layers  S S S S S F\b.*", line) for line in block), block
     assert any(line.startswith("  taps    1 5 9 13 17 21 25 40") for line in block), block
@@ -564,8 +574,9 @@ def test_rules_unknown_id_exits_2(dflash: Run) -> None:
 
 
 def test_python_m_version(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "dflash_cfg", "--version"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dflash_cfg", "--version"], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"dflash-cfg, version {dflash_cfg.__version__}"
 
@@ -575,8 +586,14 @@ def test_console_script_checks_a_real_config(tmp_path: Path) -> None:
     if not script.exists():
         pytest.skip(f"console script not installed next to {sys.executable}")
     path = write_config(tmp_path / "Qwen3.5-4B-DFlash")
-    proc = subprocess.run([str(script), "check", str(path), "--format", "json"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    proc = subprocess.run(
+        [str(script), "check", str(path), "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     (f,) = json.loads(proc.stdout)["files"]

@@ -67,7 +67,7 @@ def test_positions_of_keys_and_elements(ptr: str, where: tuple[int, int]) -> Non
     doc = doc_of(TEXT)
     assert doc.locate(ptr) == where
     line, column = where
-    shown = TEXT.splitlines()[line - 1][column - 1:]
+    shown = TEXT.splitlines()[line - 1][column - 1 :]
     if ptr and not ptr.rsplit("/", 1)[-1].isdigit():
         assert shown.startswith(json.dumps(ptr.rsplit("/", 1)[-1])), shown  # a member: its key's quote
 
@@ -89,7 +89,13 @@ def test_crlf_and_non_ascii_columns_count_characters() -> None:
 def test_single_line_file() -> None:
     doc = doc_of('{"a": {"b": [0, {"c": 1}]}, "d": 2}')
     assert [doc.locate(p) for p in ("/a", "/a/b", "/a/b/0", "/a/b/1", "/a/b/1/c", "/d")] == [
-        (1, 2), (1, 8), (1, 14), (1, 17), (1, 18), (1, 29)]
+        (1, 2),
+        (1, 8),
+        (1, 14),
+        (1, 17),
+        (1, 18),
+        (1, 29),
+    ]
 
 
 @pytest.mark.parametrize(

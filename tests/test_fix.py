@@ -35,8 +35,7 @@ def standard(data: dict) -> bytes:  # type: ignore[type-arg]
 
 
 def git_hash(path: Path) -> str:
-    out = subprocess.run(["git", "hash-object", "--no-filters", str(path)], check=True, capture_output=True,
-                         text=True)
+    out = subprocess.run(["git", "hash-object", "--no-filters", str(path)], check=True, capture_output=True, text=True)
     return out.stdout.strip()
 
 
@@ -52,7 +51,7 @@ def test_fix_from_hub_lands_the_upstream_bytes_and_verify_proves_it(dflash: Run,
     assert f"wrote {config.resolve()}" in result.out
     assert f"sha256   {sha}" in result.out
     assert f"identical to {REPO}@{hub.head(REPO)}" in result.out
-    assert "-    \"mask_token_id\": 248064," in result.out and "+    \"mask_token_id\": 248070," in result.out
+    assert '-    "mask_token_id": 248064,' in result.out and '+    "mask_token_id": 248070,' in result.out
     lock = json.loads((folder / ".dflash-cfg.lock").read_text())["files"]["config.json"]
     assert lock["sha256"] == sha and lock["git_blob_sha1"] == upstream_blob
     assert lock["source"] == {"repo": REPO, "revision": "main", "commit": hub.head(REPO)}
@@ -118,7 +117,7 @@ def test_dry_run_writes_nothing(dflash: Run, tmp_path: Path) -> None:
     before = (folder / "config.json").read_bytes()
     result = dflash("fix", folder, "--dry-run")
     assert result.code == 1
-    assert "-  \"use_sliding_window\": false," in result.out and "+  \"use_sliding_window\": true," in result.out
+    assert '-  "use_sliding_window": false,' in result.out and '+  "use_sliding_window": true,' in result.out
     assert (folder / "config.json").read_bytes() == before
     assert sorted(p.name for p in folder.iterdir()) == ["config.json"]
 

@@ -54,109 +54,174 @@ LAYERS = ["full_attention", "sliding_attention", "full_attention", "sliding_atte
 
 TEXT_CASES = [
     pytest.param(
-        QWEN36, [PatchOp("replace", "/use_sliding_window", False)],
+        QWEN36,
+        [PatchOp("replace", "/use_sliding_window", False)],
         sub(QWEN36, '"use_sliding_window": true,', '"use_sliding_window": false,'),
-        id="replace-scalar"),
+        id="replace-scalar",
+    ),
     pytest.param(  # block_size sorts first in dflash_config: it brings its own comma, no other line changes
-        QWEN36, [PatchOp("add", "/dflash_config/block_size", 16)],
+        QWEN36,
+        [PatchOp("add", "/dflash_config/block_size", 16)],
         sub(QWEN36, '    "mask_token_id": 248070,\n', '    "block_size": 16,\n    "mask_token_id": 248070,\n'),
-        id="add-nested-sorted-first"),
+        id="add-nested-sorted-first",
+    ),
     pytest.param(  # sorts last: the previous member's closing line gains a comma
-        QWEN36, [PatchOp("add", "/dflash_config/use_swa", True)],
+        QWEN36,
+        [PatchOp("add", "/dflash_config/use_swa", True)],
         sub(QWEN36, "      61\n    ]\n", '      61\n    ],\n    "use_swa": true\n'),
-        id="add-nested-sorted-last"),
+        id="add-nested-sorted-last",
+    ),
     pytest.param(
-        QWEN35, [PatchOp("add", "/rope_theta", 10000000)],
-        sub(QWEN35, '    "rope_type": "default"\n  },\n',
-            '    "rope_type": "default"\n  },\n  "rope_theta": 10000000,\n'),
-        id="add-top-level-sorted-middle"),
+        QWEN35,
+        [PatchOp("add", "/rope_theta", 10000000)],
+        sub(
+            QWEN35,
+            '    "rope_type": "default"\n  },\n',
+            '    "rope_type": "default"\n  },\n  "rope_theta": 10000000,\n',
+        ),
+        id="add-top-level-sorted-middle",
+    ),
     pytest.param(
-        QWEN36, [PatchOp("replace", "/layer_types", LAYERS)],
-        sub(QWEN36, '    "sliding_attention",\n    "sliding_attention",\n    "sliding_attention",\n'
-                    '    "sliding_attention",\n    "full_attention"\n',
-            "".join(f'    "{x}",\n' for x in LAYERS)[:-2] + "\n"),
-        id="replace-multiline-list"),
+        QWEN36,
+        [PatchOp("replace", "/layer_types", LAYERS)],
+        sub(
+            QWEN36,
+            '    "sliding_attention",\n    "sliding_attention",\n    "sliding_attention",\n'
+            '    "sliding_attention",\n    "full_attention"\n',
+            "".join(f'    "{x}",\n' for x in LAYERS)[:-2] + "\n",
+        ),
+        id="replace-multiline-list",
+    ),
     pytest.param(
-        QWEN36, [PatchOp("remove", "/architectures")],
+        QWEN36,
+        [PatchOp("remove", "/architectures")],
         sub(QWEN36, '  "architectures": [\n    "DFlashDraftModel"\n  ],\n', ""),
-        id="remove-first"),
+        id="remove-first",
+    ),
     pytest.param(
-        QWEN36, [PatchOp("remove", "/hidden_act")],
-        sub(QWEN36, '  "hidden_act": "silu",\n', ""),
-        id="remove-middle"),
+        QWEN36, [PatchOp("remove", "/hidden_act")], sub(QWEN36, '  "hidden_act": "silu",\n', ""), id="remove-middle"
+    ),
     pytest.param(
-        QWEN36, [PatchOp("remove", "/vocab_size")],
+        QWEN36,
+        [PatchOp("remove", "/vocab_size")],
         sub(QWEN36, '  "use_sliding_window": true,\n  "vocab_size": 248320\n', '  "use_sliding_window": true\n'),
-        id="remove-last"),
+        id="remove-last",
+    ),
     pytest.param(
-        QWEN36, [PatchOp("remove", "/dflash_config/target_layer_ids")],
-        sub(QWEN36, '"mask_token_id": 248070,\n    "target_layer_ids": [\n      1,\n      16,\n      31,\n'
-                    '      46,\n      61\n    ]\n', '"mask_token_id": 248070\n'),
-        id="remove-last-nested-multiline"),
+        QWEN36,
+        [PatchOp("remove", "/dflash_config/target_layer_ids")],
+        sub(
+            QWEN36,
+            '"mask_token_id": 248070,\n    "target_layer_ids": [\n      1,\n      16,\n      31,\n'
+            "      46,\n      61\n    ]\n",
+            '"mask_token_id": 248070\n',
+        ),
+        id="remove-last-nested-multiline",
+    ),
     pytest.param(
-        QWEN36, [PatchOp("remove", "/auto_map/AutoModel")],
+        QWEN36,
+        [PatchOp("remove", "/auto_map/AutoModel")],
         sub(QWEN36, '"auto_map": {\n    "AutoModel": "dflash.DFlashDraftModel"\n  },', '"auto_map": {},'),
-        id="remove-only-member"),
+        id="remove-only-member",
+    ),
     pytest.param(
-        QWEN36, [PatchOp("add", "/dflash_config/extra", {"z": [1, 2], "a": {}})],
-        sub(QWEN36, '  "dflash_config": {\n',
+        QWEN36,
+        [PatchOp("add", "/dflash_config/extra", {"z": [1, 2], "a": {}})],
+        sub(
+            QWEN36,
+            '  "dflash_config": {\n',
             '  "dflash_config": {\n    "extra": {\n      "a": {},\n      "z": [\n        1,\n        2\n'
-            '      ]\n    },\n'),
-        id="add-container-sorted-keys"),
+            "      ]\n    },\n",
+        ),
+        id="add-container-sorted-keys",
+    ),
     pytest.param(
-        QWEN36_PARTIAL, [PatchOp("replace", "/dflash_config/target_layer_ids", [1, 17, 33, 49, 63])],
+        QWEN36_PARTIAL,
+        [PatchOp("replace", "/dflash_config/target_layer_ids", [1, 17, 33, 49, 63])],
         sub(QWEN36_PARTIAL, '"target_layer_ids": [1, 16, 31, 46, 61]', '"target_layer_ids": [1, 17, 33, 49, 63]'),
-        id="replace-one-line-list-stays-one-line"),
+        id="replace-one-line-list-stays-one-line",
+    ),
     pytest.param(
-        QWEN36_PARTIAL, [PatchOp("add", "/dflash_config/target_layer_ids/-", 62),
-                         PatchOp("remove", "/dflash_config/target_layer_ids/0"),
-                         PatchOp("add", "/dflash_config/target_layer_ids/0", 2),
-                         PatchOp("replace", "/dflash_config/target_layer_ids/2", 30)],
+        QWEN36_PARTIAL,
+        [
+            PatchOp("add", "/dflash_config/target_layer_ids/-", 62),
+            PatchOp("remove", "/dflash_config/target_layer_ids/0"),
+            PatchOp("add", "/dflash_config/target_layer_ids/0", 2),
+            PatchOp("replace", "/dflash_config/target_layer_ids/2", 30),
+        ],
         sub(QWEN36_PARTIAL, "[1, 16, 31, 46, 61]", "[2, 16, 30, 46, 61, 62]"),
-        id="one-line-array-elements"),
+        id="one-line-array-elements",
+    ),
     pytest.param(
-        MIMO, [PatchOp("add", "/dflash_config/mask_token_id", 151670),
-               PatchOp("add", "/dflash_config/window", {"size": 1024}),
-               PatchOp("add", "/aaa", [1])],
-        sub(sub(sub(MIMO, '"mask_token_id": 151669', '"mask_token_id": 151670'),
+        MIMO,
+        [
+            PatchOp("add", "/dflash_config/mask_token_id", 151670),
+            PatchOp("add", "/dflash_config/window", {"size": 1024}),
+            PatchOp("add", "/aaa", [1]),
+        ],
+        sub(
+            sub(
+                sub(MIMO, '"mask_token_id": 151669', '"mask_token_id": 151670'),
                 '        "attention_sink_bias": true\n',
-                '        "attention_sink_bias": true,\n        "window": {\n            "size": 1024\n        }\n'),
-            '    "use_cache": true\n}', '    "use_cache": true,\n    "aaa": [\n        1\n    ]\n}'),
-        id="four-spaces-no-final-newline-unsorted-appends"),
+                '        "attention_sink_bias": true,\n        "window": {\n            "size": 1024\n        }\n',
+            ),
+            '    "use_cache": true\n}',
+            '    "use_cache": true,\n    "aaa": [\n        1\n    ]\n}',
+        ),
+        id="four-spaces-no-final-newline-unsorted-appends",
+    ),
     pytest.param(
-        QWEN36.replace("\n", "\r\n"), [PatchOp("add", "/dflash_config/block_size", {"b": 16})],
-        sub(QWEN36, '    "mask_token_id": 248070,\n',
-            '    "block_size": {\n      "b": 16\n    },\n    "mask_token_id": 248070,\n').replace("\n", "\r\n"),
-        id="crlf"),
+        QWEN36.replace("\n", "\r\n"),
+        [PatchOp("add", "/dflash_config/block_size", {"b": 16})],
+        sub(
+            QWEN36,
+            '    "mask_token_id": 248070,\n',
+            '    "block_size": {\n      "b": 16\n    },\n    "mask_token_id": 248070,\n',
+        ).replace("\n", "\r\n"),
+        id="crlf",
+    ),
     pytest.param(
-        '{\n\t"b": {},\n\t"a": [],\n\t"c": 1\n}', [PatchOp("add", "/b/x", 1), PatchOp("add", "/a/-", {"k": None})],
+        '{\n\t"b": {},\n\t"a": [],\n\t"c": 1\n}',
+        [PatchOp("add", "/b/x", 1), PatchOp("add", "/a/-", {"k": None})],
         '{\n\t"b": {\n\t\t"x": 1\n\t},\n\t"a": [\n\t\t{\n\t\t\t"k": null\n\t\t}\n\t],\n\t"c": 1\n}',
-        id="tabs-empty-nested-containers-open-up"),
+        id="tabs-empty-nested-containers-open-up",
+    ),
     pytest.param(
         '{"b": 1, "a": {"y": [1,2], "x": {}}}',
-        [PatchOp("add", "/a/x/k", "v"), PatchOp("add", "/a/y/1", 9), PatchOp("add", "/c", {"q": 1}),
-         PatchOp("remove", "/b")],
+        [
+            PatchOp("add", "/a/x/k", "v"),
+            PatchOp("add", "/a/y/1", 9),
+            PatchOp("add", "/c", {"q": 1}),
+            PatchOp("remove", "/b"),
+        ],
         '{"a": {"y": [1,9,2], "x": {"k": "v"}}, "c": {"q": 1}}',
-        id="one-line-file-stays-one-line"),
+        id="one-line-file-stays-one-line",
+    ),
     pytest.param(
-        '{"a":1,"b":[true]}', [PatchOp("add", "/ab", [1, 2]), PatchOp("replace", "/b", [False, None])],
+        '{"a":1,"b":[true]}',
+        [PatchOp("add", "/ab", [1, 2]), PatchOp("replace", "/b", [False, None])],
         '{"a":1,"ab":[1,2],"b":[false,null]}',
-        id="compact-separators"),
+        id="compact-separators",
+    ),
     pytest.param(
         '{\n  "a": 1\n}\n',
         [PatchOp("add", "/a~1b", 1), PatchOp("add", "/m~0n", 2), PatchOp("add", '/q"\u00e9\u6f22', 3)],
         '{\n  "a": 1,\n  "a/b": 1,\n  "m~n": 2,\n  "q\\"\u00e9\u6f22": 3\n}\n',
-        id="escaped-pointers-and-keys"),
+        id="escaped-pointers-and-keys",
+    ),
     pytest.param(
-        '{\n  "a": 1,\n  "b": 2\n}', [PatchOp("add", "/a", {"n": 1})], '{\n  "a": {\n    "n": 1\n  },\n  "b": 2\n}',
-        id="add-existing-is-replace"),
+        '{\n  "a": 1,\n  "b": 2\n}',
+        [PatchOp("add", "/a", {"n": 1})],
+        '{\n  "a": {\n    "n": 1\n  },\n  "b": 2\n}',
+        id="add-existing-is-replace",
+    ),
+    pytest.param('  {"a": 1}  \n\n', [PatchOp("replace", "", [1, 2])], "  [1, 2]  \n\n", id="replace-whole-document"),
     pytest.param(
-        '  {"a": 1}  \n\n', [PatchOp("replace", "", [1, 2])], "  [1, 2]  \n\n",
-        id="replace-whole-document"),
-    pytest.param(
-        '{\n  "a": [\n    1,\n    2\n  ]\n}', [PatchOp("add", "/a/1", 5), PatchOp("remove", "/a/0")],
+        '{\n  "a": [\n    1,\n    2\n  ]\n}',
+        [PatchOp("add", "/a/1", 5), PatchOp("remove", "/a/0")],
         '{\n  "a": [\n    5,\n    2\n  ]\n}',
-        id="multi-line-array-elements"),
+        id="multi-line-array-elements",
+    ),
 ]
 
 
@@ -168,15 +233,18 @@ def test_apply_to_text(text: str, ops: list[PatchOp], expected: str) -> None:
 
 
 @pytest.mark.parametrize("text", [QWEN36, QWEN35])
-@pytest.mark.parametrize("ops", [
-    [PatchOp("replace", "/use_sliding_window", False)],
-    [PatchOp("add", "/dflash_config/block_size", 16)],
-    [PatchOp("add", "/dflash_config/use_swa", True)],
-    [PatchOp("add", "/rope_theta", 10000000)],
-    [PatchOp("replace", "/layer_types", LAYERS)],
-    [PatchOp("remove", "/architectures"), PatchOp("remove", "/dflash_config/mask_token_id")],
-    [PatchOp("add", "/auto_map/x", {}), PatchOp("add", "/auto_map/x/y", [{"b": 1, "a": 2}])],
-])
+@pytest.mark.parametrize(
+    "ops",
+    [
+        [PatchOp("replace", "/use_sliding_window", False)],
+        [PatchOp("add", "/dflash_config/block_size", 16)],
+        [PatchOp("add", "/dflash_config/use_swa", True)],
+        [PatchOp("add", "/rope_theta", 10000000)],
+        [PatchOp("replace", "/layer_types", LAYERS)],
+        [PatchOp("remove", "/architectures"), PatchOp("remove", "/dflash_config/mask_token_id")],
+        [PatchOp("add", "/auto_map/x", {}), PatchOp("add", "/auto_map/x/y", [{"b": 1, "a": 2}])],
+    ],
+)
 def test_standard_form_stays_standard(text: str, ops: list[PatchOp]) -> None:
     assert apply_to_text(text, ops) == standard(apply_to_data(json.loads(text), ops))
 
@@ -195,8 +263,15 @@ def test_add_changes_only_the_new_line_and_a_comma() -> None:
 
 
 def test_remove_never_leaves_a_blank_line() -> None:
-    for ptr in ("/architectures", "/bos_token_id", "/vocab_size", "/dflash_config/mask_token_id",
-                "/dflash_config/target_layer_ids", "/layer_types/0", "/layer_types/4"):
+    for ptr in (
+        "/architectures",
+        "/bos_token_id",
+        "/vocab_size",
+        "/dflash_config/mask_token_id",
+        "/dflash_config/target_layer_ids",
+        "/layer_types/0",
+        "/layer_types/4",
+    ):
         out = apply_to_text(QWEN36, [PatchOp("remove", ptr)])
         assert "\n\n" not in out and out.count("\n") < QWEN36.count("\n"), ptr
 
@@ -269,8 +344,14 @@ def test_data_is_deep_copied() -> None:
 
 
 def test_data_semantics() -> None:
-    ops = [PatchOp("add", "/a/1", "x"), PatchOp("add", "/a/-", "z"), PatchOp("add", "/k", 1),
-           PatchOp("add", "/b", 2), PatchOp("replace", "/a/0", 0), PatchOp("remove", "/m~1n~0")]
+    ops = [
+        PatchOp("add", "/a/1", "x"),
+        PatchOp("add", "/a/-", "z"),
+        PatchOp("add", "/k", 1),
+        PatchOp("add", "/b", 2),
+        PatchOp("replace", "/a/0", 0),
+        PatchOp("remove", "/m~1n~0"),
+    ]
     out = apply_to_data({"b": 1, "a": [1, 2], "m/n~": 0}, ops)
     assert out == {"b": 2, "a": [0, "x", 2, "z"], "k": 1}
     assert list(out) == ["b", "a", "k"]  # add of an existing member keeps its place
@@ -280,17 +361,24 @@ def test_data_semantics() -> None:
 # ------------------------------------------------------------------------------------------ properties
 
 KEYS = st.text(st.characters(codec="utf-8"), max_size=5)
-SCALARS = (st.none() | st.booleans() | st.integers(-(10**12), 10**12)
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6))
-VALUES = st.recursive(SCALARS, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(KEYS, kids, max_size=4),
-                      max_leaves=10)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6)
+)
+VALUES = st.recursive(
+    SCALARS, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(KEYS, kids, max_size=4), max_leaves=10
+)
 DOCS = st.dictionaries(KEYS, VALUES, max_size=6)
 
 STYLES = {
     "standard": lambda d: json.dumps(d, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
     "indent4-sorted-bare": lambda d: json.dumps(d, indent=4, sort_keys=True, ensure_ascii=False),
-    "tab-sorted-crlf": lambda d: json.dumps(d, indent="\t", sort_keys=True, ensure_ascii=False)
-    .replace("\n", "\r\n") + "\r\n",
+    "tab-sorted-crlf": lambda d: (
+        json.dumps(d, indent="\t", sort_keys=True, ensure_ascii=False).replace("\n", "\r\n") + "\r\n"
+    ),
     "indent2-unsorted-ascii": lambda d: json.dumps(d, indent=2) + "\n",
     "indent4-unsorted-crlf": lambda d: json.dumps(d, indent=4, ensure_ascii=False).replace("\n", "\r\n"),
     "one-line": lambda d: json.dumps(d),
@@ -320,8 +408,9 @@ def one_op(draw: st.DrawFn, doc: Any, settable_only: bool) -> PatchOp:
     if isinstance(box, dict):
         kinds = ["add-new"] + (["add-existing", "replace"] + ([] if settable_only else ["remove"]) if box else [])
     else:
-        kinds = ([] if settable_only else ["insert"]) + (["replace"] + ([] if settable_only else ["remove"])
-                                                          if box else [])
+        kinds = ([] if settable_only else ["insert"]) + (
+            ["replace"] + ([] if settable_only else ["remove"]) if box else []
+        )
     assume(kinds)
     kind = draw(st.sampled_from(kinds))
     if kind == "add-new":
@@ -330,8 +419,9 @@ def one_op(draw: st.DrawFn, doc: Any, settable_only: bool) -> PatchOp:
     if kind == "insert":
         where = draw(st.integers(0, len(box)).map(str) | st.just("-"))
         return PatchOp("add", f"{at}/{where}", draw(VALUES))
-    token = escape(draw(st.sampled_from(list(box)))) if isinstance(box, dict) else str(
-        draw(st.integers(0, len(box) - 1)))
+    token = (
+        escape(draw(st.sampled_from(list(box)))) if isinstance(box, dict) else str(draw(st.integers(0, len(box) - 1)))
+    )
     if kind == "remove":
         return PatchOp("remove", f"{at}/{token}")
     return PatchOp("add" if kind == "add-existing" else "replace", f"{at}/{token}", draw(VALUES))

@@ -39,7 +39,9 @@ def _cases() -> list[tuple[str, ...]]:
             cases.append(("check", rel, "--format", fmt, "--no-cache"))
         if "targets" not in path.parts:
             for target in TARGETS:
-                cases.append(("check", rel, "--format", "json", "--no-cache", "--target", str(target.relative_to(ROOT))))
+                cases.append(
+                    ("check", rel, "--format", "json", "--no-cache", "--target", str(target.relative_to(ROOT)))
+                )
     return cases
 
 

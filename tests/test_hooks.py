@@ -22,13 +22,22 @@ STORE = ROOT / ".venv-precommit"
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
 TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B" / "config.json"
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t.invalid"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t.invalid",
+}
 
 
 def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(repo), *args], check=check, capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(STORE)})
+    return subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=check,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(STORE)},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +46,9 @@ def revision() -> str:
     stash = subprocess.run(["git", "-C", str(ROOT), "stash", "create"], capture_output=True, text=True, check=True)
     if stash.stdout.strip():
         return stash.stdout.strip()
-    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -46,8 +56,9 @@ def repo(tmp_path: Path, revision: str, monkeypatch: pytest.MonkeyPatch) -> Path
     path = tmp_path / "models-repo"
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
-    config = {"repos": [{"repo": str(ROOT), "rev": revision,
-                         "hooks": [{"id": "dflash-cfg"}, {"id": "dflash-cfg-fix"}]}]}
+    config = {
+        "repos": [{"repo": str(ROOT), "rev": revision, "hooks": [{"id": "dflash-cfg"}, {"id": "dflash-cfg-fix"}]}]
+    }
     (path / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
     git(path, "add", ".pre-commit-config.yaml")
     monkeypatch.setenv("PRE_COMMIT_HOME", str(STORE))
@@ -125,4 +136,3 @@ def test_manifest_matches_config_json_at_any_depth() -> None:
 def test_pre_commit_validates_the_manifest() -> None:
     result = subprocess.run([str(PRE_COMMIT), "validate-manifest", str(HOOKS)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-

@@ -31,8 +31,11 @@ SCALE = float(os.environ.get("DFLASH_FUZZ_SCALE", "1"))
 
 
 def fuzz(examples: int) -> settings:
-    return settings(max_examples=max(1, int(examples * SCALE)), deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+    return settings(
+        max_examples=max(1, int(examples * SCALE)),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
 
 
 FUZZ = fuzz(100)
@@ -47,8 +50,19 @@ scalars = st.one_of(
     st.integers(min_value=-(10**200), max_value=10**200),  # bigger than any int64 / float
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=20),
-    st.sampled_from(["sliding_attention", "full_attention", "linear_attention", "DFlashDraftModel",
-                     "qwen3", "", "\ufeff", "\x00", "dflash"]),
+    st.sampled_from(
+        [
+            "sliding_attention",
+            "full_attention",
+            "linear_attention",
+            "DFlashDraftModel",
+            "qwen3",
+            "",
+            "\ufeff",
+            "\x00",
+            "dflash",
+        ]
+    ),
 )
 json_values = st.recursive(
     scalars,
@@ -165,8 +179,9 @@ def test_random_json_values(dflash: Run, tmp_path: Path, value: Any) -> None:
 @FUZZ
 @given(value=json_values)
 def test_random_json_as_dflash_config(dflash: Run, tmp_path: Path, value: Any) -> None:
-    path = write_config(tmp_path / "m", raw=dumps({"architectures": ["DFlashDraftModel"],
-                                                    "dflash_config": value}).encode())
+    path = write_config(
+        tmp_path / "m", raw=dumps({"architectures": ["DFlashDraftModel"], "dflash_config": value}).encode()
+    )
     assert kinds(check_survives(dflash, path)) == ["dflash"]
 
 
@@ -185,8 +200,12 @@ def test_random_mutations_of_a_real_config(dflash: Run, tmp_path: Path, data: st
             parent[where[-1]] = data.draw(field_values, label="value")
     path = write_config(tmp_path / "m", raw=dumps(doc).encode())
     target = data.draw(st.sampled_from([None, *TARGET_DIRS]), label="target")
-    report = check_survives(dflash, path, *(["--target", str(target)] if target else []),
-                            fmt=data.draw(st.sampled_from(["json", "text", "sarif"]), label="format"))
+    report = check_survives(
+        dflash,
+        path,
+        *(["--target", str(target)] if target else []),
+        fmt=data.draw(st.sampled_from(["json", "text", "sarif"]), label="format"),
+    )
     assert len(report["files"]) == 1
 
 
@@ -202,7 +221,7 @@ def test_duplicate_keys_inserted_in_the_text(dflash: Run, tmp_path: Path, data: 
         keys, at = list(REAL_DATA[block]), text.index("{", text.index(f'"{block}"')) + 1
     key = data.draw(st.sampled_from(keys), label="key")
     value = data.draw(field_values, label="value")
-    edited = f'{text[:at]}\n  {json.dumps(key)}: {dumps(value)},{text[at:]}'
+    edited = f"{text[:at]}\n  {json.dumps(key)}: {dumps(value)},{text[at:]}"
     path = write_config(tmp_path / "m", raw=edited.encode())
     report = check_survives(dflash, path)
     assert kinds(report) == ["dflash"]
@@ -258,8 +277,18 @@ def test_one_byte(dflash: Run, tmp_path: Path, byte: bytes) -> None:
 
 def truncations() -> list[int]:
     raw = REAL.read_bytes()
-    return sorted({1, 2, 10, raw.index(b"dflash") + 6, raw.index(b"target_layer_ids") + 25,
-                   len(raw) // 2, len(raw) - 3, len(raw) - 2})
+    return sorted(
+        {
+            1,
+            2,
+            10,
+            raw.index(b"dflash") + 6,
+            raw.index(b"target_layer_ids") + 25,
+            len(raw) // 2,
+            len(raw) - 3,
+            len(raw) - 2,
+        }
+    )
 
 
 def test_truncated_real_config(dflash: Run, tmp_path: Path) -> None:
@@ -282,9 +311,11 @@ def test_truncated_real_config(dflash: Run, tmp_path: Path) -> None:
 @pytest.mark.parametrize("where", ["between-tokens", "inside-a-string", "inside-a-number"])
 def test_truncation_is_called_truncated(dflash: Run, tmp_path: Path, where: str) -> None:
     raw = REAL.read_bytes()
-    cut = {"between-tokens": raw.index(b'"dtype"'),  # after `,\n  `
-           "inside-a-string": raw.index(b'"bfloat16"') + 4,
-           "inside-a-number": raw.index(b"248320") + 3}[where]
+    cut = {
+        "between-tokens": raw.index(b'"dtype"'),  # after `,\n  `
+        "inside-a-string": raw.index(b'"bfloat16"') + 4,
+        "inside-a-number": raw.index(b"248320") + 3,
+    }[where]
     doc = check_survives(dflash, write_config(tmp_path / "m", raw=raw[:cut]))
     (x,) = findings_of(doc)
     assert x["rule"] == "DF001"
@@ -294,8 +325,9 @@ def test_truncation_is_called_truncated(dflash: Run, tmp_path: Path, where: str)
 def test_twenty_megabyte_file(dflash: Run, tmp_path: Path) -> None:
     # Valid JSON, mentions DFlash, 20 MB: refused as a drafter config without parsing it whole.
     filler = "x" * (20 * 1024 * 1024)
-    path = write_config(tmp_path / "m", raw=json.dumps({"architectures": ["DFlashDraftModel"],
-                                                         "padding": filler}).encode())
+    path = write_config(
+        tmp_path / "m", raw=json.dumps({"architectures": ["DFlashDraftModel"], "padding": filler}).encode()
+    )
     doc = check_survives(dflash, path)
     assert kinds(doc) == ["dflash"]
     (x,) = findings_of(doc)
@@ -326,7 +358,7 @@ def test_deep_nesting_and_huge_integer(dflash: Run, tmp_path: Path) -> None:
         pytest.param(b'{"dflash_config": {}, "a/b": {"c~d": [1, 1e999]}}', id="pointer-escapes"),
         pytest.param(b'{"dflash_config": 1}\n{"dflash_config": 2}', id="two-documents"),
         pytest.param(b'"dflash"', id="string-top-level"),
-        pytest.param(b"[" + b"{\"dflash_config\": {}}," * 10 + b"null]", id="array-top-level"),
+        pytest.param(b"[" + b'{"dflash_config": {}},' * 10 + b"null]", id="array-top-level"),
     ],
 )
 def test_hostile_documents(dflash: Run, tmp_path: Path, raw: bytes) -> None:
@@ -412,16 +444,24 @@ def test_directory_named_config_json(dflash: Run, tmp_path: Path) -> None:
     assert [f["path"] for f in check_survives(dflash, tmp_path)["files"]] == [str(inner)]
 
 
-def run_cli(*args: str | Path, cwd: Path, timeout: float,
-            memory: int | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str | Path, cwd: Path, timeout: float, memory: int | None = None
+) -> subprocess.CompletedProcess[str]:
     def limit() -> None:
         if memory is not None:
             import resource
 
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
-    return subprocess.run([sys.executable, "-m", "dflash_cfg", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, env={**os.environ, "NO_COLOR": "1"}, preexec_fn=limit)
+    return subprocess.run(
+        [sys.executable, "-m", "dflash_cfg", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1"},
+        preexec_fn=limit,
+    )
 
 
 def hostile_config(folder: Path, **values: Any) -> Path:
@@ -438,8 +478,7 @@ def hostile_config(folder: Path, **values: Any) -> Path:
 
 def assert_finishes(folder: Path, *options: str, timeout: float) -> None:
     try:
-        proc = run_cli("check", folder, "--format", "json", *options, cwd=folder, timeout=timeout,
-                       memory=4 << 30)
+        proc = run_cli("check", folder, "--format", "json", *options, cwd=folder, timeout=timeout, memory=4 << 30)
     except subprocess.TimeoutExpired:
         pytest.fail(f"dflash-cfg check {' '.join(options)} did not finish in {timeout} s")
     assert proc.returncode in (0, 1), proc.stderr
@@ -447,8 +486,9 @@ def assert_finishes(folder: Path, *options: str, timeout: float) -> None:
     json.loads(proc.stdout)
 
 
-@pytest.mark.parametrize("taps", [pytest.param([1, 5, 10**12], id="huge-tap"),
-                                  pytest.param(list(range(100_000)), id="100k-taps")])
+@pytest.mark.parametrize(
+    "taps", [pytest.param([1, 5, 10**12], id="huge-tap"), pytest.param(list(range(100_000)), id="100k-taps")]
+)
 def test_huge_taps_do_not_hang(tmp_path: Path, taps: list[int]) -> None:
     hostile_config(tmp_path, dflash_config__target_layer_ids=taps)
     # --select DF0: no transformers import, so a healthy run takes well under a second.
@@ -462,8 +502,15 @@ def test_huge_num_hidden_layers_does_not_hang(tmp_path: Path) -> None:
 
 def test_huge_sizes_elsewhere_finish(tmp_path: Path) -> None:
     # The same kind of values in fields that are not expanded: must stay fast, through Qwen3Config too.
-    hostile_config(tmp_path, num_target_layers=10**18, vocab_size=10**30, sliding_window=10**30,
-                   max_window_layers=10**12, dflash_config__block_size=10**12, dflash_config__mask_token_id=10**40)
+    hostile_config(
+        tmp_path,
+        num_target_layers=10**18,
+        vocab_size=10**30,
+        sliding_window=10**30,
+        max_window_layers=10**12,
+        dflash_config__block_size=10**12,
+        dflash_config__mask_token_id=10**40,
+    )
     assert_finishes(tmp_path, timeout=60)
 
 
@@ -539,8 +586,10 @@ def test_check_writes_nothing_in_a_read_only_tree(dflash: Run, tmp_path: Path) -
 
 def test_floats_round_trip_in_json_report(dflash: Run, tmp_path: Path) -> None:
     # Non-finite values in a file must not leak into the report as invalid JSON (NaN is not JSON).
-    raw = b'{"dflash_config": {"target_layer_ids": [1, NaN, Infinity], "mask_token_id": -Infinity,' \
-          b' "block_size": 1e400}, "architectures": ["DFlashDraftModel"], "layer_types": [NaN]}'
+    raw = (
+        b'{"dflash_config": {"target_layer_ids": [1, NaN, Infinity], "mask_token_id": -Infinity,'
+        b' "block_size": 1e400}, "architectures": ["DFlashDraftModel"], "layer_types": [NaN]}'
+    )
     result = dflash("check", write_config(tmp_path / "m", raw=raw), "--format", "json")
     assert "NaN" not in _json_tokens(result.out) and "Infinity" not in _json_tokens(result.out)
     json.loads(result.out, parse_constant=_reject)

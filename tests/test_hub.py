@@ -39,8 +39,11 @@ def test_incident_file_reports_every_stale_field(dflash: Run, hub: Olah, tmp_pat
     result = dflash("check", drafter(tmp_path, INCIDENT), "--from-hub", REPO, "--format", "json")
     assert result.code == 1, result.err
     stale = {(r, p) for r, p, s in findings(result) if r == "DF601" and s == "error"}
-    assert stale == {("DF601", "/dflash_config/mask_token_id"), ("DF601", "/dflash_config/target_layer_ids"),
-                     ("DF601", "/layer_types")}
+    assert stale == {
+        ("DF601", "/dflash_config/mask_token_id"),
+        ("DF601", "/dflash_config/target_layer_ids"),
+        ("DF601", "/layer_types"),
+    }
     upstream = result.json()["files"][0]["upstream"]
     assert upstream["repo"] == REPO and upstream["revision"] == "main"
     assert upstream["commit"] == hub.head(REPO)
@@ -91,8 +94,10 @@ def test_a_new_upstream_commit_is_seen(dflash: Run, olah: Olah, hub: Olah, tmp_p
     repo = "dflash-cfg-tests/moving"
     first = olah.publish(repo, {"config.json": UPSTREAM.read_bytes()})
     folder = drafter(tmp_path, UPSTREAM)
-    assert dflash("check", folder, "--from-hub", repo, "--format", "json").json()["files"][0]["upstream"][
-        "commit"] == first
+    assert (
+        dflash("check", folder, "--from-hub", repo, "--format", "json").json()["files"][0]["upstream"]["commit"]
+        == first
+    )
     changed = json.loads(UPSTREAM.read_text())
     changed["dflash_config"]["mask_token_id"] = 248077
     second = olah.publish(repo, {"config.json": (json.dumps(changed, indent=2, sort_keys=True) + "\n").encode()})
@@ -108,8 +113,7 @@ def test_tag_revision(dflash: Run, olah: Olah, hub: Olah, tmp_path: Path) -> Non
     repo = "dflash-cfg-tests/tagged"
     commit = olah.publish(repo, {"config.json": UPSTREAM.read_bytes()})
     olah.tag(repo, "v1.0")
-    result = dflash("check", drafter(tmp_path, UPSTREAM), "--from-hub", repo, "--revision", "v1.0",
-                    "--format", "json")
+    result = dflash("check", drafter(tmp_path, UPSTREAM), "--from-hub", repo, "--revision", "v1.0", "--format", "json")
     upstream = result.json()["files"][0]["upstream"]
     assert (upstream["revision"], upstream["commit"]) == ("v1.0", commit)
 
@@ -135,8 +139,9 @@ def test_offline_without_cache_says_what_to_do(dflash: Run, hub: Olah, tmp_path:
     assert result.err.count("\n") == 1 and "not in the local cache" in result.err and "Traceback" not in result.err
 
 
-def test_hf_hub_offline_environment_is_honoured(dflash: Run, hub: Olah, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hf_hub_offline_environment_is_honoured(
+    dflash: Run, hub: Olah, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = drafter(tmp_path, INCIDENT)
     assert dflash("check", folder, "--from-hub", REPO).code == 1
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -154,15 +159,19 @@ def test_closed_port_is_one_line_exit_2(dflash: Run, tmp_path: Path, monkeypatch
     assert result.err.count("\n") == 1
 
 
-@pytest.mark.parametrize(("repo", "expected"), [
-    pytest.param("z-lab/gated", "is gated", id="gated"),
-    pytest.param("z-lab/private", "not found", id="repo-not-found"),
-    pytest.param("z-lab/no-config", "has no config.json", id="entry-not-found"),
-    pytest.param("z-lab/missing-revision", "revision 'v9' not found", id="revision-not-found"),
-    pytest.param("z-lab/broken", "HTTP 500", id="server-error"),
-])
-def test_hub_error_classes(dflash: Run, error_hub: ErrorHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                           repo: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("repo", "expected"),
+    [
+        pytest.param("z-lab/gated", "is gated", id="gated"),
+        pytest.param("z-lab/private", "not found", id="repo-not-found"),
+        pytest.param("z-lab/no-config", "has no config.json", id="entry-not-found"),
+        pytest.param("z-lab/missing-revision", "revision 'v9' not found", id="revision-not-found"),
+        pytest.param("z-lab/broken", "HTTP 500", id="server-error"),
+    ],
+)
+def test_hub_error_classes(
+    dflash: Run, error_hub: ErrorHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repo: str, expected: str
+) -> None:
     monkeypatch.setenv("HF_ENDPOINT", error_hub.endpoint)
     monkeypatch.setenv("HF_TOKEN", "hf_secret_token_value")
     result = dflash("check", drafter(tmp_path, INCIDENT), "--from-hub", repo, "--revision", "v9")
@@ -172,8 +181,9 @@ def test_hub_error_classes(dflash: Run, error_hub: ErrorHub, tmp_path: Path, mon
     assert "Bearer hf_secret_token_value" in error_hub.seen_auth  # the token was used, just never shown
 
 
-def test_gated_mentions_hf_token(dflash: Run, error_hub: ErrorHub, tmp_path: Path,
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gated_mentions_hf_token(
+    dflash: Run, error_hub: ErrorHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_ENDPOINT", error_hub.endpoint)
     result = dflash("diff", drafter(tmp_path, INCIDENT), "--from-hub", "z-lab/gated")
     assert result.code == 2 and "HF_TOKEN" in result.err
@@ -193,8 +203,15 @@ def test_timeout_is_reported(dflash: Run, error_hub: ErrorHub, tmp_path: Path, m
 def test_repo_inferred_from_a_cache_snapshot(dflash: Run, hub: Olah, tmp_path: Path) -> None:
     from huggingface_hub import hf_hub_download
 
-    path = Path(hf_hub_download(REPO, "config.json", revision="main", endpoint=hub.endpoint,
-                                cache_dir=os.path.join(os.environ["HF_HOME"], "hub")))
+    path = Path(
+        hf_hub_download(
+            REPO,
+            "config.json",
+            revision="main",
+            endpoint=hub.endpoint,
+            cache_dir=os.path.join(os.environ["HF_HOME"], "hub"),
+        )
+    )
     assert "snapshots" in path.parts
     result = dflash("check", path.parent, "--from-hub", "--format", "json")
     assert result.code == 0, result.err
@@ -213,15 +230,23 @@ def test_repo_cannot_be_inferred_is_a_usage_error(dflash: Run, tmp_path: Path) -
 def test_modified_cache_blob_is_not_trusted(dflash: Run, hub: Olah, tmp_path: Path) -> None:
     from huggingface_hub import hf_hub_download
 
-    path = Path(hf_hub_download(REPO, "config.json", revision="main", endpoint=hub.endpoint,
-                                cache_dir=os.path.join(os.environ["HF_HOME"], "hub")))
+    path = Path(
+        hf_hub_download(
+            REPO,
+            "config.json",
+            revision="main",
+            endpoint=hub.endpoint,
+            cache_dir=os.path.join(os.environ["HF_HOME"], "hub"),
+        )
+    )
     path.resolve().write_bytes(INCIDENT.read_bytes())  # what an edit through the snapshot symlink does
     with hub.stopped():
         result = dflash("check", path.parent, "--from-hub", "--offline")
     assert result.code == 2 and "modified after download" in result.err
     # Online, the cache is repaired from the Hub and the comparison is with the real upstream.
-    result = dflash("check", drafter(tmp_path, INCIDENT), "--from-hub", REPO, "--revision", hub.head(REPO),
-                    "--format", "json")
+    result = dflash(
+        "check", drafter(tmp_path, INCIDENT), "--from-hub", REPO, "--revision", hub.head(REPO), "--format", "json"
+    )
     assert ("DF601", "/dflash_config/mask_token_id", "error") in findings(result)
 
 

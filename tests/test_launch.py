@@ -33,21 +33,40 @@ def _fields(launch: Launch) -> dict[str, Any]:
     }
 
 
-def _vllm(target: str = "Qwen/Qwen3-8B", drafter: str | None = "z-lab/Qwen3-8B-DFlash-b16",
-          **kw: Any) -> dict[str, Any]:
+def _vllm(
+    target: str = "Qwen/Qwen3-8B", drafter: str | None = "z-lab/Qwen3-8B-DFlash-b16", **kw: Any
+) -> dict[str, Any]:
     method = "dflash" if drafter is not None else None
     tokens = 15 if drafter is not None else None
-    fields = dict(engine="vllm", target=target, target_revision=None, drafter=drafter, drafter_revision=None,
-                  method=method, num_speculative_tokens=tokens, num_draft_tokens=None, tensor_parallel_size=1)
+    fields = dict(
+        engine="vllm",
+        target=target,
+        target_revision=None,
+        drafter=drafter,
+        drafter_revision=None,
+        method=method,
+        num_speculative_tokens=tokens,
+        num_draft_tokens=None,
+        tensor_parallel_size=1,
+    )
     fields.update(kw)
     return fields
 
 
-def _sglang(target: str = "Qwen/Qwen3-8B", drafter: str | None = "z-lab/Qwen3-8B-DFlash-b16",
-            **kw: Any) -> dict[str, Any]:
-    fields = dict(engine="sglang", target=target, target_revision=None, drafter=drafter, drafter_revision=None,
-                  method="DFLASH" if drafter is not None else None, num_speculative_tokens=None,
-                  num_draft_tokens=16 if drafter is not None else None, tensor_parallel_size=1)
+def _sglang(
+    target: str = "Qwen/Qwen3-8B", drafter: str | None = "z-lab/Qwen3-8B-DFlash-b16", **kw: Any
+) -> dict[str, Any]:
+    fields = dict(
+        engine="sglang",
+        target=target,
+        target_revision=None,
+        drafter=drafter,
+        drafter_revision=None,
+        method="DFLASH" if drafter is not None else None,
+        num_speculative_tokens=None,
+        num_draft_tokens=16 if drafter is not None else None,
+        tensor_parallel_size=1,
+    )
     fields.update(kw)
     return fields
 

@@ -23,8 +23,20 @@ from test_cli import REAL, REAL_DATA, mutated, write_config
 import dflash_cfg
 
 # What never goes into a wheel and may be large or busy (caches, VCS, the venv, test data).
-NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", ".venv-*", "*_cache", ".hypothesis", "build", "dist",
-                                    "*.egg-info", "__pycache__", "fixtures", "tests", "bench")
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    ".venv-*",
+    "*_cache",
+    ".hypothesis",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    "fixtures",
+    "tests",
+    "bench",
+)
 # PEP 639: `license = "SPDX expression"` is understood by setuptools from 77.0 on; older ones reject the
 # string ("`project.license` must be valid exactly by one definition").
 SPDX_LICENSE_SETUPTOOLS = Version("77.0")
@@ -68,8 +80,19 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("src") / "dflash-cfg"
     shutil.copytree(ROOT, src, ignore=NOT_SOURCE, symlinks=True)
     out = tmp_path_factory.mktemp("wheelhouse")
-    command = [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-w", str(out),
-               "--no-input", "--disable-pip-version-check", "-q"]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        str(src),
+        "--no-deps",
+        "-w",
+        str(out),
+        "--no-input",
+        "--disable-pip-version-check",
+        "-q",
+    ]
     have = venv_setuptools()
     if have is not None and have >= SPDX_LICENSE_SETUPTOOLS and setuptools_requirement().specifier.contains(have):
         command.append("--no-build-isolation")  # offline: the venv's own setuptools can build it
@@ -99,8 +122,19 @@ def test_wheel_contents(wheel: Path) -> None:
             assert name in names
             packed = json.loads(zf.read(name))
             assert packed == json.loads((ROOT / "schemas" / schema).read_bytes())
-        for module in ("__init__", "__main__", "cli", "runner", "files", "report", "document", "linter",
-                       "effective", "schema", "rules/__init__"):
+        for module in (
+            "__init__",
+            "__main__",
+            "cli",
+            "runner",
+            "files",
+            "report",
+            "document",
+            "linter",
+            "effective",
+            "schema",
+            "rules/__init__",
+        ):
             assert f"dflash_cfg/{module}.py" in names, module
         # Everything in the source package is shipped (no module forgotten in [tool.setuptools] packages).
         for source in (ROOT / "dflash_cfg").rglob("*.py"):
@@ -114,8 +148,11 @@ def test_wheel_contents(wheel: Path) -> None:
 
         meta = zf.read(f"{dist}/METADATA").decode()
         assert "Name: dflash-cfg" in meta and f"Version: {dflash_cfg.__version__}" in meta
-        requires = {Requirement(line.split(":", 1)[1].strip()).name.replace("-", "_").lower()
-                    for line in meta.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line}
+        requires = {
+            Requirement(line.split(":", 1)[1].strip()).name.replace("-", "_").lower()
+            for line in meta.splitlines()
+            if line.startswith("Requires-Dist:") and "extra ==" not in line
+        }
         assert {"click", "jsonschema", "transformers", "huggingface_hub", "deepdiff"} <= requires
 
 
@@ -126,9 +163,11 @@ def run_from_wheel(unpacked: Path, cwd: Path, *args: str) -> subprocess.Complete
 
 
 def test_installed_wheel_is_what_runs(unpacked: Path, tmp_path: Path) -> None:
-    probe = ("import json, dflash_cfg, dflash_cfg.schemas, dflash_cfg.cli; from importlib import resources; "
-             "print(json.dumps([dflash_cfg.__file__, str(resources.files('dflash_cfg.schemas')), "
-             "dflash_cfg.cli.__file__]))")
+    probe = (
+        "import json, dflash_cfg, dflash_cfg.schemas, dflash_cfg.cli; from importlib import resources; "
+        "print(json.dumps([dflash_cfg.__file__, str(resources.files('dflash_cfg.schemas')), "
+        "dflash_cfg.cli.__file__]))"
+    )
     proc = run_from_wheel(unpacked, tmp_path, "-c", probe)
     assert proc.returncode == 0, proc.stderr
     for where in json.loads(proc.stdout):
@@ -151,8 +190,9 @@ def test_wheel_checks_a_real_config(unpacked: Path, tmp_path: Path) -> None:
 def test_wheel_validates_against_its_packaged_schema(unpacked: Path, tmp_path: Path) -> None:
     assert isinstance(REAL_DATA["hidden_size"], int)
     path = write_config(tmp_path / "m", mutated(lambda d: d.__setitem__("hidden_size", "2560")))
-    proc = run_from_wheel(unpacked, tmp_path, "-m", "dflash_cfg", "check", str(path), "--format", "json",
-                          "--select", "DF010")
+    proc = run_from_wheel(
+        unpacked, tmp_path, "-m", "dflash_cfg", "check", str(path), "--format", "json", "--select", "DF010"
+    )
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     (f,) = json.loads(proc.stdout)["files"]
     df010 = [x for x in f["findings"] if x["rule"] == "DF010"]

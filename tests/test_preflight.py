@@ -59,14 +59,32 @@ def test_incident_pair_with_from_hub_names_every_stale_field(dflash: Run, hub: O
     assert stale == {"/dflash_config/mask_token_id", "/dflash_config/target_layer_ids", "/layer_types"}
 
 
-@pytest.mark.parametrize(("argv", "pointer"), [
-    pytest.param(lambda d, t: vllm(t, d, 7), "/block_size", id="vllm-7-for-block-16"),
-    pytest.param(lambda d, t: ["python", "-m", "sglang.launch_server", "--model-path", str(t),
-                               "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", str(d),
-                               "--speculative-num-draft-tokens", "15"], "/block_size", id="sglang-15-for-block-16"),
-])
-def test_draft_tokens_must_match_block_size(dflash: Run, tmp_path: Path, argv: Callable[[Path, Path], list[str]],
-                                            pointer: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "pointer"),
+    [
+        pytest.param(lambda d, t: vllm(t, d, 7), "/block_size", id="vllm-7-for-block-16"),
+        pytest.param(
+            lambda d, t: [
+                "python",
+                "-m",
+                "sglang.launch_server",
+                "--model-path",
+                str(t),
+                "--speculative-algorithm",
+                "DFLASH",
+                "--speculative-draft-model-path",
+                str(d),
+                "--speculative-num-draft-tokens",
+                "15",
+            ],
+            "/block_size",
+            id="sglang-15-for-block-16",
+        ),
+    ],
+)
+def test_draft_tokens_must_match_block_size(
+    dflash: Run, tmp_path: Path, argv: Callable[[Path, Path], list[str]], pointer: str
+) -> None:
     d, t = pair(tmp_path, UPSTREAM)
     result = dflash("preflight", "--format", "json", "--", *argv(d, t))
     assert result.code == 1
@@ -76,21 +94,34 @@ def test_draft_tokens_must_match_block_size(dflash: Run, tmp_path: Path, argv: C
 
 def test_tensor_parallel_and_method(dflash: Run, tmp_path: Path) -> None:
     d, t = pair(tmp_path, UPSTREAM)
-    assert ("DF802", "error") in rules(dflash("preflight", "--format", "json", "--",
-                                              *vllm(t, d, 15, "--tensor-parallel-size", "3")))
+    assert ("DF802", "error") in rules(
+        dflash("preflight", "--format", "json", "--", *vllm(t, d, 15, "--tensor-parallel-size", "3"))
+    )
     assert dflash("preflight", "--", *vllm(t, d, 15, "-tp", "4")).code == 0
     spec = json.dumps({"method": "eagle3", "model": str(d), "num_speculative_tokens": 15})
-    assert ("DF803", "error") in rules(dflash("preflight", "--format", "json", "--", "vllm", "serve", str(t),
-                                              "--speculative-config", spec))
+    assert ("DF803", "error") in rules(
+        dflash("preflight", "--format", "json", "--", "vllm", "serve", str(t), "--speculative-config", spec)
+    )
 
 
-@pytest.mark.parametrize("argv", [
-    pytest.param(["nginx", "-g", "daemon off;"], id="not-an-engine"),
-    pytest.param(["vllm", "serve", "x", "--speculative-config", "{not json"], id="bad-json"),
-    pytest.param(["vllm", "serve", "Qwen/Qwen3-8B"], id="no-drafter"),
-    pytest.param(["vllm", "serve", "Qwen/Qwen3-8B", "--speculative-config",
-                  '{"method": "dflash", "model": "z-lab/absent", "num_speculative_tokens": 15}'], id="not-cached"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["nginx", "-g", "daemon off;"], id="not-an-engine"),
+        pytest.param(["vllm", "serve", "x", "--speculative-config", "{not json"], id="bad-json"),
+        pytest.param(["vllm", "serve", "Qwen/Qwen3-8B"], id="no-drafter"),
+        pytest.param(
+            [
+                "vllm",
+                "serve",
+                "Qwen/Qwen3-8B",
+                "--speculative-config",
+                '{"method": "dflash", "model": "z-lab/absent", "num_speculative_tokens": 15}',
+            ],
+            id="not-cached",
+        ),
+    ],
+)
 def test_unusable_launch_commands_are_exit_2(dflash: Run, argv: list[str]) -> None:
     result = dflash("preflight", "--", *argv)
     assert result.code == 2 and result.err.startswith("dflash-cfg: error:") and result.err.count("\n") == 1
@@ -109,8 +140,9 @@ def fake_engine(tmp_path: Path, name: str) -> tuple[Path, Path]:
 
 def run_process(tmp_path: Path, bin_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "dflash_cfg", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "dflash_cfg", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
 
 
 def test_exec_starts_the_engine_only_after_a_clean_check(tmp_path: Path) -> None:
@@ -129,7 +161,7 @@ def test_exec_keeps_environment_assignments(tmp_path: Path) -> None:
     d, t = pair(tmp_path, UPSTREAM)
     bin_dir, witness = fake_engine(tmp_path, "vllm")
     script = bin_dir / "vllm"
-    script.write_text(f"#!/bin/sh\necho \"$VLLM_USE_V2_MODEL_RUNNER\" > {witness}\n")
+    script.write_text(f'#!/bin/sh\necho "$VLLM_USE_V2_MODEL_RUNNER" > {witness}\n')
     result = run_process(tmp_path, bin_dir, "preflight", "--exec", "--", "VLLM_USE_V2_MODEL_RUNNER=1", *vllm(t, d))
     assert result.returncode == 0, result.stderr
     assert witness.read_text().strip() == "1"
@@ -138,8 +170,14 @@ def test_exec_keeps_environment_assignments(tmp_path: Path) -> None:
 def download(hub: Olah, repo: str, *names: str) -> Path:
     from huggingface_hub import hf_hub_download
 
-    paths = [Path(hf_hub_download(repo, n, revision="main", endpoint=hub.endpoint,
-                                  cache_dir=os.path.join(os.environ["HF_HOME"], "hub"))) for n in names]
+    paths = [
+        Path(
+            hf_hub_download(
+                repo, n, revision="main", endpoint=hub.endpoint, cache_dir=os.path.join(os.environ["HF_HOME"], "hub")
+            )
+        )
+        for n in names
+    ]
     return paths[0]
 
 

@@ -104,8 +104,9 @@ class Case:
         return serialise(data)
 
 
-def case(id: str, base: str, change: Any, *expect: tuple[str, str, Severity], rules: tuple[str, ...] = (),
-         text: bool = False) -> Case:
+def case(
+    id: str, base: str, change: Any, *expect: tuple[str, str, Severity], rules: tuple[str, ...] = (), text: bool = False
+) -> Case:
     return Case(id, base, change, expect, rules, text, ())
 
 
@@ -171,33 +172,54 @@ V1_TAPS = QWEN35_4B["dflash_config"]["target_layer_ids"]  # [1, 5, ..., 29] for 
 V1_FULL = ["full_attention"] * QWEN35_4B["num_hidden_layers"]
 MASK = "/dflash_config/mask_token_id"
 # The incident's guessed taps for a 64-layer target, and the standard (trained) ones.
-INCIDENT_TAPS = all_of(setting("num_target_layers", value=64),
-                       setting("dflash_config", "target_layer_ids", value=[1, 17, 33, 49, 63]))
-STANDARD_64_TAPS = all_of(setting("num_target_layers", value=64),
-                          setting("dflash_config", "target_layer_ids", value=[1, 16, 31, 46, 61]))
+INCIDENT_TAPS = all_of(
+    setting("num_target_layers", value=64), setting("dflash_config", "target_layer_ids", value=[1, 17, 33, 49, 63])
+)
+STANDARD_64_TAPS = all_of(
+    setting("num_target_layers", value=64), setting("dflash_config", "target_layer_ids", value=[1, 16, 31, 46, 61])
+)
 
 CASES: tuple[Case, ...] = (
     # --- DF001 invalid-json
     case("DF001-truncated-half", "v1", cut(0.5), ("DF001", "", E), text=True),
     case("DF001-truncated-before-last-brace", "v1", lambda t: t.rstrip()[:-1].encode(), ("DF001", "", E), text=True),
-    case("DF001-missing-comma", "v1", replacing('"attention_bias": false,', '"attention_bias": false'),
-         ("DF001", "", E), text=True),
+    case(
+        "DF001-missing-comma",
+        "v1",
+        replacing('"attention_bias": false,', '"attention_bias": false'),
+        ("DF001", "", E),
+        text=True,
+    ),
     case("DF001-trailing-comma", "", b'{"architectures": ["DFlashDraftModel"],}\n', ("DF001", "", E)),
     case("DF001-garbage", "", b"DFlashDraftModel config, not JSON at all\n", ("DF001", "", E)),
     case("DF001-single-quotes", "", b"{'architectures': ['DFlashDraftModel']}\n", ("DF001", "", E)),
     case("DF001-empty", "", b"", ("DF001", "", E)),
     case("DF001-whitespace-only", "", b" \n\t\r\n  \n", ("DF001", "", E)),
     # --- DF002 duplicate-key (the later key is the one json.load keeps)
-    case("DF002-top-level", "v1",
-         replacing('  "vocab_size": 248320\n', '  "vocab_size": 248320,\n  "vocab_size": 151936\n'),
-         ("DF002", "/vocab_size", E), text=True),
-    case("DF002-in-dflash_config", "v1", replacing('"mask_token_id": 248077,', '"mask_token_id": 248077,\n'
-                                                    '    "mask_token_id": 248064,'),
-         ("DF002", MASK, E), text=True),
-    case("DF002-object-value", "", b'{"dflash_config": {"mask_token_id": 1},\n "dflash_config": {"mask_token_id": 2},\n'
-                                   b' "architectures": ["DFlashDraftModel"]}\n', ("DF002", "/dflash_config", E)),
-    case("DF002-three-times", "", b'{"architectures": ["DFlashDraftModel"], "a": 1, "a": 2, "a": 3}',
-         ("DF002", "/a", E)),
+    case(
+        "DF002-top-level",
+        "v1",
+        replacing('  "vocab_size": 248320\n', '  "vocab_size": 248320,\n  "vocab_size": 151936\n'),
+        ("DF002", "/vocab_size", E),
+        text=True,
+    ),
+    case(
+        "DF002-in-dflash_config",
+        "v1",
+        replacing('"mask_token_id": 248077,', '"mask_token_id": 248077,\n    "mask_token_id": 248064,'),
+        ("DF002", MASK, E),
+        text=True,
+    ),
+    case(
+        "DF002-object-value",
+        "",
+        b'{"dflash_config": {"mask_token_id": 1},\n "dflash_config": {"mask_token_id": 2},\n'
+        b' "architectures": ["DFlashDraftModel"]}\n',
+        ("DF002", "/dflash_config", E),
+    ),
+    case(
+        "DF002-three-times", "", b'{"architectures": ["DFlashDraftModel"], "a": 1, "a": 2, "a": 3}', ("DF002", "/a", E)
+    ),
     # --- DF003 encoding
     case("DF003-utf8-bom", "v1", lambda t: b"\xef\xbb\xbf" + t.encode(), ("DF003", "", E), text=True),
     case("DF003-utf16-bom", "v1", utf16, ("DF003", "", E), text=True),
@@ -207,18 +229,38 @@ CASES: tuple[Case, ...] = (
     # --- DF004 non-finite numbers
     case("DF004-nan", "v1", setting("rms_norm_eps", value=float("nan")), ("DF004", "/rms_norm_eps", E)),
     case("DF004-infinity", "v1", setting("initializer_range", value=float("inf")), ("DF004", "/initializer_range", E)),
-    case("DF004-minus-infinity", "v1", setting("attention_dropout", value=float("-inf")),
-         ("DF004", "/attention_dropout", E)),
-    case("DF004-1e400", "v1", replacing('"rms_norm_eps": 1e-06', '"rms_norm_eps": 1e400'),
-         ("DF004", "/rms_norm_eps", E), text=True),
-    case("DF004-nan-in-array", "v1", setting("dflash_config", "scales", value=[1.0, float("nan")]),
-         ("DF004", "/dflash_config/scales/1", E)),
-    case("DF004-two", "v1", all_of(setting("rms_norm_eps", value=float("nan")),
-                                   setting("dflash_config", "x", value=float("-inf"))),
-         ("DF004", "/rms_norm_eps", E), ("DF004", "/dflash_config/x", E)),
-    case("DF004-huge-integer-is-finite", "v1", all_of(setting("rms_norm_eps", value=float("nan")),
-                                                      setting("dflash_config", "seed", value=10**400)),
-         ("DF004", "/rms_norm_eps", E)),
+    case(
+        "DF004-minus-infinity",
+        "v1",
+        setting("attention_dropout", value=float("-inf")),
+        ("DF004", "/attention_dropout", E),
+    ),
+    case(
+        "DF004-1e400",
+        "v1",
+        replacing('"rms_norm_eps": 1e-06', '"rms_norm_eps": 1e400'),
+        ("DF004", "/rms_norm_eps", E),
+        text=True,
+    ),
+    case(
+        "DF004-nan-in-array",
+        "v1",
+        setting("dflash_config", "scales", value=[1.0, float("nan")]),
+        ("DF004", "/dflash_config/scales/1", E),
+    ),
+    case(
+        "DF004-two",
+        "v1",
+        all_of(setting("rms_norm_eps", value=float("nan")), setting("dflash_config", "x", value=float("-inf"))),
+        ("DF004", "/rms_norm_eps", E),
+        ("DF004", "/dflash_config/x", E),
+    ),
+    case(
+        "DF004-huge-integer-is-finite",
+        "v1",
+        all_of(setting("rms_norm_eps", value=float("nan")), setting("dflash_config", "seed", value=10**400)),
+        ("DF004", "/rms_norm_eps", E),
+    ),
     case("DF004-pass-huge-integer-alone", "v1", setting("dflash_config", "seed", value=10**400), rules=("DF004",)),
     # --- DF005 not-an-object
     case("DF005-list", "v1", lambda t: b"[" + t.encode() + b"]", ("DF005", "", E), text=True),
@@ -230,132 +272,245 @@ CASES: tuple[Case, ...] = (
     case("DF010-hidden-size-string", "v1", setting("hidden_size", value="2560"), ("DF010", "/hidden_size", E)),
     case("DF010-hidden-size-missing", "v1", dropping("hidden_size"), ("DF010", "/hidden_size", E)),
     case("DF010-vocab-size-missing-legacy", "legacy", dropping("vocab_size"), ("DF010", "/vocab_size", E)),
-    case("DF010-mask-token-id-string", "v1", setting("dflash_config", "mask_token_id", value="248077"),
-         ("DF010", MASK, E)),
-    case("DF010-dflash2-conv-kernel-0", "dflash2", setting("dflash_config", "conv_kernel_size", value=0),
-         ("DF010", "/dflash_config/conv_kernel_size", E)),
+    case(
+        "DF010-mask-token-id-string",
+        "v1",
+        setting("dflash_config", "mask_token_id", value="248077"),
+        ("DF010", MASK, E),
+    ),
+    case(
+        "DF010-dflash2-conv-kernel-0",
+        "dflash2",
+        setting("dflash_config", "conv_kernel_size", value=0),
+        ("DF010", "/dflash_config/conv_kernel_size", E),
+    ),
     # --- DF101..DF141: the DFlash block
     case("DF101-missing", "v1", dropping("dflash_config"), ("DF101", "/dflash_config", E)),
     case("DF101-missing-legacy", "legacy", dropping("dflash_config"), ("DF101", "/dflash_config", E)),
     case("DF102-missing", "v1", dropping("dflash_config", "target_layer_ids"), ("DF102", TAPS, E)),
     case("DF102-top-level-only", "v1", moving_to_top("target_layer_ids"), ("DF102", TAPS, W)),
     case("DF103-duplicate", "v1", setting("dflash_config", "target_layer_ids", 2, value=5), ("DF103", TAPS, E)),
-    case("DF103-decreasing", "v1", setting("dflash_config", "target_layer_ids", value=V1_TAPS[::-1]),
-         ("DF103", TAPS, E)),
+    case(
+        "DF103-decreasing", "v1", setting("dflash_config", "target_layer_ids", value=V1_TAPS[::-1]), ("DF103", TAPS, E)
+    ),
     case("DF103-empty", "v1", setting("dflash_config", "target_layer_ids", value=[]), ("DF103", TAPS, E)),
     case("DF103-negative", "v1", setting("dflash_config", "target_layer_ids", 0, value=-1), ("DF103", f"{TAPS}/0", E)),
     case("DF103-float", "v1", setting("dflash_config", "target_layer_ids", 1, value=5.0), ("DF103", f"{TAPS}/1", E)),
     case("DF103-bool", "v1", setting("dflash_config", "target_layer_ids", 0, value=True), ("DF103", f"{TAPS}/0", E)),
     case("DF103-string", "v1", setting("dflash_config", "target_layer_ids", value="1,5,9"), ("DF103", TAPS, E)),
-    case("DF103-top-level-decreasing", "legacy",
-         all_of(moving_to_top("target_layer_ids"), setting("target_layer_ids", value=[33, 25, 17, 9, 1])),
-         ("DF103", "/target_layer_ids", E)),
-    case("DF104-tap-equals-depth", "v1", setting("dflash_config", "target_layer_ids", 7, value=32),
-         ("DF104", f"{TAPS}/7", E)),
-    case("DF104-legacy", "legacy", setting("dflash_config", "target_layer_ids", value=[1, 9, 17, 25, 36]),
-         ("DF104", f"{TAPS}/4", E)),
+    case(
+        "DF103-top-level-decreasing",
+        "legacy",
+        all_of(moving_to_top("target_layer_ids"), setting("target_layer_ids", value=[33, 25, 17, 9, 1])),
+        ("DF103", "/target_layer_ids", E),
+    ),
+    case(
+        "DF104-tap-equals-depth",
+        "v1",
+        setting("dflash_config", "target_layer_ids", 7, value=32),
+        ("DF104", f"{TAPS}/7", E),
+    ),
+    case(
+        "DF104-legacy",
+        "legacy",
+        setting("dflash_config", "target_layer_ids", value=[1, 9, 17, 25, 36]),
+        ("DF104", f"{TAPS}/4", E),
+    ),
     case("DF104-pass-last-valid", "v1", setting("dflash_config", "target_layer_ids", 7, value=31), rules=("DF104",)),
-    case("DF105-last-layer", "v1", setting("dflash_config", "target_layer_ids", 7, value=31),
-         ("DF105", f"{TAPS}/7", W)),
+    case(
+        "DF105-last-layer", "v1", setting("dflash_config", "target_layer_ids", 7, value=31), ("DF105", f"{TAPS}/7", W)
+    ),
     # The incident: guessed taps [1, 17, 33, 49, 63] for a 64-layer target.
-    case("DF105-incident-taps", "legacy", INCIDENT_TAPS,
-         ("DF105", f"{TAPS}/4", W)),
-    case("DF106-incident-taps", "legacy", INCIDENT_TAPS,
-         ("DF106", TAPS, I)),
+    case("DF105-incident-taps", "legacy", INCIDENT_TAPS, ("DF105", f"{TAPS}/4", W)),
+    case("DF106-incident-taps", "legacy", INCIDENT_TAPS, ("DF106", TAPS, I)),
     case("DF106-shifted", "v1", setting("dflash_config", "target_layer_ids", 7, value=28), ("DF106", TAPS, I)),
     case("DF106-pass-standard-64", "legacy", STANDARD_64_TAPS, rules=("DF106",)),
-    case("DF107-unshifted", "v1", setting("eagle_aux_hidden_state_layer_ids", value=list(V1_TAPS)),
-         ("DF107", "/eagle_aux_hidden_state_layer_ids", E)),
-    case("DF107-pass-shifted", "v1", setting("eagle_aux_hidden_state_layer_ids", value=[t + 1 for t in V1_TAPS]),
-         rules=("DF107",)),
+    case(
+        "DF107-unshifted",
+        "v1",
+        setting("eagle_aux_hidden_state_layer_ids", value=list(V1_TAPS)),
+        ("DF107", "/eagle_aux_hidden_state_layer_ids", E),
+    ),
+    case(
+        "DF107-pass-shifted",
+        "v1",
+        setting("eagle_aux_hidden_state_layer_ids", value=[t + 1 for t in V1_TAPS]),
+        rules=("DF107",),
+    ),
     case("DF111-missing", "v1", dropping("dflash_config", "mask_token_id"), ("DF111", MASK, E)),
     case("DF111-top-level-only", "legacy", moving_to_top("mask_token_id"), ("DF111", MASK, W)),
-    case("DF112-equals-vocab", "v1", setting("dflash_config", "mask_token_id", value=248320),
-         ("DF112", MASK, E)),
-    case("DF112-qwen35-id-in-qwen3-vocab", "legacy", setting("dflash_config", "mask_token_id", value=248070),
-         ("DF112", MASK, E)),
-    case("DF112-negative", "v1", setting("dflash_config", "mask_token_id", value=-1),
-         ("DF112", MASK, E)),
+    case("DF112-equals-vocab", "v1", setting("dflash_config", "mask_token_id", value=248320), ("DF112", MASK, E)),
+    case(
+        "DF112-qwen35-id-in-qwen3-vocab",
+        "legacy",
+        setting("dflash_config", "mask_token_id", value=248070),
+        ("DF112", MASK, E),
+    ),
+    case("DF112-negative", "v1", setting("dflash_config", "mask_token_id", value=-1), ("DF112", MASK, E)),
     case("DF112-top-level-disagrees", "v1", setting("mask_token_id", value=248070), ("DF112", "/mask_token_id", E)),
     case("DF112-pass-top-level-agrees", "v1", setting("mask_token_id", value=248077), rules=("DF112",)),
     case("DF121-missing", "v1", dropping("dflash_config", "block_size"), ("DF121", "/block_size", W)),
     case("DF121-disagree", "v1", setting("block_size", value=8), ("DF121", "/dflash_config/block_size", E)),
-    case("DF121-below-2", "v1", setting("dflash_config", "block_size", value=1),
-         ("DF121", "/dflash_config/block_size", E)),
+    case(
+        "DF121-below-2",
+        "v1",
+        setting("dflash_config", "block_size", value=1),
+        ("DF121", "/dflash_config/block_size", E),
+    ),
     case("DF121-top-level-string", "legacy", setting("block_size", value="16"), ("DF121", "/block_size", E)),
     case("DF121-only-top-level", "legacy", nothing, ("DF121", "/dflash_config/block_size", I)),
     case("DF121-only-in-dflash_config", "v1", nothing, ("DF121", "/block_size", I)),
     case("DF121-pass-both-agree", "v1", setting("block_size", value=16), rules=("DF121",)),
     case("DF122-missing", "v1", dropping("num_target_layers"), ("DF122", "/num_target_layers", W)),
-    case("DF122-missing-taps-past-draft-depth", "legacy", dropping("num_target_layers"),
-         ("DF122", "/num_target_layers", W)),
+    case(
+        "DF122-missing-taps-past-draft-depth",
+        "legacy",
+        dropping("num_target_layers"),
+        ("DF122", "/num_target_layers", W),
+    ),
     case("DF122-too-small", "v1", setting("num_target_layers", value=4), ("DF122", "/num_target_layers", E)),
     case("DF122-zero", "v1", setting("num_target_layers", value=0), ("DF122", "/num_target_layers", E)),
-    case("DF122-in-dflash_config-too-small", "v1",
-         all_of(dropping("num_target_layers"), setting("dflash_config", "num_target_layers", value=4)),
-         ("DF122", "/dflash_config/num_target_layers", E)),
-    case("DF122-top-level-and-dflash_config-disagree", "v1", setting("dflash_config", "num_target_layers", value=36),
-         ("DF122", "/num_target_layers", E)),
+    case(
+        "DF122-in-dflash_config-too-small",
+        "v1",
+        all_of(dropping("num_target_layers"), setting("dflash_config", "num_target_layers", value=4)),
+        ("DF122", "/dflash_config/num_target_layers", E),
+    ),
+    case(
+        "DF122-top-level-and-dflash_config-disagree",
+        "v1",
+        setting("dflash_config", "num_target_layers", value=36),
+        ("DF122", "/num_target_layers", E),
+    ),
     case("DF122-pass-both-agree", "v1", setting("dflash_config", "num_target_layers", value=32), rules=("DF122",)),
-    case("DF131-trainer-architecture", "v1", setting("architectures", value=["Qwen3DFlashDraftModel"]),
-         ("DF131", "/architectures", E)),
+    case(
+        "DF131-trainer-architecture",
+        "v1",
+        setting("architectures", value=["Qwen3DFlashDraftModel"]),
+        ("DF131", "/architectures", E),
+    ),
     case("DF131-model-type", "v1", setting("model_type", value="dflash"), ("DF131", "/model_type", E)),
-    case("DF131-both-missing", "v1", all_of(dropping("architectures"), dropping("model_type")),
-         ("DF131", "/architectures", E), ("DF131", "/model_type", E)),
-    case("DF131-dflash2-extra-name", "dflash2",
-         setting("architectures", value=["DFlash2DraftModel", "DFlashDraftModel"]),
-         ("DF131", "/architectures", E)),
-    case("DF141-conv-group-missing", "dflash2", dropping("dflash_config", "conv_group_size"),
-         ("DF141", "/dflash_config/conv_group_size", E)),
-    case("DF141-selector-pair-missing", "dflash2",
-         all_of(dropping("dflash_config", "selector_rank"), dropping("dflash_config", "selector_top_k")),
-         ("DF141", "/dflash_config/selector_rank", E), ("DF141", "/dflash_config/selector_top_k", E)),
-    case("DF141-group-not-dividing-hidden", "dflash2", setting("dflash_config", "conv_group_size", value=3),
-         ("DF141", "/dflash_config/conv_group_size", E)),
+    case(
+        "DF131-both-missing",
+        "v1",
+        all_of(dropping("architectures"), dropping("model_type")),
+        ("DF131", "/architectures", E),
+        ("DF131", "/model_type", E),
+    ),
+    case(
+        "DF131-dflash2-extra-name",
+        "dflash2",
+        setting("architectures", value=["DFlash2DraftModel", "DFlashDraftModel"]),
+        ("DF131", "/architectures", E),
+    ),
+    case(
+        "DF141-conv-group-missing",
+        "dflash2",
+        dropping("dflash_config", "conv_group_size"),
+        ("DF141", "/dflash_config/conv_group_size", E),
+    ),
+    case(
+        "DF141-selector-pair-missing",
+        "dflash2",
+        all_of(dropping("dflash_config", "selector_rank"), dropping("dflash_config", "selector_top_k")),
+        ("DF141", "/dflash_config/selector_rank", E),
+        ("DF141", "/dflash_config/selector_top_k", E),
+    ),
+    case(
+        "DF141-group-not-dividing-hidden",
+        "dflash2",
+        setting("dflash_config", "conv_group_size", value=3),
+        ("DF141", "/dflash_config/conv_group_size", E),
+    ),
     case("DF141-pass-v1-without-conv-keys", "v1", nothing, rules=("DF141",)),
     # --- DF201..DF207: attention
-    case("DF201-one-too-many", "v1", lambda d: d["layer_types"].append("full_attention"),
-         ("DF201", "/layer_types", E), ("DF301", "", E)),
-    case("DF201-target-depth-list", "legacy", setting("layer_types", value=["full_attention"] * 36),
-         ("DF201", "/layer_types", E), ("DF301", "", E)),
+    case(
+        "DF201-one-too-many",
+        "v1",
+        lambda d: d["layer_types"].append("full_attention"),
+        ("DF201", "/layer_types", E),
+        ("DF301", "", E),
+    ),
+    case(
+        "DF201-target-depth-list",
+        "legacy",
+        setting("layer_types", value=["full_attention"] * 36),
+        ("DF201", "/layer_types", E),
+        ("DF301", "", E),
+    ),
     case("DF202-swa", "v1", setting("layer_types", 0, value="swa"), ("DF202", "/layer_types/0", E)),
-    case("DF202-legacy-attention-renamed", "v1", setting("layer_types", 5, value="attention"),
-         ("DF202", "/layer_types/5", E), ("DF302", "/layer_types", W)),
+    case(
+        "DF202-legacy-attention-renamed",
+        "v1",
+        setting("layer_types", 5, value="attention"),
+        ("DF202", "/layer_types/5", E),
+        ("DF302", "/layer_types", W),
+    ),
     case("DF203-window-null", "v1", setting("sliding_window", value=None), ("DF203", "/sliding_window", E)),
     case("DF203-window-absent", "v1", dropping("sliding_window"), ("DF203", "/sliding_window", E)),
     case("DF203-window-zero", "v1", setting("sliding_window", value=0), ("DF203", "/sliding_window", E)),
-    case("DF203-pass-swa-window-size", "v1", all_of(setting("sliding_window", value=None),
-                                                    setting("dflash_config", "swa_window_size", value=4096)),
-         rules=("DF203",)),
+    case(
+        "DF203-pass-swa-window-size",
+        "v1",
+        all_of(setting("sliding_window", value=None), setting("dflash_config", "swa_window_size", value=4096)),
+        rules=("DF203",),
+    ),
     case("DF204-false", "v1", setting("use_sliding_window", value=False), ("DF204", "/use_sliding_window", E)),
     case("DF204-absent", "v1", dropping("use_sliding_window"), ("DF204", "/use_sliding_window", E)),
     case("DF204-dflash2-trimmed-copy", "dflash2", dropping("use_sliding_window"), ("DF204", "/use_sliding_window", E)),
     case("DF205-all-full-v1", "v1", setting("layer_types", value=V1_FULL), ("DF205", "/layer_types", W)),
-    case("DF205-legacy-window-enabled", "legacy",
-         all_of(setting("sliding_window", value=2048), setting("use_sliding_window", value=True)),
-         ("DF205", "/layer_types", W)),
+    case(
+        "DF205-legacy-window-enabled",
+        "legacy",
+        all_of(setting("sliding_window", value=2048), setting("use_sliding_window", value=True)),
+        ("DF205", "/layer_types", W),
+    ),
     case("DF206-absent", "v1", dropping("layer_types"), ("DF206", "/layer_types", W)),
-    case("DF206-absent-use-swa", "v1", all_of(dropping("layer_types"), setting("dflash_config", "use_swa", value=True)),
-         ("DF206", "/layer_types", I)),
+    case(
+        "DF206-absent-use-swa",
+        "v1",
+        all_of(dropping("layer_types"), setting("dflash_config", "use_swa", value=True)),
+        ("DF206", "/layer_types", I),
+    ),
     case("DF207-is-causal-absent", "dflash2", dropping("is_causal"), ("DF207", "/is_causal", W)),
     case("DF207-is-causal-true", "dflash2", setting("is_causal", value=True), ("DF207", "/is_causal", W)),
-    case("DF207-pass-one-full-layer", "dflash2", all_of(dropping("is_causal"), setting("layer_types", 4,
-                                                                                       value="full_attention")),
-         rules=("DF207",)),
+    case(
+        "DF207-pass-one-full-layer",
+        "dflash2",
+        all_of(dropping("is_causal"), setting("layer_types", 4, value="full_attention")),
+        rules=("DF207",),
+    ),
     # --- DF301..DF304: through the real transformers Qwen3Config
     case("DF301-head-dim-null", "v1", setting("head_dim", value=None), ("DF301", "", E)),
-    case("DF301-layer-types-length", "legacy", setting("num_hidden_layers", value=4), ("DF301", "", E),
-         ("DF201", "/layer_types", E)),
+    case(
+        "DF301-layer-types-length",
+        "legacy",
+        setting("num_hidden_layers", value=4),
+        ("DF301", "", E),
+        ("DF201", "/layer_types", E),
+    ),
     case("DF302-kv-heads-null", "v1", setting("num_key_value_heads", value=None), ("DF302", "/num_key_value_heads", W)),
-    case("DF302-window-dropped-no-sliding", "legacy", setting("sliding_window", value=2048),
-         ("DF302", "/sliding_window", I)),
+    case(
+        "DF302-window-dropped-no-sliding",
+        "legacy",
+        setting("sliding_window", value=2048),
+        ("DF302", "/sliding_window", I),
+    ),
     case("DF303-top-level-mask-out-of-vocab", "v1", setting("mask_token_id", value=248320), ("DF303", "", W)),
     case("DF303-legacy", "legacy", setting("mask_token_id", value=151936), ("DF303", "", W)),
-    case("DF304-flat-and-nested-disagree", "v1", setting("rope_theta", value=1000000),
-         ("DF304", "/rope_parameters/rope_theta", E)),
+    case(
+        "DF304-flat-and-nested-disagree",
+        "v1",
+        setting("rope_theta", value=1000000),
+        ("DF304", "/rope_parameters/rope_theta", E),
+    ),
     case("DF304-rope-parameters-only", "v1", nothing, ("DF304", "/rope_theta", I)),
-    case("DF304-yarn-rope-scaling-replaces-theta", "v1", setting("rope_scaling", value=YARN),
-         ("DF304", "/rope_parameters/rope_theta", E)),
+    case(
+        "DF304-yarn-rope-scaling-replaces-theta",
+        "v1",
+        setting("rope_scaling", value=YARN),
+        ("DF304", "/rope_parameters/rope_theta", E),
+    ),
     case("DF304-no-theta", "v1", dropping("rope_parameters"), ("DF304", "/rope_theta", W)),
     case("DF304-no-theta-legacy", "legacy", dropping("rope_theta"), ("DF304", "/rope_theta", W)),
     case("DF304-pass-flat-equals-nested", "v1", setting("rope_theta", value=10000000), rules=("DF304",)),
@@ -501,8 +656,10 @@ def test_invalid_utf8_byte_column_counts_characters() -> None:
     assert (f.line, f.column) == (raw.count(b"\n", 0, offset) + 1, chars_before + 1)
 
 
-@pytest.mark.parametrize(("token", "pointer"), [("NaN", "/rms_norm_eps"), ("Infinity", "/initializer_range"),
-                                                 ("-Infinity", "/attention_dropout")])
+@pytest.mark.parametrize(
+    ("token", "pointer"),
+    [("NaN", "/rms_norm_eps"), ("Infinity", "/initializer_range"), ("-Infinity", "/attention_dropout")],
+)
 def test_non_finite_number_is_located_at_its_member(token: str, pointer: str) -> None:
     name = pointer.lstrip("/")
     case_id = {"NaN": "DF004-nan", "Infinity": "DF004-infinity", "-Infinity": "DF004-minus-infinity"}[token]
@@ -550,6 +707,7 @@ def test_df301_names_transformers_version_and_field() -> None:
 
 # ------------------------------------------------------------------------------------- pass cases
 
+
 # What the unmodified bases legitimately raise (all information): a real file in one loader generation's
 # layout, and the trained (non-standard) DFlash2 taps.
 def _standard_taps(n: int, k: int) -> list[int]:
@@ -562,7 +720,6 @@ BASELINE: dict[str, set[tuple[str, str, Severity]]] = {
     "legacy": {("DF121", "/dflash_config/block_size", I)},
     "dflash2": {("DF121", "/block_size", I), ("DF304", "/rope_theta", I), ("DF106", TAPS, I)},
 }
-
 
 
 @pytest.mark.parametrize("base", sorted(BASES))
@@ -698,16 +855,27 @@ def apply_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
 def test_apply_patch_itself() -> None:
     doc = {"a": {"b/c": 1, "m~n": [1, 2]}}
     ops: list[dict[str, Any]] = [
-        {"op": "replace", "path": "/a/b~1c", "value": 2}, {"op": "add", "path": "/a/m~0n/-", "value": 3},
-        {"op": "add", "path": "/a/m~0n/0", "value": 0}, {"op": "remove", "path": "/a/m~0n/1"},
-        {"op": "add", "path": "/x", "value": {"y": True}}]
+        {"op": "replace", "path": "/a/b~1c", "value": 2},
+        {"op": "add", "path": "/a/m~0n/-", "value": 3},
+        {"op": "add", "path": "/a/m~0n/0", "value": 0},
+        {"op": "remove", "path": "/a/m~0n/1"},
+        {"op": "add", "path": "/x", "value": {"y": True}},
+    ]
     assert apply_patch(doc, ops) == {"a": {"b/c": 2, "m~n": [0, 2, 3]}, "x": {"y": True}}
     assert doc == {"a": {"b/c": 1, "m~n": [1, 2]}}
 
 
 # Cases whose finding under test carries a safe JSON-patch fix.
-FIX_CASES = ("DF102-top-level-only", "DF111-top-level-only", "DF121-only-top-level", "DF121-only-in-dflash_config",
-             "DF204-false", "DF204-absent", "DF204-dflash2-trimmed-copy", "DF304-rope-parameters-only")
+FIX_CASES = (
+    "DF102-top-level-only",
+    "DF111-top-level-only",
+    "DF121-only-top-level",
+    "DF121-only-in-dflash_config",
+    "DF204-false",
+    "DF204-absent",
+    "DF204-dflash2-trimmed-copy",
+    "DF304-rope-parameters-only",
+)
 
 
 def _patch_fixes(report: FileReport) -> Iterator[Finding]:

@@ -285,9 +285,7 @@ def assert_one_error(errs: list[ValidationError], where: list[Any], validator: s
 
 
 @pytest.mark.parametrize("case", V1_DEFECTS, ids=[_id(c) for c in V1_DEFECTS])
-def test_planted_defect_is_reported_once_at_its_path(
-    case: tuple[Any, ...], qwen35_4b: dict[str, Any]
-) -> None:
+def test_planted_defect_is_reported_once_at_its_path(case: tuple[Any, ...], qwen35_4b: dict[str, Any]) -> None:
     path, value, where, validator = case
     if value is DELETE:
         assert path[0] in qwen35_4b
@@ -301,9 +299,7 @@ def test_the_required_error_names_every_missing_shape_field(qwen35_4b: dict[str,
     doc = {k: v for k, v in qwen35_4b.items() if k not in SHAPE_FIELDS}
     errs = errors("dflash", doc)
     assert {(tuple(e.absolute_path), e.validator) for e in errs} == {((), "required")}
-    assert sorted(e.message for e in errs) == sorted(
-        f"{name!r} is a required property" for name in SHAPE_FIELDS
-    )
+    assert sorted(e.message for e in errs) == sorted(f"{name!r} is a required property" for name in SHAPE_FIELDS)
 
 
 V2_DEFECTS = [
@@ -388,9 +384,7 @@ def test_semantic_problem_is_left_to_the_rules(case: tuple[Any, ...], qwen35_4b:
     assert describe(errors("dflash2", doc)) == []
 
 
-@pytest.mark.parametrize(
-    "missing", ["conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k"]
-)
+@pytest.mark.parametrize("missing", ["conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k"])
 def test_incomplete_dflash2_keys_are_left_to_df141(missing: str) -> None:
     assert describe(errors("dflash2", planted(QWEN38_DFLASH2, ("dflash_config", missing), DELETE))) == []
 

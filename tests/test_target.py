@@ -125,9 +125,7 @@ def tokenizer_dir(tmp_path: Path) -> Path:
     _write(tmp_path / "config.json", CONFIG)
     _write(tmp_path / "tokenizer.json", TOKENIZER_JSON)
     _write(tmp_path / "tokenizer_config.json", TOKENIZER_CONFIG)
-    _write(
-        tmp_path / "generation_config.json", {"eos_token_id": [5, 6], "bos_token_id": 6, "pad_token_id": None}
-    )
+    _write(tmp_path / "generation_config.json", {"eos_token_id": [5, 6], "bos_token_id": 6, "pad_token_id": None})
     return tmp_path
 
 
@@ -269,9 +267,7 @@ def test_broken_config_json(tmp_path: Path, data: bytes, expected: str) -> None:
         pytest.param({"num_hidden_layers": True}, "num_hidden_layers", id="layers-bool"),
         pytest.param({"hidden_size": 5120.0}, "hidden_size", id="hidden-float"),
         pytest.param({"vocab_size": 0}, "vocab_size", id="vocab-zero"),
-        pytest.param(
-            {"text_config": {"num_hidden_layers": "64"}}, "text_config.num_hidden_layers", id="text-layers"
-        ),
+        pytest.param({"text_config": {"num_hidden_layers": "64"}}, "text_config.num_hidden_layers", id="text-layers"),
         pytest.param({"text_config": {"model_type": 3}}, "text_config.model_type", id="text-model-type"),
         pytest.param({"model_type": ["qwen3"]}, "model_type", id="model-type-list"),
         pytest.param({"eos_token_id": [1, "2"]}, "eos_token_id", id="eos-list-string"),
@@ -289,9 +285,7 @@ def test_wrong_typed_config_values(tmp_path: Path, config: dict[str, Any], key: 
 @pytest.mark.parametrize(
     ("name", "content", "expected"),
     [
-        pytest.param(
-            "tokenizer.json", b'{"model": {"vocab": {"a": 0', "not valid JSON", id="tokenizer-truncated"
-        ),
+        pytest.param("tokenizer.json", b'{"model": {"vocab": {"a": 0', "not valid JSON", id="tokenizer-truncated"),
         pytest.param("tokenizer.json", b'{"model": {"vocab": 3}}', "model.vocab must be", id="vocab-number"),
         pytest.param(
             "tokenizer.json",
@@ -299,9 +293,7 @@ def test_wrong_typed_config_values(tmp_path: Path, config: dict[str, Any], key: 
             "added_tokens[0].id",
             id="id-string",
         ),
-        pytest.param(
-            "tokenizer.json", b'{"added_tokens": ["x"]}', "added_tokens[0] must be", id="added-not-object"
-        ),
+        pytest.param("tokenizer.json", b'{"added_tokens": ["x"]}', "added_tokens[0] must be", id="added-not-object"),
         pytest.param(
             "tokenizer_config.json",
             b'{"added_tokens_decoder": {"abc": {"content": "x", "special": true}}}',
@@ -329,9 +321,7 @@ def test_wrong_typed_config_values(tmp_path: Path, config: dict[str, Any], key: 
         ),
         pytest.param("tokenizer_config.json", b"", "empty file", id="tokenizer-config-empty"),
         pytest.param("generation_config.json", b'"eos"', "got a string", id="generation-not-object"),
-        pytest.param(
-            "generation_config.json", b'{"eos_token_id": [1, null]}', "eos_token_id", id="generation-eos"
-        ),
+        pytest.param("generation_config.json", b'{"eos_token_id": [1, null]}', "eos_token_id", id="generation-eos"),
     ],
 )
 def test_broken_optional_files(tmp_path: Path, name: str, content: bytes, expected: str) -> None:

@@ -35,8 +35,7 @@ def make_drafter(tmp_path: Path, cfg: dict[str, Any], name: str = "drafter") -> 
     return directory
 
 
-def make_target(tmp_path: Path, name: str, *, changes: dict[str, Any] | None = None,
-                dirname: str = "target") -> Path:
+def make_target(tmp_path: Path, name: str, *, changes: dict[str, Any] | None = None, dirname: str = "target") -> Path:
     """A target dir holding a copy of the real target config.json (only that file, unless a test adds more)."""
     cfg = json.loads((TARGETS / name / "config.json").read_text(encoding="utf-8"))
     cfg.update(changes or {})
@@ -51,8 +50,9 @@ Q36_27B = "z-lab__Qwen3.6-27B-DFlash"
 QWEN3_4B, QWEN3_8B, QWEN36_27B = "Qwen__Qwen3-4B", "Qwen__Qwen3-8B", "Qwen__Qwen3.6-27B"
 
 
-def check_json(dflash: Callable[..., Result], drafter: Path, target: Path,
-               *extra: str) -> tuple[Result, list[dict[str, Any]]]:
+def check_json(
+    dflash: Callable[..., Result], drafter: Path, target: Path, *extra: str
+) -> tuple[Result, list[dict[str, Any]]]:
     result = dflash("check", drafter, "--target", target, "--format", "json", *extra)
     assert result.out, result.err
     doc = result.json()
@@ -292,20 +292,45 @@ def test_qwen36_mask_on_text_config_eos(dflash: Callable[..., Result], tmp_path:
 # Qwen3's tokenizer_config.json added_tokens_decoder: 151643..151668 (26 added tokens after the
 # 151643-token base vocabulary); the four the checks rely on are asserted below.
 _QWEN3_ADDED = [
-    ("<|endoftext|>", True), ("<|im_start|>", True), ("<|im_end|>", True), ("<|object_ref_start|>", True),
-    ("<|object_ref_end|>", True), ("<|box_start|>", True), ("<|box_end|>", True), ("<|quad_start|>", True),
-    ("<|quad_end|>", True), ("<|vision_start|>", True), ("<|vision_end|>", True), ("<|vision_pad|>", True),
-    ("<|image_pad|>", True), ("<|video_pad|>", True), ("<tool_call>", False), ("</tool_call>", False),
-    ("<|fim_prefix|>", False), ("<|fim_middle|>", False), ("<|fim_suffix|>", False), ("<|fim_pad|>", False),
-    ("<|repo_name|>", False), ("<|file_sep|>", False), ("<tool_response>", False), ("</tool_response>", False),
-    ("<think>", False), ("</think>", False),
+    ("<|endoftext|>", True),
+    ("<|im_start|>", True),
+    ("<|im_end|>", True),
+    ("<|object_ref_start|>", True),
+    ("<|object_ref_end|>", True),
+    ("<|box_start|>", True),
+    ("<|box_end|>", True),
+    ("<|quad_start|>", True),
+    ("<|quad_end|>", True),
+    ("<|vision_start|>", True),
+    ("<|vision_end|>", True),
+    ("<|vision_pad|>", True),
+    ("<|image_pad|>", True),
+    ("<|video_pad|>", True),
+    ("<tool_call>", False),
+    ("</tool_call>", False),
+    ("<|fim_prefix|>", False),
+    ("<|fim_middle|>", False),
+    ("<|fim_suffix|>", False),
+    ("<|fim_pad|>", False),
+    ("<|repo_name|>", False),
+    ("<|file_sep|>", False),
+    ("<tool_response>", False),
+    ("</tool_response>", False),
+    ("<think>", False),
+    ("</think>", False),
 ]
 
 
 def qwen3_tokenizer_config() -> dict[str, Any]:
     decoder = {
-        str(151643 + i): {"content": content, "lstrip": False, "normalized": False, "rstrip": False,
-                          "single_word": False, "special": special}
+        str(151643 + i): {
+            "content": content,
+            "lstrip": False,
+            "normalized": False,
+            "rstrip": False,
+            "single_word": False,
+            "special": special,
+        }
         for i, (content, special) in enumerate(_QWEN3_ADDED)
     }
     tc: dict[str, Any] = {
@@ -332,8 +357,9 @@ def qwen3_tokenizer_config() -> dict[str, Any]:
     return tc
 
 
-def qwen3_target_with_tokenizer(tmp_path: Path, tokenizer_changes: dict[str, Any] | None = None,
-                                config_changes: dict[str, Any] | None = None) -> Path:
+def qwen3_target_with_tokenizer(
+    tmp_path: Path, tokenizer_changes: dict[str, Any] | None = None, config_changes: dict[str, Any] | None = None
+) -> Path:
     target = make_target(tmp_path, QWEN3_4B, changes=config_changes)
     tc = qwen3_tokenizer_config()
     for key, value in (tokenizer_changes or {}).items():
@@ -393,10 +419,22 @@ def test_df404_ordinary_token_with_tokenizer_json(dflash: Callable[..., Result],
     target = qwen3_target_with_tokenizer(tmp_path)
     vocab = {f"t{i}": i for i in range(151643)}
     decoder = json.loads((target / "tokenizer_config.json").read_text(encoding="utf-8"))["added_tokens_decoder"]
-    tok = {"version": "1.0", "added_tokens": [
-        {"id": int(i), "content": e["content"], "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": e["special"]} for i, e in decoder.items()],
-        "model": {"type": "BPE", "vocab": vocab, "merges": []}}
+    tok = {
+        "version": "1.0",
+        "added_tokens": [
+            {
+                "id": int(i),
+                "content": e["content"],
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": e["special"],
+            }
+            for i, e in decoder.items()
+        ],
+        "model": {"type": "BPE", "vocab": vocab, "merges": []},
+    }
     (target / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")
     _, findings = check_json(dflash, b16_with_mask(tmp_path, 151642), target)
     (m,) = only(findings, "DF404")
@@ -407,11 +445,22 @@ def test_df404_ordinary_token_with_tokenizer_json(dflash: Callable[..., Result],
 
 
 def test_df404_tokenizer_mask_token_disagrees(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    target = qwen3_target_with_tokenizer(tmp_path, {
-        "added_tokens_decoder": {"151670": {"content": "<|MASK|>", "lstrip": False, "normalized": False,
-                                            "rstrip": False, "single_word": False, "special": True}},
-        "mask_token": "<|MASK|>",
-    })
+    target = qwen3_target_with_tokenizer(
+        tmp_path,
+        {
+            "added_tokens_decoder": {
+                "151670": {
+                    "content": "<|MASK|>",
+                    "lstrip": False,
+                    "normalized": False,
+                    "rstrip": False,
+                    "single_word": False,
+                    "special": True,
+                }
+            },
+            "mask_token": "<|MASK|>",
+        },
+    )
     _, findings = check_json(dflash, b16_with_mask(tmp_path, 151669), target)
     (m,) = only(findings, "DF404")
     assert m["severity"] == "error"
@@ -419,11 +468,22 @@ def test_df404_tokenizer_mask_token_disagrees(dflash: Callable[..., Result], tmp
 
 
 def test_df404_tokenizer_mask_token_agrees(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    target = qwen3_target_with_tokenizer(tmp_path, {
-        "added_tokens_decoder": {"151669": {"content": "<|MASK|>", "lstrip": False, "normalized": False,
-                                            "rstrip": False, "single_word": False, "special": True}},
-        "mask_token": "<|MASK|>",
-    })
+    target = qwen3_target_with_tokenizer(
+        tmp_path,
+        {
+            "added_tokens_decoder": {
+                "151669": {
+                    "content": "<|MASK|>",
+                    "lstrip": False,
+                    "normalized": False,
+                    "rstrip": False,
+                    "single_word": False,
+                    "special": True,
+                }
+            },
+            "mask_token": "<|MASK|>",
+        },
+    )
     _, findings = check_json(dflash, b16_with_mask(tmp_path, 151669), target)
     assert only(findings, "DF404") == []
 
@@ -480,15 +540,21 @@ def test_exit_1_on_target_errors(dflash: Callable[..., Result], tmp_path: Path) 
 def test_exit_1_on_target_errors_subprocess(tmp_path: Path) -> None:
     drafter = make_drafter(tmp_path, load_drafter(B16))
     target = make_target(tmp_path, QWEN3_8B)
-    proc = subprocess.run([sys.executable, "-m", "dflash_cfg", "check", str(drafter), "--target", str(target),
-                           "--format", "json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dflash_cfg", "check", str(drafter), "--target", str(target), "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert json.loads(proc.stdout)["summary"]["errors"] >= 1
     assert proc.returncode == 1
 
 
 def test_exit_1_on_warning_with_strict(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    result, findings = check_json(dflash, b16_with_mask(tmp_path, 151667), qwen3_target_with_tokenizer(tmp_path),
-                                  "--strict")
+    result, findings = check_json(
+        dflash, b16_with_mask(tmp_path, 151667), qwen3_target_with_tokenizer(tmp_path), "--strict"
+    )
     assert [f["severity"] for f in only(findings, "DF404")] == ["warning"]
     assert result.code == 1
 

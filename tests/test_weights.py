@@ -27,8 +27,9 @@ HIDDEN, K, HEADS, KV_HEADS, HEAD_DIM, INTER, LAYERS = 32, 3, 4, 2, 8, 64, 5
 
 
 def drafter(prefix: str = "") -> dict[str, tuple[int, ...]]:
-    return drafter_shapes(hidden=HIDDEN, heads=HEADS, kv=KV_HEADS, head_dim=HEAD_DIM, inter=INTER, layers=LAYERS,
-                          taps=K, prefix=prefix)
+    return drafter_shapes(
+        hidden=HIDDEN, heads=HEADS, kv=KV_HEADS, head_dim=HEAD_DIM, inter=INTER, layers=LAYERS, taps=K, prefix=prefix
+    )
 
 
 def raw_header(header: object) -> bytes:

@@ -31,9 +31,16 @@ def published_b16() -> dict[str, Any]:
 def small_config(**changes: Any) -> dict[str, Any]:
     """The published b16 config with the sizes shrunk to match `shapes()`; everything else as published."""
     cfg = published_b16()
-    cfg.update(hidden_size=HIDDEN, num_attention_heads=HEADS, num_key_value_heads=KV, head_dim=HEAD_DIM,
-               intermediate_size=INTER, num_hidden_layers=LAYERS, layer_types=["full_attention"] * LAYERS,
-               max_window_layers=LAYERS)
+    cfg.update(
+        hidden_size=HIDDEN,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV,
+        head_dim=HEAD_DIM,
+        intermediate_size=INTER,
+        num_hidden_layers=LAYERS,
+        layer_types=["full_attention"] * LAYERS,
+        max_window_layers=LAYERS,
+    )
     cfg["dflash_config"] = dict(cfg["dflash_config"], target_layer_ids=list(TAPS))
     cfg["block_size"] = 16
     cfg["dflash_config"]["block_size"] = 16  # silence DF121 (info) so the clean case has no finding at all
@@ -41,11 +48,29 @@ def small_config(**changes: Any) -> dict[str, Any]:
     return cfg
 
 
-def shapes(*, hidden: int = HIDDEN, heads: int = HEADS, kv: int = KV, head_dim: int = HEAD_DIM,
-           inter: int = INTER, layers: int | list[int] = LAYERS, taps: int = len(TAPS),
-           fc_in: int | None = None, prefix: str = "") -> dict[str, tuple[int, ...]]:
-    return drafter_shapes(hidden=hidden, heads=heads, kv=kv, head_dim=head_dim, inter=inter, layers=layers,
-                          taps=taps, fc_in=fc_in, prefix=prefix)
+def shapes(
+    *,
+    hidden: int = HIDDEN,
+    heads: int = HEADS,
+    kv: int = KV,
+    head_dim: int = HEAD_DIM,
+    inter: int = INTER,
+    layers: int | list[int] = LAYERS,
+    taps: int = len(TAPS),
+    fc_in: int | None = None,
+    prefix: str = "",
+) -> dict[str, tuple[int, ...]]:
+    return drafter_shapes(
+        hidden=hidden,
+        heads=heads,
+        kv=kv,
+        head_dim=head_dim,
+        inter=inter,
+        layers=layers,
+        taps=taps,
+        fc_in=fc_in,
+        prefix=prefix,
+    )
 
 
 def write_config(directory: Path, cfg: dict[str, Any]) -> Path:
@@ -54,8 +79,12 @@ def write_config(directory: Path, cfg: dict[str, Any]) -> Path:
     return directory
 
 
-def drafter(tmp_path: Path, cfg: dict[str, Any] | None = None, tensors: dict[str, tuple[int, ...]] | None = None,
-            name: str = "drafter") -> Path:
+def drafter(
+    tmp_path: Path,
+    cfg: dict[str, Any] | None = None,
+    tensors: dict[str, tuple[int, ...]] | None = None,
+    name: str = "drafter",
+) -> Path:
     directory = write_config(tmp_path / name, cfg if cfg is not None else small_config())
     save(directory / "model.safetensors", tensors if tensors is not None else shapes())
     return directory
@@ -202,8 +231,10 @@ def test_df503_head_dim(dflash: Callable[..., Result], tmp_path: Path) -> None:
     cfg = small_config(num_attention_heads=8, num_key_value_heads=4, head_dim=8)
     _, findings = run_json(dflash, drafter(tmp_path, cfg, shapes()))
     assert pairs(findings) == [("DF503", "/head_dim")] * 2
-    assert {m["message"].split(" is ")[0] for m in findings} == {"layers.0.self_attn.q_norm.weight",
-                                                                 "layers.0.self_attn.k_norm.weight"}
+    assert {m["message"].split(" is ")[0] for m in findings} == {
+        "layers.0.self_attn.q_norm.weight",
+        "layers.0.self_attn.k_norm.weight",
+    }
 
 
 def test_df503_head_dim_default_like_mistake(dflash: Callable[..., Result], tmp_path: Path) -> None:
@@ -218,8 +249,7 @@ def test_df503_head_dim_default_like_mistake(dflash: Callable[..., Result], tmp_
 def test_df503_intermediate_size(dflash: Callable[..., Result], tmp_path: Path) -> None:
     _, findings = run_json(dflash, drafter(tmp_path, small_config(intermediate_size=256), shapes()))
     assert pairs(findings) == [("DF503", "/intermediate_size")] * 3
-    assert {f["message"].split(" is ")[0].rsplit(".", 2)[-2] for f in findings} == {"gate_proj", "up_proj",
-                                                                                   "down_proj"}
+    assert {f["message"].split(" is ")[0].rsplit(".", 2)[-2] for f in findings} == {"gate_proj", "up_proj", "down_proj"}
 
 
 def test_df503_kv_missing_from_config_still_checks_k_and_v(dflash: Callable[..., Result], tmp_path: Path) -> None:
@@ -230,7 +260,9 @@ def test_df503_kv_missing_from_config_still_checks_k_and_v(dflash: Callable[...,
     _, findings = run_json(dflash, drafter(tmp_path, cfg, shapes(kv=1)))
     shape_findings = only(findings, "DF503")
     assert sorted(f["message"].split(" is ")[0] for f in shape_findings) == [
-        "layers.0.self_attn.k_proj.weight", "layers.0.self_attn.v_proj.weight"]
+        "layers.0.self_attn.k_proj.weight",
+        "layers.0.self_attn.v_proj.weight",
+    ]
 
 
 def test_df503_missing_head_dim_does_not_hide_mlp_mismatch(dflash: Callable[..., Result], tmp_path: Path) -> None:
@@ -240,12 +272,16 @@ def test_df503_missing_head_dim_does_not_hide_mlp_mismatch(dflash: Callable[...,
     assert pairs(findings).count(("DF503", "/intermediate_size")) == 3
 
 
-@pytest.mark.parametrize(("missing", "ckpt", "pointer"), [
-    pytest.param("head_dim", {}, "/head_dim", id="head_dim-default-128"),
-    pytest.param("num_key_value_heads", {"kv": HEADS}, "/num_key_value_heads", id="kv-default-32"),
-])
+@pytest.mark.parametrize(
+    ("missing", "ckpt", "pointer"),
+    [
+        pytest.param("head_dim", {}, "/head_dim", id="head_dim-default-128"),
+        pytest.param("num_key_value_heads", {"kv": HEADS}, "/num_key_value_heads", id="kv-default-32"),
+    ],
+)
 def test_df503_absent_field_checked_at_qwen3config_default(
-        dflash: Callable[..., Result], tmp_path: Path, missing: str, ckpt: dict[str, int], pointer: str) -> None:
+    dflash: Callable[..., Result], tmp_path: Path, missing: str, ckpt: dict[str, int], pointer: str
+) -> None:
     cfg = small_config()
     del cfg[missing]
     _, findings = run_json(dflash, drafter(tmp_path, cfg, shapes(kv=ckpt.get("kv", KV))))
@@ -427,7 +463,8 @@ def test_huge_sparse_sharded_checkpoint(dflash: Callable[..., Result], tmp_path:
     write_sparse_checkpoint(directory / "model-00001-of-00002.safetensors", layers)
     write_sparse_checkpoint(directory / "model-00002-of-00002.safetensors", rest, size=4 * 1024**3)
     weight_map = {n: "model-00001-of-00002.safetensors" for n in layers} | {
-        n: "model-00002-of-00002.safetensors" for n in rest}
+        n: "model-00002-of-00002.safetensors" for n in rest
+    }
     (directory / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
     _, findings = run_json(dflash, directory)
     assert only(findings, "DF5") == []

@@ -73,8 +73,9 @@ def test_write_lands_the_new_bytes_provably(tmp_path: Path) -> None:
     assert config.read_bytes() == NEW and not config.is_symlink()
     assert written.path == str(config.resolve())
     assert written.sha256 == sha(NEW)
-    hashed = subprocess.run(["git", "hash-object", "--no-filters", str(config)], capture_output=True, text=True,
-                            check=True, cwd=tmp_path)
+    hashed = subprocess.run(
+        ["git", "hash-object", "--no-filters", str(config)], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
     assert written.git_blob_sha1 == hashed.stdout.strip() == git_blob_sha1(NEW)
     assert written.backup == str(config.parent.resolve() / f"config.json.{sha(OLD)[:12]}.bak")
     assert Path(written.backup).read_bytes() == OLD
@@ -85,14 +86,24 @@ def test_write_lands_the_new_bytes_provably(tmp_path: Path) -> None:
 
     entry = record(config, written, SOURCE, "0.1.0")
     doc = json.loads(lock_path(config).read_text())
-    assert doc == {"version": 1, "files": {"config.json": {
-        "path": written.path, "sha256": sha(NEW), "git_blob_sha1": git_blob_sha1(NEW),
-        "source": {"repo": SOURCE.repo, "revision": "main", "commit": COMMIT},
-        "written_at": entry.written_at, "tool_version": "0.1.0"}}}
+    assert doc == {
+        "version": 1,
+        "files": {
+            "config.json": {
+                "path": written.path,
+                "sha256": sha(NEW),
+                "git_blob_sha1": git_blob_sha1(NEW),
+                "source": {"repo": SOURCE.repo, "revision": "main", "commit": COMMIT},
+                "written_at": entry.written_at,
+                "tool_version": "0.1.0",
+            }
+        },
+    }
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry.written_at)
     assert read_lock(config) == entry
     assert sorted(os.listdir(config.parent)) == sorted(
-        [".dflash-cfg.lock", "config.json", f"config.json.{sha(OLD)[:12]}.bak"])
+        [".dflash-cfg.lock", "config.json", f"config.json.{sha(OLD)[:12]}.bak"]
+    )
 
 
 def test_an_identical_backup_is_not_rewritten(tmp_path: Path) -> None:
@@ -194,8 +205,7 @@ def small_filesystem(tmp_path: Path) -> Iterator[Path | None]:
     """A 64 KiB tmpfs mounted for the test, or None where mounting is not allowed."""
     mount_point = tmp_path / "tiny"
     mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount_point)],
-                             capture_output=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount_point)], capture_output=True)
     if mounted.returncode != 0:
         yield None
         return
@@ -223,8 +233,10 @@ def fill(folder: Path) -> Path:
 def test_a_full_disk_leaves_the_original_intact(tmp_path: Path, backup: bool) -> None:
     with small_filesystem(tmp_path) as tiny:
         if tiny is None:
-            pytest.skip("cannot mount a tmpfs here (needs root/CAP_SYS_ADMIN); the injected ENOSPC tests "
-                        "below cover the same paths")
+            pytest.skip(
+                "cannot mount a tmpfs here (needs root/CAP_SYS_ADMIN); the injected ENOSPC tests "
+                "below cover the same paths"
+            )
         config = model(tiny)
         filler = fill(tiny)
         error = refused(config, NEW, sha(OLD), backup=backup)
@@ -238,8 +250,9 @@ def test_a_full_disk_leaves_the_original_intact(tmp_path: Path, backup: bool) ->
 
 
 @pytest.mark.parametrize("step", [*BEFORE_REPLACE, *AFTER_REPLACE])
-def test_an_injected_enospc_at_each_step_says_what_is_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              step: str) -> None:
+def test_an_injected_enospc_at_each_step_says_what_is_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
     config = model(tmp_path)
     monkeypatch.setenv("DFLASH_CFG_FAULT", f"{step}:enospc")
     error = refused(config, NEW, sha(OLD))
@@ -275,8 +288,13 @@ def spawn(config: Path, new: bytes, expected: str, fault: str) -> subprocess.Pop
     new_file = config.parent.parent / "new-bytes"
     new_file.write_bytes(new)
     env = {**os.environ, "DFLASH_CFG_FAULT": fault}
-    return subprocess.Popen([sys.executable, str(CHILD), str(config), str(new_file), expected], env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, str(CHILD), str(config), str(new_file), expected],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def wait_for(flag: Path, child: subprocess.Popen[bytes]) -> None:
@@ -438,8 +456,11 @@ def test_lock_round_trip_with_and_without_a_source(tmp_path: Path) -> None:
     first = record(config, write_verified(config, NEW, sha(OLD)), SOURCE, "0.1.0")
     assert read_lock(config) == first and first.source == SOURCE
     second = record(config, write_verified(config, OLD, sha(NEW)), None, "0.2.0")
-    assert read_lock(config) == second == Entry(str(config.resolve()), sha(OLD), git_blob_sha1(OLD), None,
-                                                second.written_at, "0.2.0")
+    assert (
+        read_lock(config)
+        == second
+        == Entry(str(config.resolve()), sha(OLD), git_blob_sha1(OLD), None, second.written_at, "0.2.0")
+    )
     assert json.loads(lock_path(config).read_text())["files"]["config.json"]["source"] is None
     assert read_lock(config.parent / "generation_config.json") is None  # no entry for that file
     assert temps(config.parent) == []
@@ -447,8 +468,15 @@ def test_lock_round_trip_with_and_without_a_source(tmp_path: Path) -> None:
 
 def test_other_entries_of_the_lock_are_kept(tmp_path: Path) -> None:
     config = model(tmp_path)
-    other = {"path": "/elsewhere/generation_config.json", "sha256": "a" * 64, "git_blob_sha1": "b" * 40,
-             "source": None, "written_at": "2025-01-01T00:00:00Z", "tool_version": "0.0.9", "note": "kept as is"}
+    other = {
+        "path": "/elsewhere/generation_config.json",
+        "sha256": "a" * 64,
+        "git_blob_sha1": "b" * 40,
+        "source": None,
+        "written_at": "2025-01-01T00:00:00Z",
+        "tool_version": "0.0.9",
+        "note": "kept as is",
+    }
     lock_path(config).write_text(json.dumps({"version": 1, "files": {"generation_config.json": other}}))
     entry = record(config, write_verified(config, NEW, sha(OLD)), SOURCE, "0.1.0")
     files = json.loads(lock_path(config).read_text())["files"]
@@ -456,21 +484,28 @@ def test_other_entries_of_the_lock_are_kept(tmp_path: Path) -> None:
     assert read_lock(config) == entry
 
 
-@pytest.mark.parametrize("content", [
-    b"not json",
-    b"\xff\xfe{}",
-    b"[]",
-    b'{"files": {}}',
-    b'{"version": 2, "files": {}}',
-    b'{"version": true, "files": {}}',
-    b'{"version": 1, "files": []}',
-    b'{"version": 1, "files": {"config.json": []}}',
-    b'{"version": 1, "files": {"config.json": {"path": 1}}}',
-    b'{"version": 1, "files": {"config.json": {"path": "/x", "sha256": "nothex", "git_blob_sha1": "' + b"b" * 40
-    + b'", "source": null, "written_at": "t", "tool_version": "v"}}}',
-    b'{"version": 1, "files": {"config.json": {"path": "/x", "sha256": "' + b"a" * 64 + b'", "git_blob_sha1": "'
-    + b"b" * 40 + b'", "source": {"repo": "o/n"}, "written_at": "t", "tool_version": "v"}}}',
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not json",
+        b"\xff\xfe{}",
+        b"[]",
+        b'{"files": {}}',
+        b'{"version": 2, "files": {}}',
+        b'{"version": true, "files": {}}',
+        b'{"version": 1, "files": []}',
+        b'{"version": 1, "files": {"config.json": []}}',
+        b'{"version": 1, "files": {"config.json": {"path": 1}}}',
+        b'{"version": 1, "files": {"config.json": {"path": "/x", "sha256": "nothex", "git_blob_sha1": "'
+        + b"b" * 40
+        + b'", "source": null, "written_at": "t", "tool_version": "v"}}}',
+        b'{"version": 1, "files": {"config.json": {"path": "/x", "sha256": "'
+        + b"a" * 64
+        + b'", "git_blob_sha1": "'
+        + b"b" * 40
+        + b'", "source": {"repo": "o/n"}, "written_at": "t", "tool_version": "v"}}}',
+    ],
+)
 def test_a_corrupt_lock_is_one_line_error(tmp_path: Path, content: bytes) -> None:
     config = model(tmp_path)
     lock_path(config).write_bytes(content)

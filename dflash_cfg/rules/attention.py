@@ -63,8 +63,9 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
         return
     for i, value in enumerate(types):
         if value not in KNOWN:
-            yield Problem(f"/layer_types/{i}", f"layer_types[{i}] = {value!r}: DFlash engines know only "
-                          f"{FULL!r} and {SLIDING!r}")
+            yield Problem(
+                f"/layer_types/{i}", f"layer_types[{i}] = {value!r}: DFlash engines know only {FULL!r} and {SLIDING!r}"
+            )
 
 
 @rule("DF203", "sliding-without-window", Severity.ERROR)
@@ -81,9 +82,12 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     types = ctx.layer_types()
     if types and SLIDING in types and _window(ctx) is None and _swa_window(ctx) is None:
         value = ctx.raw.get("sliding_window")
-        yield Problem("/sliding_window", f"{types.count(SLIDING)} sliding_attention layers but sliding_window is "
-                      f"{'absent' if 'sliding_window' not in ctx.raw else repr(value)}; the trained window must "
-                      "come from upstream")
+        yield Problem(
+            "/sliding_window",
+            f"{types.count(SLIDING)} sliding_attention layers but sliding_window is "
+            f"{'absent' if 'sliding_window' not in ctx.raw else repr(value)}; the trained window must "
+            "come from upstream",
+        )
 
 
 @rule("DF204", "window-dropped", Severity.ERROR)
@@ -104,12 +108,18 @@ def window_dropped(ctx: Context) -> Iterator[Problem]:
     window = _window(ctx)
     fix = None
     if window is not None:
-        fix = Fix("set use_sliding_window to true", (PatchOp(
-            "replace" if "use_sliding_window" in ctx.raw else "add", "/use_sliding_window", True),))
+        fix = Fix(
+            "set use_sliding_window to true",
+            (PatchOp("replace" if "use_sliding_window" in ctx.raw else "add", "/use_sliding_window", True),),
+        )
     window_text = json.dumps(ctx.raw.get("sliding_window"))
-    yield Problem("/use_sliding_window", f"use_sliding_window is {state} while {types.count(SLIDING)} layers are "
-                  f"sliding_attention: Qwen3Config turns sliding_window {window_text} into null, so engines get "
-                  "sliding layers without a window", fix)
+    yield Problem(
+        "/use_sliding_window",
+        f"use_sliding_window is {state} while {types.count(SLIDING)} layers are "
+        f"sliding_attention: Qwen3Config turns sliding_window {window_text} into null, so engines get "
+        "sliding layers without a window",
+        fix,
+    )
 
 
 @rule("DF205", "window-without-sliding", Severity.WARNING)
@@ -125,9 +135,12 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     """
     types, window = ctx.layer_types(), _window(ctx)
     if types and all(t == FULL for t in types) and window is not None and ctx.raw.get("use_sliding_window") is True:
-        yield Problem("/layer_types", f"sliding_window {window} is configured and use_sliding_window is true, but "
-                      f"all {len(types)} layers are full_attention ({strip(types)}): the stale-file signature; "
-                      "compare layer_types with upstream")
+        yield Problem(
+            "/layer_types",
+            f"sliding_window {window} is configured and use_sliding_window is true, but "
+            f"all {len(types)} layers are full_attention ({strip(types)}): the stale-file signature; "
+            "compare layer_types with upstream",
+        )
 
 
 @rule("DF206", "layer-types-absent", Severity.WARNING, "data", "effective")
@@ -146,11 +159,18 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     derived = ctx.effective.values.get("layer_types") if ctx.effective.values else None
     shown = strip(derived) if isinstance(derived, list) else "nothing"
     if ctx.dflash.get("use_swa") is True:
-        yield Problem("/layer_types", f"layer_types absent: Qwen3Config derives {shown}; vLLM uses "
-                      "dflash_config.use_swa (every layer sliding) instead", severity=Severity.INFO)
+        yield Problem(
+            "/layer_types",
+            f"layer_types absent: Qwen3Config derives {shown}; vLLM uses "
+            "dflash_config.use_swa (every layer sliding) instead",
+            severity=Severity.INFO,
+        )
     else:
-        yield Problem("/layer_types", f"layer_types absent: Qwen3Config derives {shown} "
-                      f"(transformers {ctx.effective.transformers_version}); write the trained layout explicitly")
+        yield Problem(
+            "/layer_types",
+            f"layer_types absent: Qwen3Config derives {shown} "
+            f"(transformers {ctx.effective.transformers_version}); write the trained layout explicitly",
+        )
 
 
 @rule("DF207", "dflash2-causality", Severity.WARNING)
@@ -166,9 +186,19 @@ def dflash2_causality(ctx: Context) -> Iterator[Problem]:
     types = ctx.layer_types()
     if ctx.kind == "dflash2" and types and all(t == SLIDING for t in types) and ctx.raw.get("is_causal") is not False:
         state = "absent" if "is_causal" not in ctx.raw else json.dumps(ctx.raw.get("is_causal"))
-        yield Problem("/is_causal", f"all {len(types)} layers slide and is_causal is {state}: vLLM and the reference "
-                      "then run them causal, DFlash2 drafters are trained non-causal")
+        yield Problem(
+            "/is_causal",
+            f"all {len(types)} layers slide and is_causal is {state}: vLLM and the reference "
+            "then run them causal, DFlash2 drafters are trained non-causal",
+        )
 
 
-RULES = (layer_types_length, unknown_layer_type, sliding_without_window, window_dropped, window_without_sliding,
-         layer_types_absent, dflash2_causality)
+RULES = (
+    layer_types_length,
+    unknown_layer_type,
+    sliding_without_window,
+    window_dropped,
+    window_without_sliding,
+    layer_types_absent,
+    dflash2_causality,
+)

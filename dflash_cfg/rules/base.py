@@ -134,8 +134,9 @@ class Rule:
         yield from self.check(ctx)
 
 
-def rule(rule_id: str, name: str, severity: Severity, *needs: Needs,
-         kinds: tuple[Kind, ...] = ("dflash", "dflash2")) -> Callable[[Check], Rule]:
+def rule(
+    rule_id: str, name: str, severity: Severity, *needs: Needs, kinds: tuple[Kind, ...] = ("dflash", "dflash2")
+) -> Callable[[Check], Rule]:
     def wrap(check: Check) -> Rule:
         return Rule(rule_id, name, severity, needs or ("data",), check, kinds)
 

@@ -40,8 +40,11 @@ def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
     Pass: ``{"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}, ...}``
     """
     if "dflash_config" not in ctx.raw:
-        yield Problem("/dflash_config", "dflash_config is missing: the April z-lab reference crashes and "
-                      "other loaders guess the taps and mask token")
+        yield Problem(
+            "/dflash_config",
+            "dflash_config is missing: the April z-lab reference crashes and "
+            "other loaders guess the taps and mask token",
+        )
 
 
 @rule("DF102", "target-layer-ids-missing", Severity.ERROR)
@@ -59,13 +62,19 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
         return
     top = ctx.raw.get("target_layer_ids")
     if top is None:
-        yield Problem(TAPS, "target_layer_ids missing: loaders that still have the fallback formula guess "
-                      "the taps, newer ones refuse the file; take the trained list from the upstream repo")
+        yield Problem(
+            TAPS,
+            "target_layer_ids missing: loaders that still have the fallback formula guess "
+            "the taps, newer ones refuse the file; take the trained list from the upstream repo",
+        )
     else:
-        yield Problem(TAPS, "target_layer_ids only at the top level: vLLM's proposer and the April reference "
-                      "read dflash_config.target_layer_ids", Fix(
-                          "copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
-                      Severity.WARNING)
+        yield Problem(
+            TAPS,
+            "target_layer_ids only at the top level: vLLM's proposer and the April reference "
+            "read dflash_config.target_layer_ids",
+            Fix("copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
+            Severity.WARNING,
+        )
 
 
 @rule("DF103", "taps-invalid", Severity.ERROR)
@@ -93,8 +102,11 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
         dups = sorted({t for t in ints if ints.count(t) > 1})
         yield Problem(where, f"target_layer_ids repeats {dups}: each target layer can be read once")
     elif ints != sorted(ints):
-        yield Problem(where, f"target_layer_ids {value} is not increasing: the fc input columns are laid out "
-                      "in the trained order, and every published drafter lists taps in increasing order")
+        yield Problem(
+            where,
+            f"target_layer_ids {value} is not increasing: the fc input columns are laid out "
+            "in the trained order, and every published drafter lists taps in increasing order",
+        )
 
 
 @rule("DF104", "tap-out-of-range", Severity.ERROR)
@@ -111,8 +123,10 @@ def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
         return
     for i, tap in enumerate(taps):
         if tap >= depth:
-            yield Problem(f"{_where_taps(ctx)}/{i}", f"tap {tap} is past the last target layer "
-                          f"(num_target_layers {depth}, valid 0..{depth - 1})")
+            yield Problem(
+                f"{_where_taps(ctx)}/{i}",
+                f"tap {tap} is past the last target layer (num_target_layers {depth}, valid 0..{depth - 1})",
+            )
 
 
 @rule("DF105", "tap-on-last-layer", Severity.WARNING)
@@ -132,9 +146,12 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
         return
     for i, tap in enumerate(taps):
         if tap == depth - 1:
-            yield Problem(f"{_where_taps(ctx)}/{i}", f"tap {tap} is the last of {depth} target layers: older "
-                          "SGLang cannot capture it (IndexError) and vLLM's capture there is version dependent; "
-                          "a guessed or shifted list often ends here")
+            yield Problem(
+                f"{_where_taps(ctx)}/{i}",
+                f"tap {tap} is the last of {depth} target layers: older "
+                "SGLang cannot capture it (IndexError) and vLLM's capture there is version dependent; "
+                "a guessed or shifted list often ends here",
+            )
 
 
 @rule("DF106", "taps-not-standard", Severity.INFO)
@@ -154,8 +171,11 @@ def taps_not_standard(ctx: Context) -> Iterator[Problem]:
         return
     standard = standard_taps(depth, len(taps))
     if taps != standard:
-        yield Problem(_where_taps(ctx), f"taps {taps} differ from the standard selection for {depth} target "
-                      f"layers and {len(taps)} taps, {standard}; fine if trained that way, check against upstream")
+        yield Problem(
+            _where_taps(ctx),
+            f"taps {taps} differ from the standard selection for {depth} target "
+            f"layers and {len(taps)} taps, {standard}; fine if trained that way, check against upstream",
+        )
 
 
 @rule("DF107", "eagle-aux-mismatch", Severity.ERROR)
@@ -173,8 +193,11 @@ def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
         return
     expected = [t + 1 for t in taps]
     if eagle != expected:
-        yield Problem("/eagle_aux_hidden_state_layer_ids", f"eagle_aux_hidden_state_layer_ids {eagle} should be "
-                      f"target_layer_ids + 1 = {expected}: vLLM reads it before dflash_config")
+        yield Problem(
+            "/eagle_aux_hidden_state_layer_ids",
+            f"eagle_aux_hidden_state_layer_ids {eagle} should be "
+            f"target_layer_ids + 1 = {expected}: vLLM reads it before dflash_config",
+        )
 
 
 @rule("DF111", "mask-token-id-missing", Severity.ERROR)
@@ -193,12 +216,18 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     top = ctx.raw.get("mask_token_id")
     where = "/dflash_config/mask_token_id"
     if top is None:
-        yield Problem(where, "mask_token_id missing: the drafter fills its block with this token's embedding; "
-                      "take the trained id from the upstream repo")
+        yield Problem(
+            where,
+            "mask_token_id missing: the drafter fills its block with this token's embedding; "
+            "take the trained id from the upstream repo",
+        )
     else:
-        yield Problem(where, f"mask_token_id {top} only at the top level: vLLM's proposer reads "
-                      "dflash_config.mask_token_id", Fix("copy mask_token_id into dflash_config",
-                                                         (PatchOp("add", where, top),)), Severity.WARNING)
+        yield Problem(
+            where,
+            f"mask_token_id {top} only at the top level: vLLM's proposer reads dflash_config.mask_token_id",
+            Fix("copy mask_token_id into dflash_config", (PatchOp("add", where, top),)),
+            Severity.WARNING,
+        )
 
 
 @rule("DF112", "mask-token-id-range", Severity.ERROR)
@@ -222,8 +251,11 @@ def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
             yield Problem(where, f"mask_token_id {value} is outside the vocabulary [0, {vocab})")
     inner, top = ctx.dflash.get("mask_token_id"), ctx.raw.get("mask_token_id")
     if inner is not None and top is not None and inner != top:
-        yield Problem("/mask_token_id", f"top-level mask_token_id {top} disagrees with dflash_config.mask_token_id "
-                      f"{inner}: engines read different ones")
+        yield Problem(
+            "/mask_token_id",
+            f"top-level mask_token_id {top} disagrees with dflash_config.mask_token_id "
+            f"{inner}: engines read different ones",
+        )
 
 
 @rule("DF121", "block-size", Severity.ERROR)
@@ -239,24 +271,36 @@ def block_size(ctx: Context) -> Iterator[Problem]:
     """
     top, inner = ctx.raw.get("block_size"), ctx.dflash.get("block_size")
     if top is None and inner is None:
-        yield Problem("/block_size", "block_size missing: loaders assume 16, the April reference crashes; take "
-                      "the trained value from the upstream repo", severity=Severity.WARNING)
+        yield Problem(
+            "/block_size",
+            "block_size missing: loaders assume 16, the April reference crashes; take "
+            "the trained value from the upstream repo",
+            severity=Severity.WARNING,
+        )
         return
     for where, value in (("/block_size", top), ("/dflash_config/block_size", inner)):
         if value is not None and (not is_int(value) or value < 2):
             yield Problem(where, f"block_size {value!r} must be an integer ≥ 2 (one anchor plus masks)")
     if top is not None and inner is not None and top != inner:
-        yield Problem("/dflash_config/block_size", f"block_size {top} at the top level but {inner} in "
-                      "dflash_config: old and new loaders draft different block lengths")
+        yield Problem(
+            "/dflash_config/block_size",
+            f"block_size {top} at the top level but {inner} in "
+            "dflash_config: old and new loaders draft different block lengths",
+        )
     elif is_int(top) and top >= 2 and inner is None and isinstance(ctx.raw.get("dflash_config"), dict):
-        yield Problem("/dflash_config/block_size", "block_size only at the top level; newer loaders read "
-                      "dflash_config first (and default to 16)", Fix(
-                          "mirror block_size into dflash_config",
-                          (PatchOp("add", "/dflash_config/block_size", top),)), Severity.INFO)
+        yield Problem(
+            "/dflash_config/block_size",
+            "block_size only at the top level; newer loaders read dflash_config first (and default to 16)",
+            Fix("mirror block_size into dflash_config", (PatchOp("add", "/dflash_config/block_size", top),)),
+            Severity.INFO,
+        )
     elif is_int(inner) and inner >= 2 and top is None:
-        yield Problem("/block_size", "block_size only in dflash_config; the April reference and MLX read the "
-                      "top level", Fix("mirror block_size to the top level", (PatchOp("add", "/block_size", inner),)),
-                      Severity.INFO)
+        yield Problem(
+            "/block_size",
+            "block_size only in dflash_config; the April reference and MLX read the top level",
+            Fix("mirror block_size to the top level", (PatchOp("add", "/block_size", inner),)),
+            Severity.INFO,
+        )
 
 
 @rule("DF122", "num-target-layers", Severity.ERROR)
@@ -277,16 +321,22 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
         depth = ctx.int_field("num_hidden_layers")
         beyond = [t for t in taps or () if depth is not None and t >= depth]
         extra = f"; SGLang would then reject taps {beyond} (≥ draft depth {depth})" if beyond else ""
-        yield Problem(where, f"num_target_layers missing: the April reference and MLX require it{extra}",
-                      severity=Severity.WARNING)
+        yield Problem(
+            where,
+            f"num_target_layers missing: the April reference and MLX require it{extra}",
+            severity=Severity.WARNING,
+        )
     elif not is_int(value) or value < 1:
         yield Problem(where, f"num_target_layers {value!r} must be a positive integer")
     elif taps is not None and value < len(taps):
         yield Problem(where, f"num_target_layers {value} cannot hold {len(taps)} distinct taps")
     top, inner = ctx.raw.get("num_target_layers"), ctx.dflash.get("num_target_layers")
     if top is not None and inner is not None and top != inner:
-        yield Problem("/num_target_layers", f"num_target_layers {top} at the top level but {inner} in dflash_config: "
-                      "the April reference and MLX read the first, SGLang the second")
+        yield Problem(
+            "/num_target_layers",
+            f"num_target_layers {top} at the top level but {inner} in dflash_config: "
+            "the April reference and MLX read the first, SGLang the second",
+        )
 
 
 @rule("DF131", "architecture", Severity.ERROR)
@@ -304,16 +354,17 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     archs = ctx.raw.get("architectures")
     expected = DFLASH_ARCHITECTURES.get(ctx.kind, "DFlashDraftModel")
     if archs is None:
-        yield Problem("/architectures", f"architectures missing: engines need [\"{expected}\"] to pick the "
-                      "drafter class")
+        yield Problem("/architectures", f'architectures missing: engines need ["{expected}"] to pick the drafter class')
     elif archs != [expected]:
-        yield Problem("/architectures", f"architectures {archs!r} should be [\"{expected}\"]: engines only "
-                      "register that name")
+        yield Problem(
+            "/architectures", f'architectures {archs!r} should be ["{expected}"]: engines only register that name'
+        )
     model_type = ctx.raw.get("model_type")
     if model_type != "qwen3":
         what = "missing" if model_type is None else repr(model_type)
-        yield Problem("/model_type", f"model_type {what}: engines load the drafter config through AutoConfig, "
-                      "which needs \"qwen3\"")
+        yield Problem(
+            "/model_type", f'model_type {what}: engines load the drafter config through AutoConfig, which needs "qwen3"'
+        )
 
 
 DFLASH2_PAIRS = (("conv_kernel_size", "conv_group_size"), ("selector_rank", "selector_top_k"))
@@ -336,14 +387,29 @@ def dflash2_keys(ctx: Context) -> Iterator[Problem]:
     for pair in DFLASH2_PAIRS:
         for key in pair:
             if ctx.dflash.get(key) is None:
-                yield Problem(pointer("dflash_config", key), f"DFlash2 needs dflash_config.{key} (missing; "
-                              f"{' and '.join(pair)} are set together)")
+                yield Problem(
+                    pointer("dflash_config", key),
+                    f"DFlash2 needs dflash_config.{key} (missing; {' and '.join(pair)} are set together)",
+                )
     group, hidden = ctx.dflash.get("conv_group_size"), ctx.int_field("hidden_size")
     if is_int(group) and group > 0 and hidden is not None and hidden % group:
-        yield Problem("/dflash_config/conv_group_size", f"hidden_size {hidden} is not a multiple of "
-                      f"conv_group_size {group}")
+        yield Problem(
+            "/dflash_config/conv_group_size", f"hidden_size {hidden} is not a multiple of conv_group_size {group}"
+        )
 
 
-RULES = (dflash_config_missing, target_layer_ids_missing, taps_invalid, tap_out_of_range, tap_on_last_layer,
-         taps_not_standard, eagle_aux_mismatch, mask_token_id_missing, mask_token_id_range, block_size,
-         num_target_layers, architecture, dflash2_keys)
+RULES = (
+    dflash_config_missing,
+    target_layer_ids_missing,
+    taps_invalid,
+    tap_out_of_range,
+    tap_on_last_layer,
+    taps_not_standard,
+    eagle_aux_mismatch,
+    mask_token_id_missing,
+    mask_token_id_range,
+    block_size,
+    num_target_layers,
+    architecture,
+    dflash2_keys,
+)

@@ -36,8 +36,11 @@ def lock_mismatch(ctx: Context) -> Iterator[Problem]:
     if entry is None or entry.sha256 == integrity.sha256:
         return
     source = f" from {entry.source.repo}@{entry.source.commit[:12]}" if entry.source else ""
-    yield Problem("", f"this is not the file dflash-cfg wrote at {entry.written_at}{source}: sha256 "
-                  f"{integrity.sha256[:12]}, recorded {entry.sha256[:12]} (.dflash-cfg.lock); something replaced it")
+    yield Problem(
+        "",
+        f"this is not the file dflash-cfg wrote at {entry.written_at}{source}: sha256 "
+        f"{integrity.sha256[:12]}, recorded {entry.sha256[:12]} (.dflash-cfg.lock); something replaced it",
+    )
 
 
 @rule("DF702", "sha256-mismatch", Severity.ERROR, "integrity")
@@ -70,8 +73,11 @@ def cache_blob_link(ctx: Context) -> Iterator[Problem]:
     """
     integrity = _integrity(ctx)
     if integrity.link_target is not None and integrity.link_into_blobs and not integrity.in_snapshot:
-        yield Problem("", f"config.json is a symlink into a Hugging Face cache blob ({integrity.link_target}): "
-                      "edits go into the cache, and the engine reads whatever the blob holds")
+        yield Problem(
+            "",
+            f"config.json is a symlink into a Hugging Face cache blob ({integrity.link_target}): "
+            "edits go into the cache, and the engine reads whatever the blob holds",
+        )
 
 
 RULES = (lock_mismatch, sha256_mismatch, cache_blob_link)

@@ -41,13 +41,22 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
     launch = _launch(ctx)
     size, said = _block_size(ctx)
     where = "/dflash_config/block_size" if "block_size" in ctx.dflash else "/block_size"
-    if launch.engine == "vllm" and launch.num_speculative_tokens is not None and \
-            launch.num_speculative_tokens != size - 1:
-        yield Problem(where, f"the vLLM launch drafts num_speculative_tokens {launch.num_speculative_tokens} per "
-                      f"step, the drafter needs block_size - 1 = {size - 1} ({said})")
+    if (
+        launch.engine == "vllm"
+        and launch.num_speculative_tokens is not None
+        and launch.num_speculative_tokens != size - 1
+    ):
+        yield Problem(
+            where,
+            f"the vLLM launch drafts num_speculative_tokens {launch.num_speculative_tokens} per "
+            f"step, the drafter needs block_size - 1 = {size - 1} ({said})",
+        )
     if launch.engine == "sglang" and launch.num_draft_tokens is not None and launch.num_draft_tokens != size:
-        yield Problem(where, f"the SGLang launch sets --speculative-num-draft-tokens {launch.num_draft_tokens}, "
-                      f"the drafter needs block_size = {size} ({said})")
+        yield Problem(
+            where,
+            f"the SGLang launch sets --speculative-num-draft-tokens {launch.num_draft_tokens}, "
+            f"the drafter needs block_size = {size} ({said})",
+        )
 
 
 @rule("DF802", "launch-tensor-parallel", Severity.ERROR, "data", "launch")
@@ -65,11 +74,14 @@ def tensor_parallel(ctx: Context) -> Iterator[Problem]:
     if tp <= 1:
         return
     if heads is not None and heads % tp:
-        yield Problem("/num_attention_heads", f"num_attention_heads {heads} is not a multiple of the tensor-parallel "
-                      f"size {tp}")
+        yield Problem(
+            "/num_attention_heads", f"num_attention_heads {heads} is not a multiple of the tensor-parallel size {tp}"
+        )
     if kv is not None and kv % tp and tp % kv:
-        yield Problem("/num_key_value_heads", f"num_key_value_heads {kv} neither divides nor is a multiple of the "
-                      f"tensor-parallel size {tp}")
+        yield Problem(
+            "/num_key_value_heads",
+            f"num_key_value_heads {kv} neither divides nor is a multiple of the tensor-parallel size {tp}",
+        )
 
 
 @rule("DF803", "launch-method", Severity.ERROR, "data", "launch")
@@ -83,8 +95,10 @@ def method(ctx: Context) -> Iterator[Problem]:
     """
     launch = _launch(ctx)
     if launch.method is not None and launch.method.lower() not in ("dflash", "dflash2"):
-        yield Problem("/architectures", f"the {launch.engine} launch uses speculative method {launch.method!r} for "
-                      "a DFlash drafter")
+        yield Problem(
+            "/architectures",
+            f"the {launch.engine} launch uses speculative method {launch.method!r} for a DFlash drafter",
+        )
 
 
 RULES = (draft_tokens, tensor_parallel, method)

@@ -33,8 +33,9 @@ def target_hidden_size(ctx: Context) -> Iterator[Problem]:
     declared = ctx.raw.get("target_hidden_size")
     if is_int(declared):
         if declared != want:
-            yield Problem("/target_hidden_size",
-                          f"target_hidden_size {declared} but the target's hidden_size is {want}")
+            yield Problem(
+                "/target_hidden_size", f"target_hidden_size {declared} but the target's hidden_size is {want}"
+            )
         return
     hidden = ctx.int_field("hidden_size")
     if hidden is not None and hidden != want:
@@ -71,15 +72,21 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
     if depth is None:
         return
     # Both copies are checked: old loaders read the top level, SGLang dflash_config first.
-    places = [p for p, block in (("/num_target_layers", ctx.raw), ("/dflash_config/num_target_layers", ctx.dflash))
-              if "num_target_layers" in block]
+    places = [
+        p
+        for p, block in (("/num_target_layers", ctx.raw), ("/dflash_config/num_target_layers", ctx.dflash))
+        if "num_target_layers" in block
+    ]
     for where in places or ["/num_target_layers"]:
         block = ctx.dflash if where.startswith("/dflash_config") else ctx.raw
         value = block.get("num_target_layers")
         if value != depth:
             op: Literal["add", "replace"] = "replace" if value is not None else "add"
-            yield Problem(where, f"num_target_layers is {value!r} but the target has {depth} layers",
-                          Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)))
+            yield Problem(
+                where,
+                f"num_target_layers is {value!r} but the target has {depth} layers",
+                Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)),
+            )
 
 
 @rule("DF404", "mask-token", Severity.ERROR, "data", "target")
@@ -106,23 +113,34 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
     token = target.token(mask)
     shown = f"{mask} ({token.content!r})" if token else str(mask)
     if names:
-        yield Problem(where, f"mask_token_id {shown} is the target's {', '.join(names)}: the drafter would fill its "
-                      "block with a control token")
+        yield Problem(
+            where,
+            f"mask_token_id {shown} is the target's {', '.join(names)}: the drafter would fill its "
+            "block with a control token",
+        )
     if target.vocab_size is not None and mask >= target.vocab_size:
         yield Problem(where, f"mask_token_id {mask} is outside the target vocabulary [0, {target.vocab_size})")
     if target.mask_token is not None and target.mask_token[1] is not None and target.mask_token[1] != mask:
         content, tid = target.mask_token
-        yield Problem(where, f"the target tokenizer's mask_token {content!r} is id {tid}, not {mask} (SGLang refuses "
-                      "the mismatch)")
+        yield Problem(
+            where,
+            f"the target tokenizer's mask_token {content!r} is id {tid}, not {mask} (SGLang refuses the mismatch)",
+        )
     if token is None and not names:
         first_added = min((t.id for t in target.added_tokens), default=None)
         base = target.base_vocab_size if target.base_vocab_size is not None else first_added
         if base is not None and mask < base:
-            yield Problem(where, f"mask_token_id {mask} is an ordinary token of the target tokenizer's base "
-                          f"vocabulary (ids below {base}): text uses it, so it cannot mark 'predict here'")
+            yield Problem(
+                where,
+                f"mask_token_id {mask} is an ordinary token of the target tokenizer's base "
+                f"vocabulary (ids below {base}): text uses it, so it cannot mark 'predict here'",
+            )
     elif token is not None and not token.special and not names:
-        yield Problem(where, f"mask_token_id {shown} is an added token that is not special: the model emits it as "
-                      "text", severity=Severity.WARNING)
+        yield Problem(
+            where,
+            f"mask_token_id {shown} is an added token that is not special: the model emits it as text",
+            severity=Severity.WARNING,
+        )
 
 
 @rule("DF405", "taps-past-target", Severity.ERROR, "data", "target")

@@ -71,16 +71,25 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
         if name == "sliding_window":
             if sliding:
                 continue  # DF204 explains it
-            yield Problem("/sliding_window", f"sliding_window {before!r} becomes {after!r} through Qwen3Config "
-                          f"(transformers {eff.transformers_version}, use_sliding_window "
-                          f"{raw.get('use_sliding_window', 'absent')}); no layer slides, so only engines reading "
-                          "the raw file see a window", severity=Severity.INFO)
+            yield Problem(
+                "/sliding_window",
+                f"sliding_window {before!r} becomes {after!r} through Qwen3Config "
+                f"(transformers {eff.transformers_version}, use_sliding_window "
+                f"{raw.get('use_sliding_window', 'absent')}); no layer slides, so only engines reading "
+                "the raw file see a window",
+                severity=Severity.INFO,
+            )
             continue
-        shown = (strip(before) if name == "layer_types" and isinstance(before, list) else repr(before),
-                 strip(after) if name == "layer_types" and isinstance(after, list) else repr(after))
+        shown = (
+            strip(before) if name == "layer_types" and isinstance(before, list) else repr(before),
+            strip(after) if name == "layer_types" and isinstance(after, list) else repr(after),
+        )
         where = "/torch_dtype" if name == "dtype" and "dtype" not in raw else f"/{name}"
-        yield Problem(where, f"{name} {shown[0]} in the file becomes {shown[1]} through Qwen3Config "
-                      f"(transformers {eff.transformers_version}); engines see the latter")
+        yield Problem(
+            where,
+            f"{name} {shown[0]} in the file becomes {shown[1]} through Qwen3Config "
+            f"(transformers {eff.transformers_version}); engines see the latter",
+        )
 
 
 @rule("DF303", "transformers-warning", Severity.WARNING, "data", "effective")
@@ -115,25 +124,34 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     raw, eff = ctx.raw, ctx.effective
     flat, nested = _raw_theta(raw)
     if flat is not None and nested is not None and flat != nested:
-        yield Problem("/rope_parameters/rope_theta", f"rope_theta {flat} disagrees with rope_parameters.rope_theta "
-                      f"{nested}: transformers 4.x reads the first, v5 and vLLM the second",
-                      severity=Severity.ERROR)
+        yield Problem(
+            "/rope_parameters/rope_theta",
+            f"rope_theta {flat} disagrees with rope_parameters.rope_theta "
+            f"{nested}: transformers 4.x reads the first, v5 and vLLM the second",
+            severity=Severity.ERROR,
+        )
         return
     stated = flat if flat is not None else nested
     if stated is None:
-        yield Problem("/rope_theta", "no RoPE theta: transformers uses 10000 and vLLM 1e6; take the trained value "
-                      "from upstream")
+        yield Problem(
+            "/rope_theta", "no RoPE theta: transformers uses 10000 and vLLM 1e6; take the trained value from upstream"
+        )
         return
     seen = eff.values.get("rope_theta") if eff.values else None
     if seen is not None and seen != stated:
-        yield Problem("/rope_theta" if flat is not None else "/rope_parameters/rope_theta",
-                      f"the file says RoPE theta {stated} but Qwen3Config (transformers {eff.transformers_version}) "
-                      f"reads {seen}", severity=Severity.ERROR)
+        yield Problem(
+            "/rope_theta" if flat is not None else "/rope_parameters/rope_theta",
+            f"the file says RoPE theta {stated} but Qwen3Config (transformers {eff.transformers_version}) reads {seen}",
+            severity=Severity.ERROR,
+        )
     elif flat is None:
-        yield Problem("/rope_theta", f"RoPE theta {nested} only in rope_parameters: transformers 4.x, MLX and Swift "
-                      "ports read flat rope_theta and fall back to 10000",
-                      Fix("mirror rope_parameters.rope_theta to a flat rope_theta",
-                          (PatchOp("add", "/rope_theta", nested),)), Severity.INFO)
+        yield Problem(
+            "/rope_theta",
+            f"RoPE theta {nested} only in rope_parameters: transformers 4.x, MLX and Swift "
+            "ports read flat rope_theta and fall back to 10000",
+            Fix("mirror rope_parameters.rope_theta to a flat rope_theta", (PatchOp("add", "/rope_theta", nested),)),
+            Severity.INFO,
+        )
 
 
 RULES = (qwen3config_rejects, effective_differs, transformers_warning, rope_theta)

@@ -27,17 +27,23 @@ def show(value: object) -> str:
         return ""
     if isinstance(value, list) and value and all(v in ("sliding_attention", "full_attention") for v in value):
         return strip(value)
-    return repr(value) if isinstance(value, str) else str(value).replace("True", "true").replace(
-        "False", "false").replace("None", "null")
+    return (
+        repr(value)
+        if isinstance(value, str)
+        else str(value).replace("True", "true").replace("False", "false").replace("None", "null")
+    )
 
 
 # Fields that loader generations read from different places; the safe fixes copy a value between them.
 MIRRORS = {
-    "/block_size": "/dflash_config/block_size", "/dflash_config/block_size": "/block_size",
-    "/mask_token_id": "/dflash_config/mask_token_id", "/dflash_config/mask_token_id": "/mask_token_id",
+    "/block_size": "/dflash_config/block_size",
+    "/dflash_config/block_size": "/block_size",
+    "/mask_token_id": "/dflash_config/mask_token_id",
+    "/dflash_config/mask_token_id": "/mask_token_id",
     "/target_layer_ids": "/dflash_config/target_layer_ids",
     "/dflash_config/target_layer_ids": "/target_layer_ids",
-    "/rope_theta": "/rope_parameters/rope_theta", "/rope_parameters/rope_theta": "/rope_theta",
+    "/rope_theta": "/rope_parameters/rope_theta",
+    "/rope_parameters/rope_theta": "/rope_theta",
 }
 
 
@@ -80,12 +86,17 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
         if not row.critical or _mirrors_upstream(ctx, row):
             continue
         if row.differs:
-            yield Problem(row.pointer, f"{row.pointer[1:]} is {show(row.local)} here but {show(row.upstream)} "
-                          f"upstream ({_where(ctx)})")
+            yield Problem(
+                row.pointer,
+                f"{row.pointer[1:]} is {show(row.local)} here but {show(row.upstream)} upstream ({_where(ctx)})",
+            )
         elif row.differs_effective:
-            yield Problem(row.pointer, f"{row.pointer[1:]}: same in both files, but through Qwen3Config this file "
-                          f"gives {show(row.local_effective)} and upstream {show(row.upstream_effective)} "
-                          f"({_where(ctx)})")
+            yield Problem(
+                row.pointer,
+                f"{row.pointer[1:]}: same in both files, but through Qwen3Config this file "
+                f"gives {show(row.local_effective)} and upstream {show(row.upstream_effective)} "
+                f"({_where(ctx)})",
+            )
 
 
 @rule("DF602", "upstream-differs", Severity.INFO, "data", "upstream")
@@ -99,8 +110,11 @@ def other_differs(ctx: Context) -> Iterator[Problem]:
         return
     for row in rows(ctx):
         if _mirrors_upstream(ctx, row):
-            yield Problem(row.pointer, f"{row.pointer[1:]} {show(row.local)} is not in upstream's file, but mirrors "
-                          f"upstream's {MIRRORS[row.pointer][1:]} (same value, read by another loader generation)")
+            yield Problem(
+                row.pointer,
+                f"{row.pointer[1:]} {show(row.local)} is not in upstream's file, but mirrors "
+                f"upstream's {MIRRORS[row.pointer][1:]} (same value, read by another loader generation)",
+            )
         elif not row.critical and row.differs:
             yield Problem(row.pointer, f"{row.pointer[1:]} is {show(row.local)} here, {show(row.upstream)} upstream")
 
@@ -116,8 +130,11 @@ def identical(ctx: Context) -> Iterator[Problem]:
     """
     assert ctx.upstream is not None
     if git_blob_sha1(ctx.doc.raw) == ctx.upstream.blob_id:
-        yield Problem("", f"identical to upstream at {ctx.upstream.repo}@{ctx.upstream.commit} "
-                      f"(git blob {ctx.upstream.blob_id[:12]})")
+        yield Problem(
+            "",
+            f"identical to upstream at {ctx.upstream.repo}@{ctx.upstream.commit} "
+            f"(git blob {ctx.upstream.blob_id[:12]})",
+        )
 
 
 RULES = (critical_differs, other_differs, identical)

@@ -51,8 +51,11 @@ def fc_width(ctx: Context) -> Iterator[Problem]:
     if fc.shape[1] != expected:
         taps_in_weights = f" ({fc.shape[1] // width} taps' worth)" if fc.shape[1] % width == 0 else ""
         where = "/dflash_config/target_layer_ids" if "target_layer_ids" in ctx.dflash else "/target_layer_ids"
-        yield Problem(where, f"{fc.name} in {fc.file} has {fc.shape[1]} input features{taps_in_weights}, but "
-                      f"{len(taps)} taps × {width} = {expected}")
+        yield Problem(
+            where,
+            f"{fc.name} in {fc.file} has {fc.shape[1]} input features{taps_in_weights}, but "
+            f"{len(taps)} taps × {width} = {expected}",
+        )
     if fc.shape[0] != hidden:
         yield Problem("/hidden_size", f"{fc.name} has {fc.shape[0]} output features, hidden_size is {hidden}")
 
@@ -68,8 +71,9 @@ def layer_count(ctx: Context) -> Iterator[Problem]:
     if not indices or depth is None:
         return
     if len(indices) != depth or indices != tuple(range(len(indices))):
-        yield Problem("/num_hidden_layers", f"num_hidden_layers is {depth} but the checkpoint has layers "
-                      f"{_ranges(indices)}")
+        yield Problem(
+            "/num_hidden_layers", f"num_hidden_layers is {depth} but the checkpoint has layers {_ranges(indices)}"
+        )
 
 
 def _ranges(indices: tuple[int, ...]) -> str:
@@ -100,6 +104,7 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
         return
     hidden, heads, kv, head_dim, inter = (values[n] for n in names)
     layer = indices[0]
+
     def dims(*parts: int | None) -> tuple[int, ...] | None:
         return None if any(p is None for p in parts) else tuple(p for p in parts if p is not None)
 
@@ -124,8 +129,11 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
             continue
         defaulted = [n for n in names if n in meaning and n not in raw]
         note = f"; {', '.join(defaulted)} absent, so Qwen3Config's default is used" if defaulted else ""
-        yield Problem(where, f"{tensor.name} is {list(tensor.shape)} in {tensor.file}, the config implies "
-                      f"{list(shape)} ({meaning}{note})")
+        yield Problem(
+            where,
+            f"{tensor.name} is {list(tensor.shape)} in {tensor.file}, the config implies "
+            f"{list(shape)} ({meaning}{note})",
+        )
 
 
 RULES = (weights_unreadable, fc_width, layer_count, layer_shapes)

@@ -9,10 +9,19 @@ from typing import Any
 
 import click
 
-from . import __version__
-from .lock import LockError
-from .model import Report, Severity
-from .report import (
+from dflash_cfg import __version__
+from dflash_cfg.commands.check import (
+    CheckOptions,
+    HubOptions,
+    UsageError,
+    check,
+    check_sha256_option,
+    diff,
+    select_rules,
+)
+from dflash_cfg.lint.rules import ALL
+from dflash_cfg.model import Report, Severity
+from dflash_cfg.report import (
     REPORTERS,
     catalogue_json,
     catalogue_text,
@@ -24,9 +33,8 @@ from .report import (
     where_json,
     where_text,
 )
-from .rules import ALL
-from .runner import CheckOptions, HubOptions, UsageError, check, check_sha256_option, diff, select_rules
-from .writer import WriteError
+from dflash_cfg.write.atomic import WriteError
+from dflash_cfg.write.lock import LockError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -189,7 +197,12 @@ def fix_command(
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
-    from .repair import FixOptions, plan, remaining_errors, write  # only fix needs the patcher and writer
+    from dflash_cfg.commands.fix import (  # only fix needs the patcher and writer
+        FixOptions,
+        plan,
+        remaining_errors,
+        write,
+    )
 
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
@@ -232,7 +245,7 @@ def fix_command(
 @click.pass_context
 def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> None:
     """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
-    from .repair import verify
+    from dflash_cfg.commands.fix import verify
 
     check_sha256_option(expect_sha256)
     v = verify(path, expect_sha256)
@@ -272,7 +285,7 @@ def preflight_command(
     Model ids are resolved in the local Hugging Face cache, as the engine would, without network.
     Example: dflash-cfg preflight --exec -- vllm serve Qwen/Qwen3.6-27B --speculative-config '{...}'
     """
-    from . import preflight
+    from dflash_cfg.commands import preflight
 
     argv = list(command[1:] if command and command[0] == "--" else command)
     _, hub = _hub((), from_hub, revision, offline)
@@ -303,7 +316,7 @@ def preflight_command(
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def where_command(model: str, revision: str | None, fmt: str) -> None:
     """Which config.json an engine would read for MODEL (a path, or a Hub id in the local cache)."""
-    from .where import WhereError, locate
+    from dflash_cfg.sources.where import WhereError, locate
 
     try:
         location = locate(model, revision)

@@ -21,12 +21,12 @@ import pytest
 from conftest import FIXTURES, Result
 
 import dflash_cfg
-import dflash_cfg.cache
-import dflash_cfg.effective
-import dflash_cfg.runner
-from dflash_cfg.cache import FORMAT, EffectiveCache, default_root
-from dflash_cfg.effective import Effective, transformers_version
-from dflash_cfg.hub import HubFile
+import dflash_cfg.commands.check
+import dflash_cfg.sources.cache
+import dflash_cfg.sources.views
+from dflash_cfg.sources.cache import FORMAT, EffectiveCache, default_root
+from dflash_cfg.sources.hub import HubFile
+from dflash_cfg.sources.views import Effective, transformers_version
 
 Run = Callable[..., Result]
 NAME = "z-lab__Qwen3.5-4B-DFlash"
@@ -72,13 +72,13 @@ class Counter:
 def views(monkeypatch: pytest.MonkeyPatch) -> Counter:
     """Counts calls of the real transformers view (a miss computes it; a hit never does)."""
     counter = Counter()
-    real = dflash_cfg.effective.view
+    real = dflash_cfg.sources.views.view
 
     def counting(raw: dict[str, Any]) -> Effective:
         counter.calls += 1
         return real(raw)
 
-    monkeypatch.setattr(dflash_cfg.effective, "view", counting)
+    monkeypatch.setattr(dflash_cfg.sources.views, "view", counting)
     return counter
 
 
@@ -226,7 +226,7 @@ BYTES: dict[str, Callable[[bytes], bytes]] = {
     "a-list": lambda b: b"[" + b + b"]",
     "null": lambda b: b"null",
     "a-string": lambda b: json.dumps(b.decode()).encode(),
-    "oversized": lambda b: b + b" " * (dflash_cfg.cache.MAX_ENTRY_BYTES + 1),
+    "oversized": lambda b: b + b" " * (dflash_cfg.sources.cache.MAX_ENTRY_BYTES + 1),
 }
 FIELDS: dict[str, Callable[[dict[str, Any]], None]] = {
     "format-version": _set("format", value=FORMAT + 1),
@@ -355,10 +355,10 @@ def test_another_transformers_version_misses(
     dflash("check", path)
     [old] = entries(cache_dir)
     old_bytes = old.read_bytes()
-    counting = dflash_cfg.effective.view
-    monkeypatch.setattr(dflash_cfg.cache, "transformers_version", lambda: "9.9.9")
+    counting = dflash_cfg.sources.views.view
+    monkeypatch.setattr(dflash_cfg.sources.cache, "transformers_version", lambda: "9.9.9")
     monkeypatch.setattr(
-        dflash_cfg.effective, "view", lambda raw: dataclasses.replace(counting(raw), transformers_version="9.9.9")
+        dflash_cfg.sources.views, "view", lambda raw: dataclasses.replace(counting(raw), transformers_version="9.9.9")
     )
     dflash("check", path)
     assert views.calls == 2, "an entry of another transformers version was used"
@@ -375,7 +375,7 @@ def test_another_dflash_cfg_version_misses(
 ) -> None:
     path = write(tmp_path / "model", raw=REAL_BYTES)
     dflash("check", path)
-    monkeypatch.setattr(dflash_cfg.cache, "__version__", "99.0")
+    monkeypatch.setattr(dflash_cfg.sources.cache, "__version__", "99.0")
     dflash("check", path)
     assert views.calls == 2 and len(entries(cache_dir)) == 2
 
@@ -462,7 +462,7 @@ def test_concurrent_writers(tmp_path: Path, overlap: bool) -> None:
     for entry_path in found:
         json.loads(entry_path.read_bytes())  # every entry parses
     assert not leftovers(root / "effective")
-    cache = EffectiveCache(dflash_cfg.effective.view, root)
+    cache = EffectiveCache(dflash_cfg.sources.views.view, root)
     windows = []
     for sha in shas:
         where = cache.path(sha)
@@ -488,7 +488,7 @@ def fake_upstream(monkeypatch: pytest.MonkeyPatch) -> bytes:
     def upstream_for(path: Path, hub: Any) -> HubFile:
         return HubFile("org/model", "main", "c" * 40, "b" * 40, data)
 
-    monkeypatch.setattr(dflash_cfg.runner, "upstream_for", upstream_for)
+    monkeypatch.setattr(dflash_cfg.commands.check, "upstream_for", upstream_for)
     return data
 
 
@@ -503,13 +503,13 @@ def test_check_from_hub_keys_each_copy_by_its_own_bytes(
     assert views.calls == 2
     uncached = dflash(*args, "--no-cache")
     assert (warm.code, warm.out) == (cold.code, cold.out) == (uncached.code, uncached.out)
-    cache = EffectiveCache(dflash_cfg.effective.view, cache_dir.parent)
+    cache = EffectiveCache(dflash_cfg.sources.views.view, cache_dir.parent)
     for data in (REAL_BYTES, fake_upstream):
         sha = hashlib.sha256(data).hexdigest()
         entry_path = cache.path(sha)
         assert entry_path is not None
         stored = cache._read(entry_path, sha)
-        assert stored == dflash_cfg.effective.view(json.loads(data))
+        assert stored == dflash_cfg.sources.views.view(json.loads(data))
 
 
 def test_diff_uses_the_cache(
@@ -532,9 +532,9 @@ def test_check_from_hub_tells_equal_looking_copies_apart(
     local["hidden_size"] = float(local["hidden_size"])
     path = write(tmp_path / "model", local)
     upstream_bytes = (json.dumps(REAL, indent=2) + "\n").encode()
-    assert dflash_cfg.effective.view(local) != dflash_cfg.effective.view(REAL)
+    assert dflash_cfg.sources.views.view(local) != dflash_cfg.sources.views.view(REAL)
     monkeypatch.setattr(
-        dflash_cfg.runner,
+        dflash_cfg.commands.check,
         "upstream_for",
         lambda p, hub: HubFile("org/model", "main", "c" * 40, "b" * 40, upstream_bytes),
     )

@@ -24,7 +24,7 @@ import pytest
 from conftest import FIXTURES, Result
 
 import dflash_cfg
-from dflash_cfg.rules import ALL, REGISTRY
+from dflash_cfg.lint.rules import ALL, REGISTRY
 
 Run = Callable[..., Result]
 BIN = Path(sys.executable).parent

@@ -1,4 +1,4 @@
-"""dflash_cfg.document: bytes -> Document (data plus what json.load hides) and pointer -> (line, column).
+"""dflash_cfg.jsondoc.document: bytes -> Document (data plus what json.load hides) and pointer -> (line, column).
 
 Positions are 1-based; a member's position is its key's opening quote, an array element's is the first
 character of the element. Hostile inputs (huge, deeply nested, huge integers) must end as DF001, never as
@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from dflash_cfg.document import MAX_BYTES, Document, escape, parent, parse, pointer
-from dflash_cfg.linter import Inputs, lint
+from dflash_cfg.jsondoc.document import MAX_BYTES, Document, escape, parent, parse, pointer
+from dflash_cfg.lint.linter import Inputs, lint
 
 TEXT = """{
   "architectures": [

@@ -1,4 +1,4 @@
-"""dflash_cfg.fixer: RFC 6902 on data, and the same edit on the text with the file's format kept.
+"""dflash_cfg.jsondoc.textpatch: RFC 6902 on data, and the same edit on the text with the file's format kept.
 
 The text tables give the exact expected output; for the standard-form fixtures that output is also
 what transformers itself would write (`json.dumps(d, indent=2, sort_keys=True) + "\\n"`), and the
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dflash_cfg.document import escape
-from dflash_cfg.fixer import PatchError, apply_to_data, apply_to_text
+from dflash_cfg.jsondoc.document import escape
+from dflash_cfg.jsondoc.textpatch import PatchError, apply_to_data, apply_to_text
 from dflash_cfg.model import PatchOp
 
 UPSTREAM = Path(__file__).resolve().parent.parent / "fixtures" / "upstream"

@@ -122,19 +122,7 @@ def test_wheel_contents(wheel: Path) -> None:
             assert name in names
             packed = json.loads(zf.read(name))
             assert packed == json.loads((ROOT / "schemas" / schema).read_bytes())
-        for module in (
-            "__init__",
-            "__main__",
-            "cli",
-            "runner",
-            "files",
-            "report",
-            "document",
-            "linter",
-            "effective",
-            "schema",
-            "rules/__init__",
-        ):
+        for module in ("__init__", "__main__", "cli", "lint/linter", "lint/rules/__init__", "report/__init__"):
             assert f"dflash_cfg/{module}.py" in names, module
         # Everything in the source package is shipped (no module forgotten in [tool.setuptools] packages).
         for source in (ROOT / "dflash_cfg").rglob("*.py"):
@@ -205,6 +193,6 @@ def test_wheel_version_and_rules(unpacked: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout.strip() == f"dflash-cfg, version {dflash_cfg.__version__}"
     proc = run_from_wheel(unpacked, tmp_path, "-m", "dflash_cfg", "rules", "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    from dflash_cfg.rules import ALL
+    from dflash_cfg.lint.rules import ALL
 
     assert [r["id"] for r in json.loads(proc.stdout)] == [r.id for r in ALL]

@@ -6,9 +6,9 @@ import re
 
 from conftest import ROOT
 
-from dflash_cfg.rules import ALL
+from dflash_cfg.lint.rules import ALL
 
-START = "<!-- rules-table: generated from dflash_cfg.rules; tests/test_readme.py keeps it in sync -->"
+START = "<!-- rules-table: generated from dflash_cfg.lint.rules; tests/test_readme.py keeps it in sync -->"
 END = "<!-- end rules-table -->"
 
 

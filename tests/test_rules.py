@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, ROOT
 
-import dflash_cfg.effective
-from dflash_cfg.linter import Inputs, lint
+import dflash_cfg.sources.views
+from dflash_cfg.lint.linter import Inputs, lint
+from dflash_cfg.lint.rules import ALL, REGISTRY
 from dflash_cfg.model import FileReport, Finding, Severity
-from dflash_cfg.rules import ALL, REGISTRY
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO  # noqa: E741 - the catalogue's letters
 
 UPSTREAM = FIXTURES / "upstream"
-INPUTS = Inputs(effective_fn=dflash_cfg.effective.view)
+INPUTS = Inputs(effective_fn=dflash_cfg.sources.views.view)
 TAPS = "/dflash_config/target_layer_ids"
 # Rules that look at more than the file itself (--target, weights, --from-hub, the lock, a launch) are tested
 # with those inputs in their own test modules; everything that needs only the file must have a fail case here.
@@ -600,7 +600,7 @@ def test_truncated_inside_a_string_says_truncated() -> None:
 @pytest.mark.parametrize(("raw", "message"), [(b"", "file is empty"), (b" \n\t\n", "only whitespace")])
 def test_empty_file_message_from_the_parser(raw: bytes, message: str) -> None:
     # The parser's own message for the DF001 lint cases above.
-    from dflash_cfg.document import parse
+    from dflash_cfg.jsondoc.document import parse
 
     [issue] = parse(raw).issues
     assert issue.rule == "DF001" and message in issue.problem.message and (issue.line, issue.column) == (1, 1)
@@ -701,7 +701,7 @@ def test_df304_yarn_reads_10000() -> None:
 
 def test_df301_names_transformers_version_and_field() -> None:
     [f] = of_rules(report_of("DF301-head-dim-null"), ("DF301",))
-    version = dflash_cfg.effective.transformers_version()
+    version = dflash_cfg.sources.views.transformers_version()
     assert version is not None and "head_dim" in f.message and f"transformers {version}" in f.message
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
-from dflash_cfg.target import AddedToken, Target, TargetError, load_target
+from dflash_cfg.sources.target import AddedToken, Target, TargetError, load_target
 
 TARGETS = FIXTURES / "targets"
 

@@ -1,4 +1,4 @@
-"""dflash_cfg.weights against real safetensors files on disk (written with safetensors itself, or
+"""dflash_cfg.sources.weights against real safetensors files on disk (written with safetensors itself, or
 byte by byte for files safetensors would refuse to write)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from checkpoints import drafter_shapes, save
 
-from dflash_cfg.weights import (
+from dflash_cfg.sources.weights import (
     INDEX_NAME,
     Tensor,
     Weights,

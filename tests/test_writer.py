@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from dflash_cfg.document import git_blob_sha1
-from dflash_cfg.lock import Entry, LockError, Source, lock_path, read_lock, record
-from dflash_cfg.writer import WriteError, write_verified
+from dflash_cfg.jsondoc.document import git_blob_sha1
+from dflash_cfg.write.atomic import WriteError, write_verified
+from dflash_cfg.write.lock import Entry, LockError, Source, lock_path, read_lock, record
 
 OLD = b'{\n  "model_type": "qwen3",\n  "dflash_config": {"mask_token_id": 151643}\n}\n'
 NEW = b'{\n  "model_type": "qwen3",\n  "dflash_config": {"mask_token_id": 151669}\n}\n'

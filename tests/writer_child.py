@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dflash_cfg.writer import WriteError, write_verified
+from dflash_cfg.write.atomic import WriteError, write_verified
 
 
 def main() -> int:

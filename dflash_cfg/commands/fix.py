@@ -1,0 +1,193 @@
+"""fix and verify: plan a repair (pure apart from reading), write it (writer.py), prove it later (lock.py)."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from dflash_cfg import __version__
+from dflash_cfg.commands.check import HubOptions, UsageError, effective_fn, load_target_option, one_config, upstream_for
+from dflash_cfg.jsondoc.document import git_blob_sha1, parse
+from dflash_cfg.jsondoc.textpatch import PatchError, apply_to_text
+from dflash_cfg.lint.compare import MISSING, compare
+from dflash_cfg.lint.linter import Inputs, lint
+from dflash_cfg.model import PatchOp, Severity
+from dflash_cfg.sources import files
+from dflash_cfg.sources.hub import HubFile
+from dflash_cfg.write.atomic import Written, write_verified
+from dflash_cfg.write.lock import Entry, LockError, Source, read_lock, record
+
+MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the JSON parse); they settle fast
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    path: str
+    hub: HubOptions | None = None
+    only_critical: bool = False
+    target: str | None = None
+    # Fixes of findings below this are skipped: the pre-commit hook repairs problems (warnings and
+    # errors) without rewriting published files for portability (the information-level mirrors).
+    min_severity: Severity = Severity.INFO
+
+
+@dataclass(frozen=True)
+class Plan:
+    path: Path  # absolute
+    old: bytes
+    new: bytes
+    applied: tuple[str, ...]  # what changes, in words
+    upstream: HubFile | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.new != self.old
+
+    @property
+    def identical_to_upstream(self) -> bool:
+        return self.upstream is not None and git_blob_sha1(self.new) == self.upstream.blob_id
+
+    def diff(self) -> str:
+        name = self.path.name
+        old = self.old.decode("utf-8", errors="replace").splitlines(keepends=True)
+        new = self.new.decode("utf-8", errors="replace").splitlines(keepends=True)
+        lines = difflib.unified_diff(old, new, f"a/{name}", f"b/{name}")
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def plan(options: FixOptions) -> Plan:
+    path = one_config(options.path)
+    try:
+        old = files.read(path)
+    except files.PathError as exc:
+        raise UsageError(str(exc)) from None
+    read_lock(path)  # a corrupt lock file is refused now, not after config.json was written
+    if options.hub is None:
+        if options.only_critical:
+            raise UsageError("--only-critical adopts fields from upstream: it needs --from-hub")
+        new, applied = mechanical(path, old, options.target, options.min_severity)
+        return Plan(path, old, new, applied)
+    upstream = upstream_for(path, options.hub)
+    if not options.only_critical:
+        # The upstream bytes exactly: then the file's git blob sha1 is the Hub's blob id, which proves it landed.
+        return Plan(path, old, upstream.data, (f"the upstream bytes of {upstream.repo}@{upstream.commit}",), upstream)
+    return adopt_critical(path, old, upstream)
+
+
+def mechanical(
+    path: Path, old: bytes, target_option: str | None, min_severity: Severity = Severity.INFO
+) -> tuple[bytes, tuple[str, ...]]:
+    """Apply the catalogue's safe fixes until none is left. Trained values are never touched: only
+    rules that copy a value the file (or the target) already states offer safe fixes."""
+    inputs = Inputs(load_target_option(target_option), None, effective_fn())
+    current, applied = old, list[str]()
+    for _ in range(MAX_PASSES):
+        report = lint(current, str(path), inputs)
+        fixes = [f.fix for f in report.findings if f.fix is not None and f.fix.safe and f.severity >= min_severity]
+        if not fixes:
+            return current, tuple(applied)
+        byte_level = [fx for fx in fixes if not fx.patch]
+        if byte_level:  # the BOM: bytes, not JSON, so it goes first and the rest is re-linted after it
+            current = current.removeprefix(b"\xef\xbb\xbf")
+            applied.append(byte_level[0].summary)
+            continue
+        ops: list[PatchOp] = []
+        for fx in fixes:
+            if any(op.path == other.path for op in fx.patch for other in ops):
+                continue  # two fixes for one place: the next pass re-lints and decides
+            ops.extend(fx.patch)
+            applied.append(fx.summary)
+        try:
+            updated = apply_to_text(current.decode("utf-8"), ops).encode("utf-8")
+        except PatchError as exc:
+            raise UsageError(f"{path}: cannot apply the fixes: {exc}") from None
+        if updated == current:
+            return current, tuple(applied)
+        current = updated
+    raise UsageError(f"{path}: the fixes did not settle after {MAX_PASSES} passes (please report this file)")
+
+
+def adopt_critical(path: Path, old: bytes, upstream: HubFile) -> Plan:
+    """Take only the DFlash-critical fields from upstream; every other local edit stays."""
+    mine, theirs = parse(old).data, parse(upstream.data).data
+    if not isinstance(mine, dict) or not isinstance(theirs, dict):
+        raise UsageError(
+            f"{path}: --only-critical needs both files to be JSON objects; without it, fix takes the upstream bytes"
+        )
+    ops: list[PatchOp] = []
+    applied = []
+    for row in compare(mine, theirs):
+        if not (row.critical and row.differs):
+            continue
+        if row.upstream is MISSING:
+            ops.append(PatchOp("remove", row.pointer))
+        else:
+            ops.append(PatchOp("replace" if row.local is not MISSING else "add", row.pointer, row.upstream))
+        applied.append(f"{row.pointer[1:]} from {upstream.repo}@{upstream.commit[:12]}")
+    if not ops:
+        return Plan(path, old, old, (), upstream)
+    try:
+        new = apply_to_text(old.decode("utf-8"), ops).encode("utf-8")
+    except (PatchError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"{path}: cannot adopt the critical fields: {exc}; without --only-critical, fix takes the upstream bytes"
+        ) from None
+    return Plan(path, old, new, tuple(applied), upstream)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    written: Written
+    recorded: Entry | None
+    remaining_errors: int
+
+
+def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
+    """Write the plan through the verified writer and record it in the lock file."""
+    written = write_verified(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
+    source = None if p.upstream is None else Source(p.upstream.repo, p.upstream.revision, p.upstream.commit)
+    entry = record(p.path, written, source, __version__) if record_lock else None
+    return Outcome(written, entry, remaining_errors(p))
+
+
+def remaining_errors(p: Plan) -> int:
+    """Errors the planned bytes still have: what only upstream values or a human can settle."""
+    report = lint(p.new, str(p.path), Inputs(effective_fn=effective_fn()))
+    return sum(1 for f in report.findings if f.severity == Severity.ERROR)
+
+
+@dataclass(frozen=True)
+class Verification:
+    path: Path
+    sha256: str
+    entry: Entry | None
+    expected: str | None  # --expect-sha256, else the recorded sha256
+
+    @property
+    def ok(self) -> bool:
+        return self.sha256 == self.expected
+
+
+def verify(path_arg: str, expect_sha256: str | None) -> Verification:
+    path = one_config(path_arg)
+    try:
+        data = files.read(path)
+    except files.PathError as exc:
+        raise UsageError(str(exc)) from None
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        entry = read_lock(path)
+    except LockError as exc:
+        if expect_sha256 is None:
+            raise UsageError(str(exc)) from None
+        entry = None
+    if expect_sha256 is not None:
+        return Verification(path, sha, entry, expect_sha256.lower())
+    if entry is None:
+        raise UsageError(
+            f"{path}: no .dflash-cfg.lock entry beside it, so nothing to verify against; run "
+            "`dflash-cfg fix` there first, or pass --expect-sha256 HEX"
+        )
+    return Verification(path, sha, entry, entry.sha256)

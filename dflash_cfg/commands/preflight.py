@@ -1,0 +1,44 @@
+"""preflight: read an engine launch command, find its drafter and target on this machine, and check
+them (with the launch's own arguments) before the engine starts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dflash_cfg.commands.check import CheckOptions, HubOptions, UsageError, check
+from dflash_cfg.lint.launch import Launch, LaunchError, parse_launch
+from dflash_cfg.lint.rules import ALL
+from dflash_cfg.model import Report
+from dflash_cfg.sources.where import Location, WhereError, locate
+
+
+@dataclass(frozen=True)
+class Preflight:
+    launch: Launch
+    drafter: Location
+    target: Location
+    report: Report
+
+
+def run(argv: Sequence[str], hub: HubOptions | None = None, no_cache: bool = False) -> Preflight:
+    try:
+        launch = parse_launch(argv)
+    except LaunchError as exc:
+        raise UsageError(f"launch command: {exc}") from None
+    if launch.drafter is None:
+        raise UsageError(f"the {launch.engine} command has no speculative drafter model: nothing to preflight")
+    if launch.method is None and "dflash" not in launch.drafter.lower():
+        raise UsageError(
+            f"the {launch.engine} command names no speculative method and its drafter "
+            f"{launch.drafter!r} does not say dflash: is this a DFlash launch?"
+        )
+    try:
+        drafter = locate(launch.drafter, launch.drafter_revision)
+        target = locate(launch.target, launch.target_revision)
+    except WhereError as exc:
+        raise UsageError(str(exc)) from None
+    report = check(
+        CheckOptions((str(drafter.config),), str(target.model_dir), ALL, hub, no_cache=no_cache, launch=launch)
+    )
+    return Preflight(launch, drafter, target, report)

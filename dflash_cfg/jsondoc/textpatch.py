@@ -1,0 +1,481 @@
+"""JSON Patch (RFC 6902 add/replace/remove), on data and on a config's text.
+
+`apply_to_data` is the reference: what the patched document must be. `apply_to_text` makes the
+same change on the text, so a repaired config.json differs from the original only where the patch
+says and a reviewer's diff shows just that (transformers' standard form, `json.dumps(d, indent=2,
+sort_keys=True) + "\\n"`, stays in that form, line for line).
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# The same tokenizer as `document.scan`, so the two agree on what a token is.
+from dflash_cfg.jsondoc.document import TOKEN, json_type
+from dflash_cfg.model import PatchOp
+
+
+class PatchError(Exception):
+    """One-line cause (which op, which pointer, why)."""
+
+
+_OPS = ("add", "replace", "remove")
+_INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no sign, no leading zeros
+_BAD_ESCAPE = re.compile(r"~(?![01])")
+
+
+# ------------------------------------------------------------------------------------------ data
+
+
+def apply_to_data(data: Any, ops: Sequence[PatchOp]) -> Any:
+    """Apply `ops` in order to a deep copy of `data` (the input and the ops' values are never shared).
+
+    Errors, as RFC 6902 has them: replace or remove of a missing member or element, add into a
+    parent that does not exist or is not a container, an array index that is not a plain decimal in
+    range (`-`, the end, only for add), removing the whole document, an op other than
+    add/replace/remove. Each raises PatchError naming the op's position, op and pointer. An add of
+    a member that exists replaces it, in place.
+    """
+    try:
+        doc = copy.deepcopy(data)
+        for i, op in enumerate(ops):
+            doc = _apply(doc, op, i)
+    except RecursionError:  # deepcopy recurses per level: a hostile depth must not crash the caller
+        raise PatchError("the document or a value nests too deeply to patch") from None
+    return doc
+
+
+def _fail(i: int, op: PatchOp, why: str) -> PatchError:
+    return PatchError(f"op {i} ({op.op} {op.path!r}): {why}")
+
+
+def _split(path: str) -> list[str]:
+    """RFC 6901 pointer -> unescaped reference tokens; ValueError says what is wrong with it."""
+    if not path:
+        return []
+    if not path.startswith("/"):
+        raise ValueError("a JSON pointer must be empty or start with '/'")
+    if _BAD_ESCAPE.search(path):
+        raise ValueError("'~' must be followed by 0 or 1 in a JSON pointer")
+    # ~1 first: "~01" is the token "~1", not "/".
+    return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
+
+
+def _pointer_of(tokens: Sequence[str]) -> str:
+    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+def _index(token: str, size: int) -> int | None:
+    """The array index `token` names if it is below `size`; long digit strings never convert."""
+    if not _INDEX.fullmatch(token) or len(token) > len(str(size)):
+        return None
+    n = int(token)
+    return n if n < size else None
+
+
+def _apply(doc: Any, op: PatchOp, i: int) -> Any:
+    if op.op not in _OPS:
+        raise _fail(i, op, f"unsupported op {op.op!r} (only add, replace and remove)")
+    try:
+        tokens = _split(op.path)
+    except ValueError as exc:
+        raise _fail(i, op, str(exc)) from None
+    value = copy.deepcopy(op.value)
+    if not tokens:
+        if op.op == "remove":
+            raise _fail(i, op, "cannot remove the whole document")
+        return value
+    target = doc
+    for depth, token in enumerate(tokens[:-1]):
+        where = _pointer_of(tokens[: depth + 1])
+        if isinstance(target, dict):
+            if token not in target:
+                raise _fail(i, op, f"parent {where!r} does not exist")
+            target = target[token]
+        elif isinstance(target, list):
+            n = _index(token, len(target))
+            if n is None:
+                raise _fail(i, op, f"parent {where!r} does not exist (array of {len(target)})")
+            target = target[n]
+        else:
+            raise _fail(i, op, f"parent {_pointer_of(tokens[:depth])!r} is {json_type(target)}, not a container")
+    last = tokens[-1]
+    if isinstance(target, dict):
+        if op.op == "add":
+            target[last] = value  # an existing key keeps its place, as the text edit keeps it
+        elif last not in target:
+            raise _fail(i, op, f"no member {last!r} to {op.op}")
+        elif op.op == "replace":
+            target[last] = value
+        else:
+            del target[last]
+    elif isinstance(target, list):
+        if op.op == "add" and last == "-":
+            target.append(value)
+            return doc
+        size = len(target) + (op.op == "add")  # add may name the position just past the end
+        n = _index(last, size)
+        if n is None:
+            raise _fail(
+                i,
+                op,
+                f"array index {last!r} not in 0..{size - 1}" if size else f"array index {last!r}: the array is empty",
+            )
+        if op.op == "add":
+            target.insert(n, value)
+        elif op.op == "replace":
+            target[n] = value
+        else:
+            del target[n]
+    else:
+        raise _fail(i, op, f"parent {_pointer_of(tokens[:-1])!r} is {json_type(target)}, not a container")
+    return doc
+
+
+# ------------------------------------------------------------------------------------------ text
+
+
+def apply_to_text(text: str, ops: Sequence[PatchOp]) -> str:
+    """Apply `ops` to a JSON text, keeping its format; the result parses to `apply_to_data`'s answer.
+
+    Kept: indentation unit and style, key order, separators, line endings, whatever surrounds the
+    top-level value (so a trailing newline, or its absence), one-line containers. Only the spans
+    the ops touch change: a replaced value is spliced in rendered like what it replaces (one-line
+    stays one-line, multi-line is indented with the file's unit under the member's line); an added
+    member goes where sort order puts it if the object's keys are sorted, else last, indented like
+    its siblings (an empty container opens up with its line's indent plus one unit when the
+    container holding it is multi-line; an empty top level opens up too); a removed member takes its
+    lines and the comma it no longer needs with it. New containers have their keys sorted when
+    every object in the file already is. New text is written with `ensure_ascii=False`.
+
+    Self-check and fallback: the edited text is parsed and compared with `apply_to_data(json.loads(
+    text), ops)`. When they differ, which takes a layout the editor does not foresee (or duplicate
+    keys, where json keeps the last and removing it uncovers an earlier one), the whole document is
+    re-serialised instead: the file's indent unit (or one line, if it was one line), separators,
+    key order (sorted when it was sorted), line ending, and leading/trailing whitespace. That result
+    is checked the same way.
+
+    PatchError: the text is not JSON, an op fails (see `apply_to_data`), a value is not JSON
+    (not serialisable, non-string keys of mixed types), or the nesting is too deep to handle.
+    """
+    try:
+        return _apply_to_text(text, ops)
+    except RecursionError:  # json and deepcopy recurse per level; a hostile depth must not crash the caller
+        raise PatchError("the document or a value nests too deeply to patch") from None
+
+
+def _apply_to_text(text: str, ops: Sequence[PatchOp]) -> str:
+    try:
+        before = json.loads(text)
+    except ValueError as exc:
+        raise PatchError(f"the text is not valid JSON: {str(exc).splitlines()[0]}") from None
+    after = apply_to_data(before, ops)
+    for i, op in enumerate(ops):
+        if op.op != "remove":
+            try:
+                json.dumps(op.value, sort_keys=True)
+            except (TypeError, ValueError) as exc:
+                raise _fail(i, op, f"value is not JSON: {exc}") from None
+    want = _canonical(after)
+
+    try:
+        root = _parse(text)
+    except _Unexpected:
+        root = None
+    style = _detect(text, root)
+    if root is not None:
+        try:
+            edited = text
+            for op in ops:
+                edited = _edit(edited, op, style)
+            if _canonical(json.loads(edited)) == want:
+                return edited
+        except (_Unexpected, ValueError):
+            pass
+
+    core = text.strip(_WS)
+    lead, trail = text[: len(text) - len(text.lstrip(_WS))], text[len(text.rstrip(_WS)) :]
+    rebuilt = lead + _render(after, style, "\n" in core or not core.startswith(("{", "[")), "") + trail
+    try:
+        ok = _canonical(json.loads(rebuilt)) == want
+    except ValueError:
+        ok = False
+    if not ok:  # only a value json cannot round-trip gets here
+        raise PatchError("the patched document does not survive re-serialisation")
+    return rebuilt
+
+
+_WS = " \t\r\n"
+
+
+def _canonical(data: Any) -> str:
+    # Stricter than ==: 1, 1.0 and true differ, and NaN equals itself.
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
+class _Unexpected(Exception):
+    """The text is not laid out the way the editor assumes: re-serialise instead."""
+
+
+@dataclass(frozen=True)
+class _Node:
+    start: int
+    end: int  # exclusive
+    items: tuple[_Item, ...] | None  # None for a scalar
+    is_object: bool = False
+
+
+@dataclass(frozen=True)
+class _Item:
+    key: str | None  # None in an array
+    start: int  # the key's opening quote in an object, the element's first character in an array
+    key_end: int
+    value: _Node
+
+
+@dataclass
+class _Open:
+    """A container still being read; mutable because its members arrive one at a time."""
+
+    start: int
+    is_object: bool
+    items: list[_Item] = field(default_factory=list)
+    key: str | None = None
+    key_start: int = 0
+    key_end: int = 0
+    expect_key: bool = False
+
+
+def _parse(text: str) -> _Node:
+    """Spans of every value in a text json.loads accepted. Iterative, so nesting depth is no risk."""
+    stack: list[_Open] = []
+    roots: list[_Node] = []
+    pos = 0
+
+    def attach(node: _Node) -> None:
+        if not stack:
+            roots.append(node)
+            return
+        frame = stack[-1]
+        if not frame.is_object:
+            frame.items.append(_Item(None, node.start, node.start, node))
+        elif frame.key is None:
+            raise _Unexpected
+        else:
+            frame.items.append(_Item(frame.key, frame.key_start, frame.key_end, node))
+            frame.key = None
+
+    for match in TOKEN.finditer(text):
+        if match.start() != pos:  # finditer skips what no group matches; nothing may be skipped
+            raise _Unexpected
+        pos = match.end()
+        kind, token = match.lastgroup, match.group()
+        if kind == "ws":
+            continue
+        top = stack[-1] if stack else None
+        if top is not None and top.expect_key and kind == "str":
+            top.key, top.key_start, top.key_end = json.loads(token), match.start(), match.end()
+            top.expect_key = False
+        elif token in ("{", "["):
+            stack.append(_Open(match.start(), token == "{", expect_key=token == "{"))
+        elif token in ("}", "]"):
+            if not stack:
+                raise _Unexpected
+            done = stack.pop()
+            attach(_Node(done.start, match.end(), tuple(done.items), done.is_object))
+        elif token == ",":
+            if top is not None:
+                top.expect_key = top.is_object
+        elif token != ":":
+            attach(_Node(match.start(), match.end(), None))
+    if pos != len(text) or stack or len(roots) != 1:
+        raise _Unexpected
+    return roots[0]
+
+
+@dataclass(frozen=True)
+class _Style:
+    unit: str = "  "  # transformers' indent when the file shows none
+    newline: str = "\n"
+    key_sep: str = ": "
+    item_sep: str = ", "  # in one-line containers
+    sort_keys: bool = True
+
+
+def _line_indent(text: str, offset: int) -> str:
+    start = text.rfind("\n", 0, offset) + 1
+    end = start
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return text[start:end]
+
+
+def _multiline(text: str, node: _Node) -> bool:
+    return "\n" in text[node.start : node.end]  # strings cannot hold a raw newline
+
+
+def _detect(text: str, root: _Node | None) -> _Style:
+    nl_at = text.find("\n")
+    newline = "\r\n" if nl_at > 0 and text[nl_at - 1] == "\r" else "\n"
+    if root is None:
+        return _Style(newline=newline)
+    unit = key_sep = item_sep = None
+    sort_keys = True
+    todo = [root]
+    while todo:  # preorder, so the outermost evidence wins
+        node = todo.pop()
+        if not node.items:
+            continue
+        items = node.items
+        todo.extend(item.value for item in reversed(items))
+        if node.is_object:
+            keys = [item.key or "" for item in items]
+            sort_keys = sort_keys and keys == sorted(keys)
+            gap = text[items[0].key_end : items[0].value.start]
+            if key_sep is None and "\n" not in gap:
+                key_sep = gap
+        lead = text[node.start + 1 : items[0].start]
+        if unit is None and "\n" in lead:
+            inner, outer = lead.rsplit("\n", 1)[1], _line_indent(text, node.start)
+            if inner.startswith(outer) and len(inner) > len(outer):
+                unit = inner[len(outer) :]
+        if item_sep is None and len(items) >= 2 and not _multiline(text, node):
+            item_sep = text[items[0].value.end : items[1].start]
+    return _Style(unit or "  ", newline, key_sep or ": ", item_sep or ", ", sort_keys)
+
+
+def _render(value: Any, style: _Style, multi: bool, base: str, item_sep: str | None = None) -> str:
+    """`value` as JSON text; multi-line continuation lines start with `base`."""
+    if not isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False)
+    if multi:
+        out = json.dumps(
+            value, ensure_ascii=False, indent=style.unit, separators=(",", style.key_sep), sort_keys=style.sort_keys
+        )
+        return out.replace("\n", style.newline + base)
+    return json.dumps(
+        value, ensure_ascii=False, separators=(item_sep or style.item_sep, style.key_sep), sort_keys=style.sort_keys
+    )
+
+
+def _edit(text: str, op: PatchOp, style: _Style) -> str:
+    """One op on the text (already validated against the data, so every pointer resolves)."""
+    root = _parse(text)
+    tokens = _split(op.path)
+    if not tokens:
+        # Nothing holds the top level; a config is multi-line, so that is the guess without evidence.
+        return _replace(text, root, op.value, style, True, root.start)
+    node, holder_multi = root, True
+    for token in tokens[:-1]:
+        holder_multi = _multiline(text, node)
+        node = _find(node, token)[1].value
+    items, last = node.items, tokens[-1]
+    if items is None:
+        raise _Unexpected
+    multi = _multiline(text, node)
+    if node.is_object:
+        found = [(k, item) for k, item in enumerate(items) if item.key == last]
+        if found:  # json keeps the last of duplicated keys, so that is the one to edit
+            k, item = found[-1]
+            if op.op == "remove":
+                return _remove(text, node, k)
+            return _replace(text, item.value, op.value, style, multi, item.start)
+        if op.op != "add":
+            raise _Unexpected
+        keys = [item.key or "" for item in items]
+        at = bisect.bisect_left(keys, last) if keys == sorted(keys) else len(keys)
+        member = json.dumps(last, ensure_ascii=False) + style.key_sep
+
+        def make(indent: str, multi_value: bool, sep: str | None) -> str:
+            return member + _render(op.value, style, multi_value, indent, sep)
+
+        return _insert(text, node, at, make, holder_multi, style)
+    if op.op == "add":
+        at = len(items) if last == "-" else int(last)
+        return _insert(
+            text, node, at, lambda indent, mv, sep: _render(op.value, style, mv, indent, sep), holder_multi, style
+        )
+    k, item = _find(node, last)
+    if op.op == "remove":
+        return _remove(text, node, k)
+    return _replace(text, item.value, op.value, style, multi, item.start)
+
+
+def _find(node: _Node, token: str) -> tuple[int, _Item]:
+    items = node.items or ()
+    if node.is_object:
+        found = [(k, item) for k, item in enumerate(items) if item.key == token]
+        if found:
+            return found[-1]
+    else:
+        n = _index(token, len(items))
+        if n is not None:
+            return n, items[n]
+    raise _Unexpected
+
+
+def _replace(text: str, old: _Node, value: Any, style: _Style, holder_multi: bool, anchor: int) -> str:
+    """Splice `value` over `old`; `anchor` starts the line whose indentation continuation lines take."""
+    sep = None
+    if old.items:  # a non-empty container shows how it is laid out
+        multi = _multiline(text, old)
+        if not multi and len(old.items) >= 2:
+            sep = text[old.items[0].value.end : old.items[1].start]
+    else:  # a scalar or an empty container shows nothing: follow what holds it
+        multi = holder_multi
+    new = _render(value, style, multi, _line_indent(text, anchor), sep)
+    return text[: old.start] + new + text[old.end :]
+
+
+def _insert(
+    text: str, node: _Node, at: int, make: Callable[[str, bool, str | None], str], holder_multi: bool, style: _Style
+) -> str:
+    """Put the entry `make(indent, multi, one-line separator)` at position `at` of a container."""
+    items = node.items or ()
+    opening, closing = text[node.start], text[node.end - 1]
+    if not items:
+        if holder_multi:
+            base = _line_indent(text, node.start)
+            inner = base + style.unit
+            new = opening + style.newline + inner + make(inner, True, None) + style.newline + base + closing
+        else:
+            new = opening + make("", False, None) + closing
+        return text[: node.start] + new + text[node.end :]
+    multi = _multiline(text, node)
+    n = len(items)
+    if n >= 2:
+        j = min(max(at, 1), n - 1)  # the gap between two neighbours, nearest the new entry
+        between = text[items[j - 1].value.end : items[j].start]
+        gap = between[between.index(",") + 1 :]
+    elif multi:
+        gap = text[node.start + 1 : items[0].start]
+    else:
+        gap = style.item_sep[style.item_sep.index(",") + 1 :] if "," in style.item_sep else " "
+    if "\n" in gap:
+        indent = gap.rsplit("\n", 1)[1]
+        gap = style.newline + indent  # one line break, never a blank line
+    else:
+        indent = _line_indent(text, items[min(at, n - 1)].start)
+    entry = make(indent, multi, None if multi else "," + gap)
+    if at < n:
+        pos = items[at].start
+        return text[:pos] + entry + "," + gap + text[pos:]
+    pos = items[-1].value.end
+    return text[:pos] + "," + gap + entry + text[pos:]
+
+
+def _remove(text: str, node: _Node, k: int) -> str:
+    items = node.items or ()
+    if len(items) == 1:  # what json.dumps writes for an empty container, whatever the indent
+        return text[: node.start] + text[node.start] + text[node.end - 1] + text[node.end :]
+    if k < len(items) - 1:  # from the key to the next key: its lines and its comma
+        a, b = items[k].start, items[k + 1].start
+    else:  # the last: from the end of the previous value, taking that value's comma
+        a, b = items[k - 1].value.end, items[k].value.end
+    return text[:a] + text[b:]

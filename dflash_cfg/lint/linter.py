@@ -1,0 +1,145 @@
+"""lint(bytes, ...) -> FileReport: run the selected rules on one file. Pure apart from the
+transformers call it is handed."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1, parse
+from dflash_cfg.lint.rules import ALL, Context, Rule
+from dflash_cfg.lint.rules.attention import FULL, SLIDING, strip
+from dflash_cfg.lint.rules.base import Integrity
+from dflash_cfg.model import FileReport, Finding, Kind, Upstream
+from dflash_cfg.sources.hub import HubFile
+from dflash_cfg.sources.target import Target
+from dflash_cfg.sources.views import Effective
+from dflash_cfg.sources.weights import Weights
+
+if TYPE_CHECKING:  # the launch parser is only loaded by preflight
+    from dflash_cfg.lint.launch import Launch
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a file is linted against, besides its own bytes."""
+
+    target: Target | None = None
+    # Called only for drafter files, so a tree of target models never has its shards opened.
+    weights_loader: Callable[[], tuple[Weights | None, str | None]] | None = None
+    effective_fn: Callable[[dict[str, Any]], Effective] | None = None
+    # The upstream copy for --from-hub; called only for drafter files (it may hit the network).
+    upstream_loader: Callable[[], HubFile] | None = None
+    integrity: Integrity | None = None
+    launch: Launch | None = None
+
+
+def classify(doc: Document, explicit: bool = True) -> tuple[Kind, str]:
+    """Which kind of file this is, and for a skipped one, why.
+
+    `explicit`: the user named this file (or its model dir) rather than a tree it was found in.
+    """
+    data = doc.data
+    if not isinstance(data, dict):
+        # Not an object, so we cannot see what it is. A file the user named is always linted; in a tree,
+        # one that mentions DFlash (in any of the encodings DF003 reports) is, so a broken drafter config
+        # is never skipped while a broken unrelated config.json is.
+        if explicit or b"dflash" in doc.raw.lower().replace(b"\0", b""):  # NULs: UTF-16/32 text
+            return "dflash", ""
+        return "skipped", "not a DFlash drafter config (not a JSON object, no mention of DFlash)"
+    archs = data.get("architectures")
+    names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    if data.get("speculators_model_type") is not None:
+        return "skipped", f"speculators-format config ({data.get('speculators_model_type')}): not linted"
+    if "DFlash2DraftModel" in names:
+        return "dflash2", ""
+    if "dflash_config" in data or any("dflash" in n.lower() for n in names):
+        return "dflash", ""
+    shown = f"architectures {names}" if names else f"model_type {data.get('model_type')!r}"
+    return "skipped", f"not a DFlash drafter ({shown}, no dflash_config)"
+
+
+def runnable(r: Rule, ctx: Context) -> bool:
+    if ctx.kind not in r.kinds:
+        return False
+    has = {
+        "bytes": True,
+        "data": isinstance(ctx.doc.data, dict),
+        "effective": ctx.effective_fn is not None,
+        "target": ctx.target is not None,
+        "weights": ctx.weights is not None or (ctx.weights_error is not None and r.id == "DF500"),
+        "upstream": ctx.upstream is not None,
+        "integrity": ctx.integrity is not None,
+        "launch": ctx.launch is not None,
+    }
+    return all(has[n] for n in r.needs)
+
+
+def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL, explicit: bool = True) -> FileReport:
+    doc = parse(raw)
+    kind, note = classify(doc, explicit)
+    whole = len(raw) <= MAX_BYTES  # larger files were read only in part: their hashes would mislead
+    sha256 = hashlib.sha256(raw).hexdigest() if whole else None
+    blob = git_blob_sha1(raw) if whole else None
+    if kind == "skipped":
+        return FileReport(path, kind, sha256, blob, note=note)
+    weights, weights_error = inputs.weights_loader() if inputs.weights_loader else (None, None)
+    upstream = inputs.upstream_loader() if inputs.upstream_loader else None
+    ctx = Context(
+        doc, kind, inputs.target, weights, weights_error, inputs.effective_fn, upstream, inputs.integrity, inputs.launch
+    )
+    known = {(i.rule, i.problem.pointer, i.problem.message): (i.line, i.column) for i in doc.issues}
+    findings = []
+    for r in rules:
+        if not runnable(r, ctx):
+            continue
+        for problem in r.run(ctx):
+            where = known.get((r.id, problem.pointer, problem.message)) or (None, None)
+            if where[0] is None:
+                where = doc.locate(problem.pointer) or (None, None)
+            severity = r.severity if problem.severity is None else problem.severity
+            findings.append(
+                Finding(r.id, r.name, severity, problem.pointer, where[0], where[1], problem.message, problem.fix)
+            )
+    findings.sort(key=lambda f: (f.line or 0, f.column or 0, f.rule, f.pointer))
+    source = None if upstream is None else Upstream(upstream.repo, upstream.revision, upstream.commit, upstream.blob_id)
+    return FileReport(path, kind, sha256, blob, tuple(findings), picture(ctx, inputs), source)
+
+
+def picture(ctx: Context, inputs: Inputs) -> tuple[str, ...]:
+    """The attention layout and the taps, drawn compactly for people (text output only)."""
+    if not isinstance(ctx.doc.data, dict):
+        return ()
+    lines = []
+    types = ctx.layer_types()
+    window = ctx.raw.get("sliding_window")
+    if types:
+        counts = f"{types.count(SLIDING)} sliding, {types.count(FULL)} full"
+        line = f"layers  {strip(types)}  ({counts}; window {window})"
+        if inputs.effective_fn is not None and ctx.effective.values is not None:
+            seen = ctx.effective.values
+            if seen.get("sliding_window") != window or seen.get("layer_types") != types:
+                line += f"  -> engines see {strip(seen.get('layer_types'))}, window {seen.get('sliding_window')}"
+        lines.append(line)
+    elif inputs.effective_fn is not None and ctx.effective.values is not None:
+        seen = ctx.effective.values
+        lines.append(
+            f"layers  (absent) -> engines see {strip(seen.get('layer_types'))}, window {seen.get('sliding_window')}"
+        )
+    taps = ctx.taps()
+    depth = inputs.target.num_hidden_layers if inputs.target and inputs.target.num_hidden_layers else None
+    source = "target" if depth else "num_target_layers"
+    depth = depth or ctx.num_target_layers()
+    if taps and len(taps) <= 64:
+        line = f"taps    {' '.join(map(str, taps))}"
+        # A strip only for real depths; a hostile tap of 10**12 must not become a 10**12-char string.
+        if depth and depth <= 512 and max(taps) < 1024:
+            tapped = set(taps)
+            marks = "".join("|" if i in tapped else "." for i in range(max(depth, max(taps) + 1)))
+            line += f"  of {depth} ({source})  {marks[:depth]}"
+            if len(marks) > depth:
+                line += "  ! " + marks[depth:]
+        lines.append(line)
+    return tuple(lines)

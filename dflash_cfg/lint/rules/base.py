@@ -1,0 +1,143 @@
+"""The rule contract: a rule is a documented function from a Context to Problems.
+
+A rule never sees file names, severities or line numbers; the linter attaches those.
+A rule's docstring is its user documentation (shown by `dflash-cfg rules`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
+
+from dflash_cfg.jsondoc.document import Document, parse
+from dflash_cfg.model import Kind, Problem, Severity
+from dflash_cfg.sources.hub import HubFile
+from dflash_cfg.sources.target import Target
+from dflash_cfg.sources.views import Effective
+from dflash_cfg.sources.weights import Weights
+
+if TYPE_CHECKING:
+    from dflash_cfg.lint.launch import Launch
+    from dflash_cfg.write.lock import Entry
+
+Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch"]
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """What the file system says about a config.json besides its bytes (read by the runner)."""
+
+    sha256: str
+    lock: Entry | None = None  # what .dflash-cfg.lock recorded for this file
+    lock_error: str | None = None
+    expect_sha256: str | None = None
+    link_target: str | None = None  # where config.json points, when it is a symlink
+    link_into_blobs: bool = False  # ... and that is a Hugging Face cache blob
+    in_snapshot: bool = False  # the path itself is inside a cache snapshot dir
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a rule may look at for one file. Costly views are computed on first use."""
+
+    doc: Document
+    kind: Kind
+    target: Target | None = None
+    weights: Weights | None = None
+    weights_error: str | None = None
+    effective_fn: Callable[[dict[str, Any]], Effective] | None = field(default=None, compare=False)
+    upstream: HubFile | None = None
+    integrity: Integrity | None = None
+    launch: Launch | None = None  # the engine command line (preflight)
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        data = self.doc.data
+        assert isinstance(data, dict)
+        return data
+
+    @cached_property
+    def effective(self) -> Effective:
+        assert self.effective_fn is not None
+        return self.effective_fn(self.raw)
+
+    @cached_property
+    def upstream_raw(self) -> dict[str, Any] | None:
+        assert self.upstream is not None
+        data = parse(self.upstream.data).data
+        return data if isinstance(data, dict) else None
+
+    @cached_property
+    def upstream_effective(self) -> Effective | None:
+        raw = self.upstream_raw
+        return None if raw is None or self.effective_fn is None else self.effective_fn(raw)
+
+    @property
+    def dflash(self) -> dict[str, Any]:
+        block = self.raw.get("dflash_config")
+        return block if isinstance(block, dict) else {}
+
+    def draft_value(self, name: str) -> Any:
+        """dflash_config first, then the top level: the order newer loaders read in."""
+        return self.dflash[name] if name in self.dflash else self.raw.get(name)
+
+    def taps(self) -> list[int] | None:
+        """target_layer_ids when they are a usable list of ints, else None."""
+        value = self.draft_value("target_layer_ids")
+        if isinstance(value, list) and value and all(is_int(v) for v in value):
+            return value
+        return None
+
+    def num_target_layers(self) -> int | None:
+        value = self.draft_value("num_target_layers")
+        return value if is_int(value) and value > 0 else None
+
+    def layer_types(self) -> list[str] | None:
+        value = self.raw.get("layer_types")
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return value
+        return None
+
+    def int_field(self, name: str) -> int | None:
+        value = self.raw.get(name)
+        return value if is_int(value) else None
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+Check = Callable[[Context], Iterable[Problem]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    severity: Severity
+    needs: tuple[Needs, ...]
+    check: Check = field(compare=False)
+    kinds: tuple[Kind, ...] = ("dflash", "dflash2")
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.check.__doc__ or "")
+
+    @property
+    def summary(self) -> str:
+        return " ".join(self.doc.split("\n\n", 1)[0].split())
+
+    def run(self, ctx: Context) -> Iterator[Problem]:
+        yield from self.check(ctx)
+
+
+def rule(
+    rule_id: str, name: str, severity: Severity, *needs: Needs, kinds: tuple[Kind, ...] = ("dflash", "dflash2")
+) -> Callable[[Check], Rule]:
+    def wrap(check: Check) -> Rule:
+        return Rule(rule_id, name, severity, needs or ("data",), check, kinds)
+
+    return wrap

@@ -1,0 +1,415 @@
+"""DFlash block rules: which target layers the drafter reads, its mask token, its block size.
+
+These values are trained facts. No rule here ever proposes a different value for them; fixes only
+copy an existing value to where another loader generation reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_cfg.jsondoc.document import pointer
+from dflash_cfg.lint.rules.base import Context, is_int, rule
+from dflash_cfg.model import Fix, PatchOp, Problem, Severity
+
+DFLASH_ARCHITECTURES = {"dflash": "DFlashDraftModel", "dflash2": "DFlash2DraftModel"}
+TAPS = "/dflash_config/target_layer_ids"
+
+
+def standard_taps(num_target_layers: int, num_taps: int) -> list[int]:
+    """The reference `build_target_layer_ids`, exactly: Python's round() is round-half-even."""
+    if num_taps == 1:
+        return [num_target_layers // 2]
+    start, end = 1, num_target_layers - 3
+    span = end - start
+    return [int(round(start + (i * span) / (num_taps - 1))) for i in range(num_taps)]
+
+
+def _where_taps(ctx: Context) -> str:
+    return TAPS if "target_layer_ids" in ctx.dflash else "/target_layer_ids"
+
+
+@rule("DF101", "dflash-config-missing", Severity.ERROR)
+def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
+    """The file has no ``dflash_config`` object.
+
+    The z-lab April reference crashes without it (``config.dflash_config.get``); newer loaders fall
+    back to top-level keys or to guesses. Every published drafter carries one.
+
+    Fail: ``{"architectures": ["DFlashDraftModel"], "target_layer_ids": [1, 9, 17, 25, 33], ...}``
+    Pass: ``{"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}, ...}``
+    """
+    if "dflash_config" not in ctx.raw:
+        yield Problem(
+            "/dflash_config",
+            "dflash_config is missing: the April z-lab reference crashes and "
+            "other loaders guess the taps and mask token",
+        )
+
+
+@rule("DF102", "target-layer-ids-missing", Severity.ERROR)
+def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
+    """``dflash_config.target_layer_ids`` is missing.
+
+    Old loaders then *guess* the taps with a formula that is wrong for most published drafters
+    (z-lab #156: 14 of 20); newer ones refuse to load. Only at the top level: a warning, with a safe fix
+    that copies the same list into ``dflash_config``, where every engine reads it.
+
+    Fail: ``"dflash_config": {"mask_token_id": 151669}``
+    Pass: ``"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}``
+    """
+    if not isinstance(ctx.raw.get("dflash_config"), dict) or "target_layer_ids" in ctx.dflash:
+        return
+    top = ctx.raw.get("target_layer_ids")
+    if top is None:
+        yield Problem(
+            TAPS,
+            "target_layer_ids missing: loaders that still have the fallback formula guess "
+            "the taps, newer ones refuse the file; take the trained list from the upstream repo",
+        )
+    else:
+        yield Problem(
+            TAPS,
+            "target_layer_ids only at the top level: vLLM's proposer and the April reference "
+            "read dflash_config.target_layer_ids",
+            Fix("copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
+            Severity.WARNING,
+        )
+
+
+@rule("DF103", "taps-invalid", Severity.ERROR)
+def taps_invalid(ctx: Context) -> Iterator[Problem]:
+    """``target_layer_ids`` is not a non-empty list of unique, increasing, non-negative integers.
+
+    Negative ids silently wrap in Python indexing; duplicates and disorder mean the fc weight columns
+    no longer line up with the layers they were trained on.
+
+    Fail: ``[1, 16, 16, 46, 61]``, ``[61, 1]``, ``[]``, ``[-1, 5]``
+    Pass: ``[1, 16, 31, 46, 61]``
+    """
+    value = ctx.draft_value("target_layer_ids")
+    if value is None:
+        return
+    where = _where_taps(ctx)
+    if not isinstance(value, list) or not value:
+        yield Problem(where, f"target_layer_ids must be a non-empty list of layer indices, got {value!r}")
+        return
+    for i, tap in enumerate(value):
+        if not is_int(tap) or tap < 0:
+            yield Problem(f"{where}/{i}", f"target_layer_ids[{i}] = {tap!r} is not a non-negative integer")
+    ints = [t for t in value if is_int(t)]
+    if len(set(ints)) != len(ints):
+        dups = sorted({t for t in ints if ints.count(t) > 1})
+        yield Problem(where, f"target_layer_ids repeats {dups}: each target layer can be read once")
+    elif ints != sorted(ints):
+        yield Problem(
+            where,
+            f"target_layer_ids {value} is not increasing: the fc input columns are laid out "
+            "in the trained order, and every published drafter lists taps in increasing order",
+        )
+
+
+@rule("DF104", "tap-out-of-range", Severity.ERROR)
+def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
+    """A tap is ≥ ``num_target_layers``: it names a target layer that does not exist.
+
+    SGLang refuses the file; vLLM fails with "target_layer_ids reference layers that do not exist".
+
+    Fail: ``"num_target_layers": 36``, ``"target_layer_ids": [1, 9, 17, 25, 36]``
+    Pass: ``"num_target_layers": 36``, ``"target_layer_ids": [1, 9, 17, 25, 33]``
+    """
+    taps, depth = ctx.taps(), ctx.num_target_layers()
+    if taps is None or depth is None:
+        return
+    for i, tap in enumerate(taps):
+        if tap >= depth:
+            yield Problem(
+                f"{_where_taps(ctx)}/{i}",
+                f"tap {tap} is past the last target layer (num_target_layers {depth}, valid 0..{depth - 1})",
+            )
+
+
+@rule("DF105", "tap-on-last-layer", Severity.WARNING)
+def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
+    """A tap reads the target's last layer (``num_target_layers - 1``).
+
+    Engines capture the state *entering* layer t+1; for the last layer that point does not exist
+    (SGLang #32204: IndexError on qwen3_5 before PR #32206) or is version dependent in vLLM. The
+    standard selection ends at N-3 and few drafters tap the last layer (MiMo-V2.5-Pro's does, on
+    purpose); in a Qwen drafter it is often the sign of a guessed or shifted list — compare with upstream.
+
+    Fail: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 17, 33, 49, 63]``
+    Pass: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 16, 31, 46, 61]``
+    """
+    taps, depth = ctx.taps(), ctx.num_target_layers()
+    if taps is None or depth is None:
+        return
+    for i, tap in enumerate(taps):
+        if tap == depth - 1:
+            yield Problem(
+                f"{_where_taps(ctx)}/{i}",
+                f"tap {tap} is the last of {depth} target layers: older "
+                "SGLang cannot capture it (IndexError) and vLLM's capture there is version dependent; "
+                "a guessed or shifted list often ends here",
+            )
+
+
+@rule("DF106", "taps-not-standard", Severity.INFO)
+def taps_not_standard(ctx: Context) -> Iterator[Problem]:
+    """The taps differ from the standard DFlash selection for (N target layers, K taps).
+
+    Information only: trained taps are facts (DFlash2 and MiMo drafters use other lists on purpose).
+    The standard list is shown as evidence when the file's taps are in doubt — compare with upstream.
+    The formula is the reference ``build_target_layer_ids``: ids evenly spaced from 1 to N-3 with
+    Python's round-half-even.
+
+    Fail (info): N=64, ``[1, 17, 33, 49, 63]`` (standard ``[1, 16, 31, 46, 61]``)
+    Pass: N=36, ``[1, 9, 17, 25, 33]``
+    """
+    taps, depth = ctx.taps(), ctx.num_target_layers()
+    if taps is None or depth is None or depth < 5:
+        return
+    standard = standard_taps(depth, len(taps))
+    if taps != standard:
+        yield Problem(
+            _where_taps(ctx),
+            f"taps {taps} differ from the standard selection for {depth} target "
+            f"layers and {len(taps)} taps, {standard}; fine if trained that way, check against upstream",
+        )
+
+
+@rule("DF107", "eagle-aux-mismatch", Severity.ERROR)
+def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
+    """``eagle_aux_hidden_state_layer_ids`` is present and is not ``target_layer_ids`` + 1.
+
+    vLLM reads ``eagle_aux_hidden_state_layer_ids`` *first* (EAGLE semantics: the residual entering
+    layer t+1), so a stale or unshifted copy silently overrides the DFlash taps.
+
+    Fail: taps ``[1, 9, 17, 25, 33]``, eagle ids ``[1, 9, 17, 25, 33]``
+    Pass: taps ``[1, 9, 17, 25, 33]``, eagle ids ``[2, 10, 18, 26, 34]`` (or absent)
+    """
+    eagle, taps = ctx.raw.get("eagle_aux_hidden_state_layer_ids"), ctx.taps()
+    if eagle is None or taps is None:
+        return
+    expected = [t + 1 for t in taps]
+    if eagle != expected:
+        yield Problem(
+            "/eagle_aux_hidden_state_layer_ids",
+            f"eagle_aux_hidden_state_layer_ids {eagle} should be "
+            f"target_layer_ids + 1 = {expected}: vLLM reads it before dflash_config",
+        )
+
+
+@rule("DF111", "mask-token-id-missing", Severity.ERROR)
+def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
+    """``dflash_config.mask_token_id`` is missing.
+
+    vLLM's proposer reads only ``dflash_config["mask_token_id"]``. Missing everywhere: an error (SGLang
+    would add a new, untrained ``<|MASK|>`` token). Only at the top level: a warning with a safe fix that
+    mirrors the same id into ``dflash_config``.
+
+    Fail: ``"mask_token_id": 151669`` at the top level only
+    Pass: ``"dflash_config": {"mask_token_id": 151669, ...}``
+    """
+    if "mask_token_id" in ctx.dflash or not isinstance(ctx.raw.get("dflash_config"), dict):
+        return
+    top = ctx.raw.get("mask_token_id")
+    where = "/dflash_config/mask_token_id"
+    if top is None:
+        yield Problem(
+            where,
+            "mask_token_id missing: the drafter fills its block with this token's embedding; "
+            "take the trained id from the upstream repo",
+        )
+    else:
+        yield Problem(
+            where,
+            f"mask_token_id {top} only at the top level: vLLM's proposer reads dflash_config.mask_token_id",
+            Fix("copy mask_token_id into dflash_config", (PatchOp("add", where, top),)),
+            Severity.WARNING,
+        )
+
+
+@rule("DF112", "mask-token-id-range", Severity.ERROR)
+def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
+    """``mask_token_id`` is outside ``[0, vocab_size)``, or top level and ``dflash_config`` disagree.
+
+    The id indexes the target embedding table; out of range crashes SGLang and reads garbage elsewhere.
+
+    Fail: ``"vocab_size": 151936``, ``"mask_token_id": 248070``
+    Pass: ``"vocab_size": 248320``, ``"mask_token_id": 248070``
+    """
+    vocab = ctx.int_field("vocab_size")
+    for where in ("/dflash_config/mask_token_id", "/mask_token_id"):
+        block = ctx.dflash if where.startswith("/dflash_config") else ctx.raw
+        value = block.get("mask_token_id")
+        if value is None:
+            continue
+        if not is_int(value) or value < 0:
+            yield Problem(where, f"mask_token_id {value!r} is not a non-negative integer")
+        elif vocab is not None and value >= vocab:
+            yield Problem(where, f"mask_token_id {value} is outside the vocabulary [0, {vocab})")
+    inner, top = ctx.dflash.get("mask_token_id"), ctx.raw.get("mask_token_id")
+    if inner is not None and top is not None and inner != top:
+        yield Problem(
+            "/mask_token_id",
+            f"top-level mask_token_id {top} disagrees with dflash_config.mask_token_id "
+            f"{inner}: engines read different ones",
+        )
+
+
+@rule("DF121", "block-size", Severity.ERROR)
+def block_size(ctx: Context) -> Iterator[Problem]:
+    """``block_size`` is missing, below 2, or the top level and ``dflash_config`` disagree.
+
+    The April reference and MLX read the top level, newer loaders ``dflash_config`` first. Missing:
+    a warning (loaders assume 16). Present in only one place: information, with a safe fix that mirrors
+    the same value to the other so both loader generations read it.
+
+    Fail: ``"block_size": 16`` and ``"dflash_config": {"block_size": 8}``
+    Pass: ``"block_size": 16`` (and optionally the same in dflash_config)
+    """
+    top, inner = ctx.raw.get("block_size"), ctx.dflash.get("block_size")
+    if top is None and inner is None:
+        yield Problem(
+            "/block_size",
+            "block_size missing: loaders assume 16, the April reference crashes; take "
+            "the trained value from the upstream repo",
+            severity=Severity.WARNING,
+        )
+        return
+    for where, value in (("/block_size", top), ("/dflash_config/block_size", inner)):
+        if value is not None and (not is_int(value) or value < 2):
+            yield Problem(where, f"block_size {value!r} must be an integer ≥ 2 (one anchor plus masks)")
+    if top is not None and inner is not None and top != inner:
+        yield Problem(
+            "/dflash_config/block_size",
+            f"block_size {top} at the top level but {inner} in "
+            "dflash_config: old and new loaders draft different block lengths",
+        )
+    elif is_int(top) and top >= 2 and inner is None and isinstance(ctx.raw.get("dflash_config"), dict):
+        yield Problem(
+            "/dflash_config/block_size",
+            "block_size only at the top level; newer loaders read dflash_config first (and default to 16)",
+            Fix("mirror block_size into dflash_config", (PatchOp("add", "/dflash_config/block_size", top),)),
+            Severity.INFO,
+        )
+    elif is_int(inner) and inner >= 2 and top is None:
+        yield Problem(
+            "/block_size",
+            "block_size only in dflash_config; the April reference and MLX read the top level",
+            Fix("mirror block_size to the top level", (PatchOp("add", "/block_size", inner),)),
+            Severity.INFO,
+        )
+
+
+@rule("DF122", "num-target-layers", Severity.ERROR)
+def num_target_layers(ctx: Context) -> Iterator[Problem]:
+    """``num_target_layers`` is missing (warning), too small to hold the taps, or the top level and
+    ``dflash_config`` disagree (errors).
+
+    The April reference and MLX require it; SGLang uses it as the upper bound for the taps and,
+    when absent, falls back to the *draft* depth, so any tap ≥ ``num_hidden_layers`` is refused.
+
+    Fail: ``"num_target_layers": 4`` with five taps; 32 at the top level and 36 in dflash_config
+    Pass: ``"num_target_layers": 36``
+    """
+    value = ctx.draft_value("num_target_layers")
+    where = "/dflash_config/num_target_layers" if "num_target_layers" in ctx.dflash else "/num_target_layers"
+    taps = ctx.taps()
+    if value is None:
+        depth = ctx.int_field("num_hidden_layers")
+        beyond = [t for t in taps or () if depth is not None and t >= depth]
+        extra = f"; SGLang would then reject taps {beyond} (≥ draft depth {depth})" if beyond else ""
+        yield Problem(
+            where,
+            f"num_target_layers missing: the April reference and MLX require it{extra}",
+            severity=Severity.WARNING,
+        )
+    elif not is_int(value) or value < 1:
+        yield Problem(where, f"num_target_layers {value!r} must be a positive integer")
+    elif taps is not None and value < len(taps):
+        yield Problem(where, f"num_target_layers {value} cannot hold {len(taps)} distinct taps")
+    top, inner = ctx.raw.get("num_target_layers"), ctx.dflash.get("num_target_layers")
+    if top is not None and inner is not None and top != inner:
+        yield Problem(
+            "/num_target_layers",
+            f"num_target_layers {top} at the top level but {inner} in dflash_config: "
+            "the April reference and MLX read the first, SGLang the second",
+        )
+
+
+@rule("DF131", "architecture", Severity.ERROR)
+def architecture(ctx: Context) -> Iterator[Problem]:
+    """``architectures`` is not exactly ``["DFlashDraftModel"]`` / ``["DFlash2DraftModel"]``, or
+    ``model_type`` is not ``"qwen3"``.
+
+    vLLM and SGLang pick the drafter class from ``architectures``; trainer-specific names (e.g.
+    ``Qwen3DFlashDraftModel``) are not registered. Engines load the config with ``AutoConfig``, which
+    needs ``model_type: qwen3`` to produce a ``Qwen3Config``.
+
+    Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``, ``"model_type": "dflash"``
+    Pass: ``"architectures": ["DFlashDraftModel"]``, ``"model_type": "qwen3"``
+    """
+    archs = ctx.raw.get("architectures")
+    expected = DFLASH_ARCHITECTURES.get(ctx.kind, "DFlashDraftModel")
+    if archs is None:
+        yield Problem("/architectures", f'architectures missing: engines need ["{expected}"] to pick the drafter class')
+    elif archs != [expected]:
+        yield Problem(
+            "/architectures", f'architectures {archs!r} should be ["{expected}"]: engines only register that name'
+        )
+    model_type = ctx.raw.get("model_type")
+    if model_type != "qwen3":
+        what = "missing" if model_type is None else repr(model_type)
+        yield Problem(
+            "/model_type", f'model_type {what}: engines load the drafter config through AutoConfig, which needs "qwen3"'
+        )
+
+
+DFLASH2_PAIRS = (("conv_kernel_size", "conv_group_size"), ("selector_rank", "selector_top_k"))
+
+
+@rule("DF141", "dflash2-keys", Severity.ERROR)
+def dflash2_keys(ctx: Context) -> Iterator[Problem]:
+    """A DFlash2 drafter lacks one of ``conv_kernel_size``, ``conv_group_size``, ``selector_rank``,
+    ``selector_top_k``, or ``hidden_size`` is not a multiple of ``conv_group_size``.
+
+    The reference ``DFlash2DraftModel`` requires all four; SGLang requires each pair set together.
+    Wrong types and non-positive values are reported by the DFlash2 schema (DF010).
+
+    Fail: ``"dflash_config": {"conv_kernel_size": 4, ...}`` without ``conv_group_size``
+    Pass: all four present and positive, ``hidden_size % conv_group_size == 0``
+    """
+    if ctx.kind != "dflash2":
+        return
+    # Presence only: types and the "0 switches it off" range are the DFlash2 schema's (DF010).
+    for pair in DFLASH2_PAIRS:
+        for key in pair:
+            if ctx.dflash.get(key) is None:
+                yield Problem(
+                    pointer("dflash_config", key),
+                    f"DFlash2 needs dflash_config.{key} (missing; {' and '.join(pair)} are set together)",
+                )
+    group, hidden = ctx.dflash.get("conv_group_size"), ctx.int_field("hidden_size")
+    if is_int(group) and group > 0 and hidden is not None and hidden % group:
+        yield Problem(
+            "/dflash_config/conv_group_size", f"hidden_size {hidden} is not a multiple of conv_group_size {group}"
+        )
+
+
+RULES = (
+    dflash_config_missing,
+    target_layer_ids_missing,
+    taps_invalid,
+    tap_out_of_range,
+    tap_on_last_layer,
+    taps_not_standard,
+    eagle_aux_mismatch,
+    mask_token_id_missing,
+    mask_token_id_range,
+    block_size,
+    num_target_layers,
+    architecture,
+    dflash2_keys,
+)

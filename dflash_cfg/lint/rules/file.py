@@ -1,0 +1,94 @@
+"""File rules: what the bytes say before any DFlash meaning is read into them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_cfg.lint import schema
+from dflash_cfg.lint.rules.base import Context, rule
+from dflash_cfg.model import Problem, Severity
+
+
+def _issues(ctx: Context, rule_id: str) -> Iterator[Problem]:
+    return (issue.problem for issue in ctx.doc.issues if issue.rule == rule_id)
+
+
+@rule("DF001", "invalid-json", Severity.ERROR, "bytes")
+def invalid_json(ctx: Context) -> Iterator[Problem]:
+    """The file is not JSON: a syntax error, an empty file, or a truncated one.
+
+    Engines fail to start, or (worse) a download script that wrote half a file leaves the previous
+    model's config in use elsewhere. Reported with the decoder's line and column.
+
+    Fail: ``{"architectures": ["DFlashDraftModel"],`` (cut off)
+    Pass: any complete JSON object.
+    """
+    return _issues(ctx, "DF001")
+
+
+@rule("DF002", "duplicate-key", Severity.ERROR, "bytes")
+def duplicate_key(ctx: Context) -> Iterator[Problem]:
+    """An object has the same key twice.
+
+    ``json.load`` and transformers silently keep the last value, so the value a reviewer reads at the
+    top of the file may not be the one the engine uses.
+
+    Fail: ``{"sliding_window": 2048, ..., "sliding_window": null}``
+    Pass: every key once per object.
+    """
+    return _issues(ctx, "DF002")
+
+
+@rule("DF003", "encoding", Severity.ERROR, "bytes")
+def encoding(ctx: Context) -> Iterator[Problem]:
+    """The file is not plain UTF-8: a byte-order mark, UTF-16/32, or invalid UTF-8 bytes.
+
+    transformers reads config.json as UTF-8 with ``json.loads``, which rejects a BOM. The safe fix
+    strips a UTF-8 BOM; other encodings need re-saving by hand.
+
+    Fail: ``EF BB BF {"architectures": ...}``
+    Pass: UTF-8 without a BOM.
+    """
+    return _issues(ctx, "DF003")
+
+
+@rule("DF004", "non-finite-number", Severity.ERROR, "bytes")
+def non_finite(ctx: Context) -> Iterator[Problem]:
+    """A number is NaN, Infinity or overflows to infinity (``1e400``).
+
+    Python's json accepts these; they are not JSON, other tools reject the file, and no config value
+    is meaningful as NaN.
+
+    Fail: ``"rms_norm_eps": NaN``
+    Pass: ``"rms_norm_eps": 1e-06``
+    """
+    return _issues(ctx, "DF004")
+
+
+@rule("DF005", "not-an-object", Severity.ERROR, "bytes")
+def not_an_object(ctx: Context) -> Iterator[Problem]:
+    """The top level of config.json is not a JSON object.
+
+    Fail: ``[{"architectures": ["DFlashDraftModel"]}]``
+    Pass: ``{"architectures": ["DFlashDraftModel"], ...}``
+    """
+    return _issues(ctx, "DF005")
+
+
+@rule("DF010", "schema", Severity.ERROR)
+def schema_violation(ctx: Context) -> Iterator[Problem]:
+    """A field has the wrong type or range for a DFlash drafter config (JSON Schema in ``schemas/``).
+
+    Also reports a missing shape field (hidden_size, num_hidden_layers, heads, head_dim,
+    intermediate_size, vocab_size) that ``Qwen3Config`` would otherwise fill with a silent default
+    (e.g. ``hidden_size`` 4096, ``num_key_value_heads`` 32). Validated with jsonschema, Draft 2020-12;
+    the v1 schema for ``DFlashDraftModel``, the DFlash2 schema for ``DFlash2DraftModel``.
+
+    Fail: ``"sliding_window": "2048"`` (a string)
+    Pass: ``"sliding_window": 2048``
+    """
+    for ptr, message in schema.validate(ctx.raw, ctx.kind):
+        yield Problem(ptr, message)
+
+
+RULES = (invalid_json, duplicate_key, encoding, non_finite, not_an_object, schema_violation)

@@ -1,0 +1,83 @@
+"""Integrity rules: is this still the file dflash-cfg wrote, or the one the user expects?
+
+In the incident a rewrite "from the Hub" never landed; these rules make a stale or replaced file
+visible wherever `check` runs (the serving host, CI, a pre-commit hook).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_cfg.lint.rules.base import Context, Integrity, rule
+from dflash_cfg.model import Problem, Severity
+
+
+def _integrity(ctx: Context) -> Integrity:
+    assert ctx.integrity is not None
+    return ctx.integrity
+
+
+@rule("DF701", "lock-mismatch", Severity.ERROR, "integrity")
+def lock_mismatch(ctx: Context) -> Iterator[Problem]:
+    """The file differs from the one dflash-cfg last wrote here (recorded in ``.dflash-cfg.lock``).
+
+    Something replaced it after ``dflash-cfg fix``: an old copy synced over it, a download script run
+    again, an edit on the wrong host. ``dflash-cfg verify`` gives the details; ``fix`` writes it again.
+    A lock file that cannot be read is reported here too.
+
+    Fail: ``fix --from-hub`` wrote sha256 ``ab12…``; the file now hashes to ``9f3c…``
+    Pass: the file's sha256 equals the recorded one (or there is no lock file)
+    """
+    integrity = _integrity(ctx)
+    if integrity.lock_error is not None:
+        yield Problem("", f".dflash-cfg.lock cannot be used: {integrity.lock_error}")
+        return
+    entry = integrity.lock
+    if entry is None or entry.sha256 == integrity.sha256:
+        return
+    source = f" from {entry.source.repo}@{entry.source.commit[:12]}" if entry.source else ""
+    yield Problem(
+        "",
+        f"this is not the file dflash-cfg wrote at {entry.written_at}{source}: sha256 "
+        f"{integrity.sha256[:12]}, recorded {entry.sha256[:12]} (.dflash-cfg.lock); something replaced it",
+    )
+
+
+@rule("DF702", "sha256-mismatch", Severity.ERROR, "integrity")
+def sha256_mismatch(ctx: Context) -> Iterator[Problem]:
+    """The file's sha256 is not the one given with ``--expect-sha256``.
+
+    Use it on each serving host with the sha256 that ``fix`` printed on the host that repaired the
+    file, before launching the engine.
+
+    Fail: ``--expect-sha256 ab12…`` and the file hashes to ``9f3c…``
+    Pass: the same sha256
+    """
+    integrity = _integrity(ctx)
+    expected = integrity.expect_sha256
+    if expected is not None and expected.lower() != integrity.sha256:
+        yield Problem("", f"sha256 is {integrity.sha256}, expected {expected.lower()} (--expect-sha256)")
+
+
+@rule("DF703", "cache-blob-link", Severity.WARNING, "integrity")
+def cache_blob_link(ctx: Context) -> Iterator[Problem]:
+    """config.json is a symlink into a Hugging Face cache ``blobs/`` file (outside the cache's own
+    snapshot directories).
+
+    The file the engine reads is then whatever that blob holds, shared by every snapshot that links
+    to it, and an edit "in place" writes into the cache. ``dflash-cfg fix`` never writes through such
+    a link: it replaces the link with a regular file.
+
+    Fail: ``/models/drafter/config.json -> ~/.cache/huggingface/hub/models--o--n/blobs/5f3a…``
+    Pass: a regular file, or a snapshot inside the cache itself
+    """
+    integrity = _integrity(ctx)
+    if integrity.link_target is not None and integrity.link_into_blobs and not integrity.in_snapshot:
+        yield Problem(
+            "",
+            f"config.json is a symlink into a Hugging Face cache blob ({integrity.link_target}): "
+            "edits go into the cache, and the engine reads whatever the blob holds",
+        )
+
+
+RULES = (lock_mismatch, sha256_mismatch, cache_blob_link)

@@ -1,0 +1,162 @@
+"""Rules that need the target model (``--target``): the drafter reuses its embeddings, lm_head and
+hidden states, so sizes, depth and the mask token must match it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Literal
+
+from dflash_cfg.lint.rules.base import Context, is_int, rule
+from dflash_cfg.model import Fix, PatchOp, Problem, Severity
+from dflash_cfg.sources.target import Target
+
+
+def _target(ctx: Context) -> Target:
+    assert ctx.target is not None
+    return ctx.target
+
+
+@rule("DF401", "target-hidden-size", Severity.ERROR, "data", "target")
+def target_hidden_size(ctx: Context) -> Iterator[Problem]:
+    """The drafter's ``hidden_size`` (or ``target_hidden_size``) differs from the target's.
+
+    The drafter embeds tokens with the target's ``embed_tokens`` and projects through its
+    ``lm_head``, and ``fc`` takes K × target-hidden inputs: a mismatch fails at load or fusion time.
+
+    Fail: drafter ``"hidden_size": 4096`` for Qwen3-4B (2560)
+    Pass: ``"hidden_size": 2560`` for Qwen3-4B
+    """
+    target = _target(ctx)
+    want = target.hidden_size
+    if want is None:
+        return
+    declared = ctx.raw.get("target_hidden_size")
+    if is_int(declared):
+        if declared != want:
+            yield Problem(
+                "/target_hidden_size", f"target_hidden_size {declared} but the target's hidden_size is {want}"
+            )
+        return
+    hidden = ctx.int_field("hidden_size")
+    if hidden is not None and hidden != want:
+        yield Problem("/hidden_size", f"hidden_size {hidden} but the target ({target.path}) has {want}")
+
+
+@rule("DF402", "target-vocab-size", Severity.ERROR, "data", "target")
+def target_vocab_size(ctx: Context) -> Iterator[Problem]:
+    """The drafter's ``vocab_size`` differs from the target's.
+
+    Logits come from the target's lm_head; without a ``draft_vocab_size``/d2t mapping vLLM assumes the
+    two vocabularies are one.
+
+    Fail: ``"vocab_size": 151936`` for Qwen3.6-27B (248320)
+    Pass: ``"vocab_size": 248320`` for Qwen3.6-27B
+    """
+    want, vocab = _target(ctx).vocab_size, ctx.int_field("vocab_size")
+    if want is not None and vocab is not None and vocab != want and "draft_vocab_size" not in ctx.raw:
+        yield Problem("/vocab_size", f"vocab_size {vocab} but the target's vocab_size is {want}")
+
+
+@rule("DF403", "target-depth", Severity.ERROR, "data", "target")
+def target_depth(ctx: Context) -> Iterator[Problem]:
+    """``num_target_layers`` differs from the target's number of decoder layers (``text_config`` for
+    composite models such as Qwen3.6-27B's ``qwen3_5``).
+
+    SGLang bounds the taps with it; the April reference and MLX size their capture with it. Safe fix:
+    take the target's depth (a fact of the target, not a trained value of the drafter).
+
+    Fail: ``"num_target_layers": 36`` for Qwen3.6-27B (64)
+    Pass: ``"num_target_layers": 64`` for Qwen3.6-27B
+    """
+    depth = _target(ctx).num_hidden_layers
+    if depth is None:
+        return
+    # Both copies are checked: old loaders read the top level, SGLang dflash_config first.
+    places = [
+        p
+        for p, block in (("/num_target_layers", ctx.raw), ("/dflash_config/num_target_layers", ctx.dflash))
+        if "num_target_layers" in block
+    ]
+    for where in places or ["/num_target_layers"]:
+        block = ctx.dflash if where.startswith("/dflash_config") else ctx.raw
+        value = block.get("num_target_layers")
+        if value != depth:
+            op: Literal["add", "replace"] = "replace" if value is not None else "add"
+            yield Problem(
+                where,
+                f"num_target_layers is {value!r} but the target has {depth} layers",
+                Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)),
+            )
+
+
+@rule("DF404", "mask-token", Severity.ERROR, "data", "target")
+def mask_token(ctx: Context) -> Iterator[Problem]:
+    """The mask token id is not a usable mask for the target tokenizer.
+
+    Errors: the id is the target's eos/bos/pad or another control id from its configs (image,
+    video, ...); it is outside the target vocabulary; the tokenizer declares a ``mask_token`` with a
+    different id (SGLang refuses); the id is an ordinary text token of the tokenizer's base vocabulary.
+    Warning: the id is an added token that is not special (text like ``<think>`` the model emits).
+    Passes: a special added token, or an id past the tokenizer's tokens (an embedding row of its own,
+    which is what ``add_special_tokens({"mask_token": "<|MASK|>"})`` yields, e.g. 151669 for Qwen3).
+
+    Fail: ``"mask_token_id": 151645`` for Qwen3 (``<|im_end|>``, the eos token)
+    Pass: ``"mask_token_id": 151669`` for Qwen3
+    """
+    target = _target(ctx)
+    inner = "mask_token_id" in ctx.dflash
+    mask = ctx.dflash.get("mask_token_id") if inner else ctx.raw.get("mask_token_id")
+    if not is_int(mask) or mask < 0:
+        return
+    where = "/dflash_config/mask_token_id" if inner else "/mask_token_id"
+    names = target.named_special(mask)
+    token = target.token(mask)
+    shown = f"{mask} ({token.content!r})" if token else str(mask)
+    if names:
+        yield Problem(
+            where,
+            f"mask_token_id {shown} is the target's {', '.join(names)}: the drafter would fill its "
+            "block with a control token",
+        )
+    if target.vocab_size is not None and mask >= target.vocab_size:
+        yield Problem(where, f"mask_token_id {mask} is outside the target vocabulary [0, {target.vocab_size})")
+    if target.mask_token is not None and target.mask_token[1] is not None and target.mask_token[1] != mask:
+        content, tid = target.mask_token
+        yield Problem(
+            where,
+            f"the target tokenizer's mask_token {content!r} is id {tid}, not {mask} (SGLang refuses the mismatch)",
+        )
+    if token is None and not names:
+        first_added = min((t.id for t in target.added_tokens), default=None)
+        base = target.base_vocab_size if target.base_vocab_size is not None else first_added
+        if base is not None and mask < base:
+            yield Problem(
+                where,
+                f"mask_token_id {mask} is an ordinary token of the target tokenizer's base "
+                f"vocabulary (ids below {base}): text uses it, so it cannot mark 'predict here'",
+            )
+    elif token is not None and not token.special and not names:
+        yield Problem(
+            where,
+            f"mask_token_id {shown} is an added token that is not special: the model emits it as text",
+            severity=Severity.WARNING,
+        )
+
+
+@rule("DF405", "taps-past-target", Severity.ERROR, "data", "target")
+def taps_past_target(ctx: Context) -> Iterator[Problem]:
+    """A tap is ≥ the target's real depth, whatever ``num_target_layers`` in the file says.
+
+    Fail: tap 63 for a 48-layer target
+    Pass: every tap below the target's ``num_hidden_layers``
+    """
+    depth, taps = _target(ctx).num_hidden_layers, ctx.taps()
+    if depth is None or taps is None:
+        return
+    where = "/dflash_config/target_layer_ids" if "target_layer_ids" in ctx.dflash else "/target_layer_ids"
+    for i, tap in enumerate(taps):
+        if tap >= depth:
+            yield Problem(f"{where}/{i}", f"tap {tap} does not exist in the target ({depth} layers, 0..{depth - 1})")
+
+
+RULES = (target_hidden_size, target_vocab_size, target_depth, mask_token, taps_past_target)

@@ -1,0 +1,157 @@
+"""Rules on the file as transformers' `Qwen3Config` delivers it to the engine.
+
+The values come from running the installed transformers (see effective.py); these rules only
+compare its answer with the raw file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from dflash_cfg.lint.rules.attention import SLIDING, strip
+from dflash_cfg.lint.rules.base import Context, rule
+from dflash_cfg.model import Fix, PatchOp, Problem, Severity
+
+
+def _raw_theta(raw: dict[str, Any]) -> tuple[Any, Any]:
+    params = raw.get("rope_parameters")
+    nested = params.get("rope_theta") if isinstance(params, dict) else None
+    return raw.get("rope_theta"), nested
+
+
+@rule("DF301", "qwen3config-rejects", Severity.ERROR, "data", "effective")
+def qwen3config_rejects(ctx: Context) -> Iterator[Problem]:
+    """The installed transformers' ``Qwen3Config`` refuses the file.
+
+    Every engine loads the drafter config through it, so the engine will not start. The message is
+    transformers' own, with its version: 4.57+ and v5 refuse a ``layer_types`` length mismatch that
+    4.53–4.56 accept, and v5 type-checks fields (``null`` or ``"2048"`` where an int belongs).
+
+    Fail: ``"head_dim": null`` (transformers v5)
+    Pass: ``"head_dim": 128``
+    """
+    eff = ctx.effective
+    if eff.error is not None:
+        yield Problem("", f"Qwen3Config (transformers {eff.transformers_version}) rejects the file: {eff.error}")
+
+
+# Fields where a silent raw -> effective change alters what the drafter computes, except the ones
+# that have their own rule (sliding_window with sliding layers: DF204; absent layer_types: DF206;
+# RoPE theta: DF304).
+_COMPARED = ("layer_types", "sliding_window", "num_key_value_heads", "head_dim", "dtype")
+
+
+@rule("DF302", "effective-differs", Severity.WARNING, "data", "effective")
+def effective_differs(ctx: Context) -> Iterator[Problem]:
+    """A DFlash-relevant value is not what the raw file says once ``Qwen3Config`` has loaded it.
+
+    Covers ``layer_types`` (e.g. v5 renames legacy names), ``sliding_window`` dropped where no layer
+    slides (information: harmless unless the window was meant to be used), ``num_key_value_heads``
+    (``null`` becomes the number of attention heads), ``head_dim`` and ``dtype`` (``dtype`` wins over
+    ``torch_dtype``). Sliding layers losing their window are DF204; RoPE θ is DF304.
+
+    Fail: ``"num_key_value_heads": null`` with 32 heads (engines use 32 KV heads)
+    Pass: ``"num_key_value_heads": 8``
+    """
+    eff, raw = ctx.effective, ctx.raw
+    if eff.values is None:
+        return
+    sliding = SLIDING in (ctx.layer_types() or ())
+    for name in _COMPARED:
+        if name == "dtype":
+            before = raw.get("dtype", raw.get("torch_dtype"))
+        elif name not in raw:
+            continue
+        else:
+            before = raw[name]
+        after = eff.values.get(name)
+        if (before is None and name != "num_key_value_heads") or before == after:
+            continue
+        if name == "sliding_window":
+            if sliding:
+                continue  # DF204 explains it
+            yield Problem(
+                "/sliding_window",
+                f"sliding_window {before!r} becomes {after!r} through Qwen3Config "
+                f"(transformers {eff.transformers_version}, use_sliding_window "
+                f"{raw.get('use_sliding_window', 'absent')}); no layer slides, so only engines reading "
+                "the raw file see a window",
+                severity=Severity.INFO,
+            )
+            continue
+        shown = (
+            strip(before) if name == "layer_types" and isinstance(before, list) else repr(before),
+            strip(after) if name == "layer_types" and isinstance(after, list) else repr(after),
+        )
+        where = "/torch_dtype" if name == "dtype" and "dtype" not in raw else f"/{name}"
+        yield Problem(
+            where,
+            f"{name} {shown[0]} in the file becomes {shown[1]} through Qwen3Config "
+            f"(transformers {eff.transformers_version}); engines see the latter",
+        )
+
+
+@rule("DF303", "transformers-warning", Severity.WARNING, "data", "effective")
+def transformers_warning(ctx: Context) -> Iterator[Problem]:
+    """transformers logged a warning while loading the file.
+
+    For example v5's "mask_token_id must be None or an integer within the vocabulary" for a
+    top-level id, or a RoPE scaling factor that disagrees with the context lengths.
+
+    Fail: top-level ``"mask_token_id": 248070`` with ``"vocab_size": 151936``
+    Pass: a file transformers loads silently
+    """
+    for message in ctx.effective.warnings:
+        yield Problem("", f"transformers {ctx.effective.transformers_version}: {message}")
+
+
+@rule("DF304", "rope-theta", Severity.WARNING, "data", "effective")
+def rope_theta(ctx: Context) -> Iterator[Problem]:
+    """RoPE θ is missing, ambiguous, or not what transformers reads.
+
+    Qwen3.5/3.6 drafters use 1e7; a wrong θ silently rotates the drafter's queries and context keys.
+    Errors: flat ``rope_theta`` and ``rope_parameters.rope_theta`` disagree; the installed
+    transformers reads a different θ than the file states (4.x ignores ``rope_parameters`` and uses
+    10000; any version lets a ``rope_scaling`` dict replace ``rope_parameters``). Warning: no θ at all
+    (transformers uses 10000, vLLM 1e6). Information: θ only in ``rope_parameters`` while the installed
+    transformers reads it — 4.x, MLX and Swift ports would not; the safe fix mirrors it to a flat
+    ``rope_theta``.
+
+    Fail: ``"rope_theta": 1000000`` and ``"rope_parameters": {"rope_theta": 10000000}``
+    Pass: ``"rope_theta": 10000000`` (and optionally the same in ``rope_parameters``)
+    """
+    raw, eff = ctx.raw, ctx.effective
+    flat, nested = _raw_theta(raw)
+    if flat is not None and nested is not None and flat != nested:
+        yield Problem(
+            "/rope_parameters/rope_theta",
+            f"rope_theta {flat} disagrees with rope_parameters.rope_theta "
+            f"{nested}: transformers 4.x reads the first, v5 and vLLM the second",
+            severity=Severity.ERROR,
+        )
+        return
+    stated = flat if flat is not None else nested
+    if stated is None:
+        yield Problem(
+            "/rope_theta", "no RoPE theta: transformers uses 10000 and vLLM 1e6; take the trained value from upstream"
+        )
+        return
+    seen = eff.values.get("rope_theta") if eff.values else None
+    if seen is not None and seen != stated:
+        yield Problem(
+            "/rope_theta" if flat is not None else "/rope_parameters/rope_theta",
+            f"the file says RoPE theta {stated} but Qwen3Config (transformers {eff.transformers_version}) reads {seen}",
+            severity=Severity.ERROR,
+        )
+    elif flat is None:
+        yield Problem(
+            "/rope_theta",
+            f"RoPE theta {nested} only in rope_parameters: transformers 4.x, MLX and Swift "
+            "ports read flat rope_theta and fall back to 10000",
+            Fix("mirror rope_parameters.rope_theta to a flat rope_theta", (PatchOp("add", "/rope_theta", nested),)),
+            Severity.INFO,
+        )
+
+
+RULES = (qwen3config_rejects, effective_differs, transformers_warning, rope_theta)

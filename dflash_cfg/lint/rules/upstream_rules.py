@@ -1,0 +1,140 @@
+"""Rules that compare the file with its upstream copy on the Hugging Face Hub (``--from-hub``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_cfg.jsondoc.document import git_blob_sha1
+from dflash_cfg.lint.compare import MISSING, NOT_READ, Row, compare, fields
+from dflash_cfg.lint.rules.attention import strip
+from dflash_cfg.lint.rules.base import Context, rule
+from dflash_cfg.model import Problem, Severity
+
+
+def rows(ctx: Context) -> tuple[Row, ...]:
+    upstream = ctx.upstream_raw
+    if upstream is None:
+        return ()
+    mine = ctx.effective.values if ctx.effective_fn is not None else None
+    theirs = ctx.upstream_effective.values if ctx.upstream_effective is not None else None
+    return compare(ctx.raw, upstream, mine, theirs)
+
+
+def show(value: object) -> str:
+    if value is MISSING:
+        return "(absent)"
+    if value is NOT_READ:
+        return ""
+    if isinstance(value, list) and value and all(v in ("sliding_attention", "full_attention") for v in value):
+        return strip(value)
+    return (
+        repr(value)
+        if isinstance(value, str)
+        else str(value).replace("True", "true").replace("False", "false").replace("None", "null")
+    )
+
+
+# Fields that loader generations read from different places; the safe fixes copy a value between them.
+MIRRORS = {
+    "/block_size": "/dflash_config/block_size",
+    "/dflash_config/block_size": "/block_size",
+    "/mask_token_id": "/dflash_config/mask_token_id",
+    "/dflash_config/mask_token_id": "/mask_token_id",
+    "/target_layer_ids": "/dflash_config/target_layer_ids",
+    "/dflash_config/target_layer_ids": "/target_layer_ids",
+    "/rope_theta": "/rope_parameters/rope_theta",
+    "/rope_parameters/rope_theta": "/rope_theta",
+}
+
+
+def _mirrors_upstream(ctx: Context, row: Row) -> bool:
+    """A field upstream lacks, holding exactly the value upstream has at its twin: a portability copy
+    (what `fix` adds), not a difference in what the drafter computes."""
+    twin = MIRRORS.get(row.pointer)
+    if twin is None or row.upstream is not MISSING or row.local is MISSING or ctx.upstream_raw is None:
+        return False
+    theirs = fields(ctx.upstream_raw)
+    return twin in theirs and theirs[twin] == row.local and fields(ctx.raw).get(twin) == row.local
+
+
+def _where(ctx: Context) -> str:
+    assert ctx.upstream is not None
+    return f"{ctx.upstream.repo}@{ctx.upstream.commit[:12]}"
+
+
+@rule("DF601", "upstream-critical-differs", Severity.ERROR, "data", "upstream")
+def critical_differs(ctx: Context) -> Iterator[Problem]:
+    """A DFlash-critical field differs from the upstream repo's config.json.
+
+    Critical: ``dflash_config.mask_token_id``, ``dflash_config.target_layer_ids``, ``layer_types``,
+    ``sliding_window``, ``use_sliding_window``, ``block_size``, ``num_target_layers``,
+    ``num_hidden_layers``, ``hidden_size``, ``vocab_size``, RoPE θ/scaling, ``is_causal``,
+    ``architectures``. Compared raw and through ``Qwen3Config``, so a difference that only appears once
+    transformers has loaded the file (a dropped window, a derived layout) is reported too. The fix is
+    ``dflash-cfg fix --from-hub``, which writes the upstream bytes.
+
+    A field upstream lacks that only mirrors upstream's value from its twin place (``block_size`` in
+    ``dflash_config`` when upstream has it at the top level, a flat ``rope_theta``) is DF602 information.
+
+    Fail: local ``"mask_token_id": 248064``, upstream 248070
+    Pass: the same values as upstream
+    """
+    if ctx.upstream_raw is None:
+        yield Problem("", f"upstream config.json at {_where(ctx)} is not a JSON object; cannot compare")
+        return
+    for row in rows(ctx):
+        if not row.critical or _mirrors_upstream(ctx, row):
+            continue
+        if row.differs:
+            yield Problem(
+                row.pointer,
+                f"{row.pointer[1:]} is {show(row.local)} here but {show(row.upstream)} upstream ({_where(ctx)})",
+            )
+        elif row.differs_effective:
+            yield Problem(
+                row.pointer,
+                f"{row.pointer[1:]}: same in both files, but through Qwen3Config this file "
+                f"gives {show(row.local_effective)} and upstream {show(row.upstream_effective)} "
+                f"({_where(ctx)})",
+            )
+
+
+@rule("DF602", "upstream-differs", Severity.INFO, "data", "upstream")
+def other_differs(ctx: Context) -> Iterator[Problem]:
+    """A field that is not DFlash-critical differs from upstream (information: local edits are allowed).
+
+    Fail (info): local ``"max_position_embeddings": 40960``, upstream 262144
+    Pass: the same value as upstream
+    """
+    if ctx.upstream_raw is None:
+        return
+    for row in rows(ctx):
+        if _mirrors_upstream(ctx, row):
+            yield Problem(
+                row.pointer,
+                f"{row.pointer[1:]} {show(row.local)} is not in upstream's file, but mirrors "
+                f"upstream's {MIRRORS[row.pointer][1:]} (same value, read by another loader generation)",
+            )
+        elif not row.critical and row.differs:
+            yield Problem(row.pointer, f"{row.pointer[1:]} is {show(row.local)} here, {show(row.upstream)} upstream")
+
+
+@rule("DF603", "upstream-identical", Severity.INFO, "data", "upstream")
+def identical(ctx: Context) -> Iterator[Problem]:
+    """The file is byte-identical to upstream (its git blob sha1 equals the Hub's blob id).
+
+    Information: says which commit it was compared with, so the report can be checked later.
+
+    Fail (info): a file with the same bytes as upstream's config.json
+    Pass (no finding): a file that differs from upstream
+    """
+    assert ctx.upstream is not None
+    if git_blob_sha1(ctx.doc.raw) == ctx.upstream.blob_id:
+        yield Problem(
+            "",
+            f"identical to upstream at {ctx.upstream.repo}@{ctx.upstream.commit} "
+            f"(git blob {ctx.upstream.blob_id[:12]})",
+        )
+
+
+RULES = (critical_differs, other_differs, identical)

@@ -1,0 +1,139 @@
+"""Rules that compare the config with the checkpoint's safetensors headers in the drafter dir.
+
+Only the headers are read (weights.py), so these cost milliseconds even next to multi-GB shards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_cfg.lint.rules.base import Context, is_int, rule
+from dflash_cfg.model import Problem, Severity
+from dflash_cfg.sources.weights import Weights
+
+
+def _weights(ctx: Context) -> Weights:
+    assert ctx.weights is not None
+    return ctx.weights
+
+
+@rule("DF500", "weights-unreadable", Severity.ERROR, "data", "weights")
+def weights_unreadable(ctx: Context) -> Iterator[Problem]:
+    """A safetensors file (or its index) beside config.json cannot be read: a corrupt or truncated
+    header, a shard the index names but the dir lacks, a permission problem.
+
+    The engine would fail to load the checkpoint.
+
+    Fail: ``model.safetensors`` of 3 bytes
+    Pass: readable headers
+    """
+    if ctx.weights_error is not None:
+        yield Problem("", f"checkpoint: {ctx.weights_error}")
+
+
+@rule("DF501", "fc-width", Severity.ERROR, "data", "weights")
+def fc_width(ctx: Context) -> Iterator[Problem]:
+    """``fc.weight`` does not have K × hidden input features (K = number of taps, hidden =
+    ``target_hidden_size`` or ``hidden_size``), or its output width is not ``hidden_size``.
+
+    The fusion layer was trained on exactly that many concatenated target states; a tap list of the
+    wrong length fails at load time in vLLM/SGLang ("surfaces as a weight shape mismatch", z-lab #157).
+
+    Fail: 5 taps, hidden 2560, ``fc.weight`` [2560, 20480] (8 taps' worth)
+    Pass: 5 taps, hidden 2560, ``fc.weight`` [2560, 12800]
+    """
+    fc = _weights(ctx).get("fc.weight")
+    taps, hidden = ctx.taps(), ctx.int_field("hidden_size")
+    if fc is None or taps is None or hidden is None or len(fc.shape) != 2:
+        return
+    width = ctx.int_field("target_hidden_size") or hidden
+    expected = len(taps) * width
+    if fc.shape[1] != expected:
+        taps_in_weights = f" ({fc.shape[1] // width} taps' worth)" if fc.shape[1] % width == 0 else ""
+        where = "/dflash_config/target_layer_ids" if "target_layer_ids" in ctx.dflash else "/target_layer_ids"
+        yield Problem(
+            where,
+            f"{fc.name} in {fc.file} has {fc.shape[1]} input features{taps_in_weights}, but "
+            f"{len(taps)} taps × {width} = {expected}",
+        )
+    if fc.shape[0] != hidden:
+        yield Problem("/hidden_size", f"{fc.name} has {fc.shape[0]} output features, hidden_size is {hidden}")
+
+
+@rule("DF502", "layer-count", Severity.ERROR, "data", "weights")
+def layer_count(ctx: Context) -> Iterator[Problem]:
+    """The checkpoint's number of ``layers.N`` differs from ``num_hidden_layers``.
+
+    Fail: ``num_hidden_layers`` 5, tensors for ``layers.0``..``layers.5``
+    Pass: ``layers.0``..``layers.4`` for 5 layers
+    """
+    indices, depth = _weights(ctx).layer_indices(), ctx.int_field("num_hidden_layers")
+    if not indices or depth is None:
+        return
+    if len(indices) != depth or indices != tuple(range(len(indices))):
+        yield Problem(
+            "/num_hidden_layers", f"num_hidden_layers is {depth} but the checkpoint has layers {_ranges(indices)}"
+        )
+
+
+def _ranges(indices: tuple[int, ...]) -> str:
+    contiguous = indices == tuple(range(indices[0], indices[-1] + 1))
+    return f"{indices[0]}..{indices[-1]}" if contiguous else ", ".join(map(str, indices))
+
+
+@rule("DF503", "layer-shapes", Severity.ERROR, "data", "weights")
+def layer_shapes(ctx: Context) -> Iterator[Problem]:
+    """Attention or MLP weight shapes disagree with ``num_attention_heads``, ``num_key_value_heads``,
+    ``head_dim``, ``hidden_size`` or ``intermediate_size`` (checked on the first layer the checkpoint has).
+
+    The engine builds the layers from the config and then fails to load the weights — or, for
+    ``head_dim`` left to its default of 128, loads a config that does not describe the checkpoint.
+
+    Fail: ``num_key_value_heads`` 8, ``k_proj.weight`` [512, 2560] with head_dim 128 (4 KV heads)
+    Pass: ``k_proj.weight`` [1024, 2560]
+    """
+    weights = _weights(ctx)
+    indices = weights.layer_indices()
+    raw = ctx.raw
+    # What engines build: Qwen3Config's values, so an absent head_dim or num_key_value_heads is checked
+    # at the default it silently gets (128, 32), not skipped.
+    seen = ctx.effective.values if ctx.effective_fn is not None and ctx.effective.values else raw
+    names = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
+    values = {n: seen.get(n) if is_int(seen.get(n)) else None for n in names}
+    if not indices:
+        return
+    hidden, heads, kv, head_dim, inter = (values[n] for n in names)
+    layer = indices[0]
+
+    def dims(*parts: int | None) -> tuple[int, ...] | None:
+        return None if any(p is None for p in parts) else tuple(p for p in parts if p is not None)
+
+    def times(a: int | None, b: int | None) -> int | None:
+        return None if a is None or b is None else a * b
+
+    q_heads, kv_heads = "num_attention_heads × head_dim", "num_key_value_heads × head_dim"
+    expected = {
+        "self_attn.q_proj.weight": (dims(times(heads, head_dim), hidden), q_heads, "/num_attention_heads"),
+        "self_attn.k_proj.weight": (dims(times(kv, head_dim), hidden), kv_heads, "/num_key_value_heads"),
+        "self_attn.v_proj.weight": (dims(times(kv, head_dim), hidden), kv_heads, "/num_key_value_heads"),
+        "self_attn.o_proj.weight": (dims(hidden, times(heads, head_dim)), q_heads, "/num_attention_heads"),
+        "self_attn.q_norm.weight": (dims(head_dim), "head_dim", "/head_dim"),
+        "self_attn.k_norm.weight": (dims(head_dim), "head_dim", "/head_dim"),
+        "mlp.gate_proj.weight": (dims(inter, hidden), "intermediate_size", "/intermediate_size"),
+        "mlp.up_proj.weight": (dims(inter, hidden), "intermediate_size", "/intermediate_size"),
+        "mlp.down_proj.weight": (dims(hidden, inter), "intermediate_size", "/intermediate_size"),
+    }
+    for suffix, (shape, meaning, where) in expected.items():
+        tensor = weights.get(f"layers.{layer}.{suffix}")
+        if tensor is None or shape is None or tensor.shape == shape:
+            continue
+        defaulted = [n for n in names if n in meaning and n not in raw]
+        note = f"; {', '.join(defaulted)} absent, so Qwen3Config's default is used" if defaulted else ""
+        yield Problem(
+            where,
+            f"{tensor.name} is {list(tensor.shape)} in {tensor.file}, the config implies "
+            f"{list(shape)} ({meaning}{note})",
+        )
+
+
+RULES = (weights_unreadable, fc_width, layer_count, layer_shapes)

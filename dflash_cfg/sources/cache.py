@@ -1,0 +1,187 @@
+"""A content-addressed on-disk cache of the transformers view (`effective.view`) of config files.
+
+Importing transformers costs most of a cold check (~0.8 s), and what `Qwen3Config` makes of a file
+depends only on the file's bytes, the transformers version and dflash-cfg's own reading code. So the
+result is stored under a key made of exactly those, and a warm check of an unchanged file never imports
+transformers: the versions come from package metadata, and `effective.view` loads transformers only
+when it is first called, which happens only on a miss.
+
+Layout: ``$XDG_CACHE_HOME/dflash-cfg/effective/<2 hex>/<key>.json`` (default ``~/.cache/dflash-cfg``),
+one self-describing JSON file per entry: the key fields plus `Effective.to_json()`.
+
+The cache can only make a check faster, never fail it or change its result:
+- an entry is used only if it parses, has exactly the expected shape and types, and its key fields
+  equal the ones asked for; anything else (corrupt, truncated, foreign, stale) is a miss, recomputed
+  and rewritten;
+- writes go to a temporary file in the entry's directory and are renamed into place (atomic on POSIX),
+  so concurrent checks never see half an entry; the same key written twice holds the same bytes;
+- any OS error (unwritable or missing cache dir, a file where a dir should be, disk full) leaves the
+  check uncached;
+- a result that would not read back identically from JSON is not stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dflash_cfg import __version__
+from dflash_cfg.jsondoc.document import parse
+from dflash_cfg.sources.views import FIELDS, Effective, transformers_version
+
+FORMAT = 1  # bump when the entry layout or the meaning of a stored view changes
+MAX_ENTRY_BYTES = 1 << 20  # far above any real entry; a bigger file is foreign
+
+View = Callable[[dict[str, Any]], Effective]
+
+
+def default_root() -> Path | None:
+    """``$XDG_CACHE_HOME/dflash-cfg``, else ``~/.cache/dflash-cfg``; None if neither is an absolute path.
+
+    The XDG spec says a relative ``XDG_CACHE_HOME`` is invalid and must be ignored.
+    """
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / "dflash-cfg"
+
+
+class EffectiveCache:
+    """`view` with its results kept on disk, keyed by the sha256 of the bytes a dict was parsed from."""
+
+    def __init__(self, view: View, root: Path | None) -> None:
+        self.view = view
+        self.root = root
+        self.transformers = transformers_version()  # None: transformers is missing; nothing to key on
+
+    def key_fields(self, sha256: str) -> dict[str, Any]:
+        assert self.transformers is not None
+        return {"format": FORMAT, "sha256": sha256, "transformers": self.transformers, "dflash_cfg": __version__}
+
+    def path(self, sha256: str) -> Path | None:
+        if self.root is None or self.transformers is None:
+            return None
+        fields = self.key_fields(sha256)
+        key = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+        return self.root / "effective" / key[:2] / f"{key}.json"
+
+    def get(self, sha256: str, raw: dict[str, Any]) -> Effective:
+        """The view of `raw`, the dict parsed from bytes whose sha256 is `sha256`."""
+        path = self.path(sha256)
+        if path is None:
+            return self.view(raw)
+        hit = self._read(path, sha256)
+        if hit is not None:
+            return hit
+        effective = self.view(raw)
+        self._write(path, sha256, effective)
+        return effective
+
+    def for_sources(self, sources: list[bytes]) -> View:
+        """A view for the linter: a dict equal to the one parsed from one of `sources` is looked up by
+        those bytes' sha256; any other dict is viewed uncached. `sources` may grow after this call
+        (the runner appends the upstream copy when --from-hub fetches it)."""
+        return _SourcesView(self, sources)
+
+    # ----------------------------------------------------------------------------------------------
+
+    def _read(self, path: Path, sha256: str) -> Effective | None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_ENTRY_BYTES + 1)
+        except OSError:
+            return None
+        if len(data) > MAX_ENTRY_BYTES:
+            return None
+        try:
+            entry = json.loads(data)
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError
+            return None
+        return _valid(entry, self.key_fields(sha256))
+
+    def _write(self, path: Path, sha256: str, effective: Effective) -> None:
+        entry = {**self.key_fields(sha256), "effective": effective.to_json()}
+        try:
+            text = json.dumps(entry, indent=1) + "\n"  # not sorted: rules may read values in FIELDS order
+        except (TypeError, ValueError, RecursionError):  # a value transformers made that JSON cannot hold
+            return
+        if _valid(json.loads(text), self.key_fields(sha256)) != effective:
+            return  # would not read back as the same result: keep this one uncached
+        tmp = None
+        try:
+            # In the entry's own dir, so os.replace is a rename within one file system: atomic.
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp", dir=path.parent)
+            except FileNotFoundError:  # the first entry of its fan-out dir (a mkdir each time costs ~0.2 ms)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+            tmp = None
+        except OSError:
+            pass  # unwritable, full, or not a dir: this check simply runs uncached
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+
+class _SourcesView:
+    def __init__(self, cache: EffectiveCache, sources: list[bytes]) -> None:
+        self.cache = cache
+        self.sources = sources
+        self.known: list[tuple[str, str | None]] = []  # (sha256, canonical text) of each source parsed
+
+    def __call__(self, raw: dict[str, Any]) -> Effective:
+        for data in self.sources[len(self.known) :]:
+            parsed = parse(data).data
+            self.known.append(
+                (hashlib.sha256(data).hexdigest(), _canonical(parsed) if isinstance(parsed, dict) else None)
+            )
+        text = _canonical(raw)
+        for sha256, known in self.known:
+            # Not `==`: 2560 == 2560.0 == True in Python, but not to Qwen3Config. JSON text tells them apart.
+            if text is not None and known == text:
+                return self.cache.get(sha256, raw)
+        return self.cache.view(raw)
+
+
+def _canonical(data: dict[str, Any]) -> str | None:
+    try:
+        return json.dumps(data, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _valid(entry: Any, key: dict[str, Any]) -> Effective | None:
+    """The stored view, if `entry` is exactly a well-formed entry for `key`; else None."""
+    if not isinstance(entry, dict) or set(entry) != {*key, "effective"}:
+        return None
+    for name, want in key.items():
+        got = entry[name]
+        if type(got) is not type(want) or got != want:  # type: True == 1 must not pass for format 1
+            return None
+    eff = entry["effective"]
+    if not isinstance(eff, dict) or set(eff) != {"transformers_version", "values", "error", "warnings"}:
+        return None
+    values, error, warnings = eff["values"], eff["error"], eff["warnings"]
+    if eff["transformers_version"] != key["transformers"]:
+        return None
+    if values is None:
+        if not isinstance(error, str):
+            return None
+    elif not isinstance(values, dict) or list(values) != list(FIELDS) or error is not None:
+        return None
+    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+        return None
+    return Effective.from_json(eff)

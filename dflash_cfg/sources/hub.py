@@ -1,0 +1,236 @@
+"""All Hugging Face Hub access: the only module that talks to the network.
+
+Everything goes through huggingface_hub, so users get its cache, auth and mirrors. Its settings
+(HF_ENDPOINT, HF_TOKEN, HF_HOME/HF_HUB_CACHE, HF_HUB_OFFLINE, HF_HUB_ETAG_TIMEOUT) are read here at
+call time and passed explicitly, because huggingface_hub freezes them when it is first imported, which
+transformers does long before a command knows it needs the Hub.
+
+A branch or tag is resolved to a commit once (one HEAD request, which also returns the file's git blob
+id), and everything after uses the commit. A file already cached at a commit costs no request at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dflash_cfg.jsondoc.document import git_blob_sha1
+
+CONFIG = "config.json"
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+DEFAULT_TIMEOUT = 10.0  # seconds per request; HF_HUB_ETAG_TIMEOUT overrides, as for huggingface_hub
+_CACHE_REPO = re.compile(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/([0-9a-f]{40})(?:/|$)")
+_TRUE = {"1", "on", "yes", "true"}
+
+
+class HubError(Exception):
+    """The Hub could not answer as asked: one line for the user, exit 2. Never contains the token."""
+
+
+@dataclass(frozen=True)
+class HubFile:
+    repo: str
+    revision: str  # as the user asked (branch, tag or commit)
+    commit: str  # what it resolved to
+    blob_id: str  # git blob sha1 of the file at that commit, as the Hub reports it
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Settings:
+    endpoint: str
+    cache_dir: str
+    token: str | None
+    offline: bool
+    timeout: float
+
+
+def settings(offline: bool = False) -> Settings:
+    env = os.environ
+    home = env.get("HF_HOME") or os.path.join(
+        env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
+    )
+    cache = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE") or os.path.join(home, "hub")
+    try:
+        timeout = float(env.get("HF_HUB_ETAG_TIMEOUT") or DEFAULT_TIMEOUT)
+    except ValueError:
+        raise HubError(f"HF_HUB_ETAG_TIMEOUT={env.get('HF_HUB_ETAG_TIMEOUT')!r} is not a number of seconds") from None
+    return Settings(
+        endpoint=(env.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/"),
+        cache_dir=cache,
+        token=env.get("HF_TOKEN") or None,
+        offline=offline or any(env.get(v, "").lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")),
+        timeout=timeout,
+    )
+
+
+def repo_from_cache_path(path: Path) -> tuple[str, str] | None:
+    """(repo, commit) when `path` lies in a Hugging Face cache snapshot (models--org--name/snapshots/<sha>)."""
+    match = _CACHE_REPO.search(path.absolute().as_posix())
+    return (f"{match[1]}/{match[2]}", match[3]) if match else None
+
+
+def check_repo_id(repo: str) -> None:
+    """Refuse a malformed repo id with one line, before huggingface_hub raises on it deep inside a call."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo)
+    except HFValidationError as exc:
+        raise HubError(f"{repo!r} is not a Hub repo id (org/name): {' '.join(str(exc).split())}") from None
+
+
+def fetch_config(repo: str, revision: str, *, offline: bool = False) -> HubFile:
+    """config.json of `repo` at `revision`, with the commit it resolved to and its blob id."""
+    check_repo_id(repo)
+    s = settings(offline)
+    if s.offline or COMMIT.match(revision):
+        cached, problem = _from_cache(repo, revision, s)
+        if cached is not None:
+            return cached
+        if s.offline:
+            raise HubError(
+                problem
+                or f"{repo}@{revision}: {CONFIG} is not in the local cache ({s.cache_dir}) and "
+                "offline mode is on (--offline or HF_HUB_OFFLINE); run once online to cache it"
+            )
+    commit, blob_id = _resolve(repo, revision, s)
+    return _download(repo, revision, commit, blob_id, s)
+
+
+def _from_cache(repo: str, revision: str, s: Settings) -> tuple[HubFile | None, str | None]:
+    """The cached file, if present and still what the Hub served; else why not."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo, CONFIG, cache_dir=s.cache_dir, revision=revision)
+    if not isinstance(found, str):
+        return None, None
+    path = Path(found)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"cannot read the cached {path}: {exc.strerror or exc}"
+    commit, blob_id, actual = path.parent.name, os.path.basename(os.path.realpath(path)), git_blob_sha1(data)
+    if actual != blob_id and len(blob_id) == 40:
+        # Someone wrote through the snapshot symlink into the blob: it is no longer what the Hub served.
+        return None, (
+            f"the cached {CONFIG} of {repo}@{commit[:12]} was modified after download (git blob "
+            f"{actual[:12]}, the Hub's is {blob_id[:12]}); run online to re-download it"
+        )
+    return HubFile(repo, revision, commit, blob_id, data), None
+
+
+def _resolve(repo: str, revision: str, s: Settings) -> tuple[str, str]:
+    """One HEAD request: the commit `revision` points at and the file's blob id there."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    url = hf_hub_url(repo, CONFIG, revision=revision, endpoint=s.endpoint)
+    try:
+        meta = get_hf_file_metadata(url, token=s.token, timeout=s.timeout, endpoint=s.endpoint)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line (see _explain)
+        raise HubError(_explain(exc, repo, revision, s)) from None
+    if not meta.commit_hash or not meta.etag:
+        raise HubError(f"{s.endpoint} did not answer like a Hugging Face Hub for {repo}@{revision} (no commit or etag)")
+    return str(meta.commit_hash), str(meta.etag)
+
+
+def _download(repo: str, revision: str, commit: str, blob_id: str, s: Settings) -> HubFile:
+    from huggingface_hub import hf_hub_download
+
+    for force in (False, True):
+        try:
+            path = hf_hub_download(
+                repo,
+                CONFIG,
+                revision=commit,
+                cache_dir=s.cache_dir,
+                token=s.token,
+                endpoint=s.endpoint,
+                etag_timeout=s.timeout,
+                force_download=force,
+            )
+            data = Path(str(path)).read_bytes()
+        except Exception as exc:  # noqa: BLE001
+            raise HubError(_explain(exc, repo, revision, s)) from None
+        # An LFS/Xet file's etag is a sha256, not a git blob id; a config.json never is one.
+        if git_blob_sha1(data) == blob_id or len(blob_id) != 40:
+            _remember_ref(repo, revision, commit, s)
+            return HubFile(repo, revision, commit, blob_id, data)
+    raise HubError(f"downloaded {CONFIG} of {repo}@{commit[:12]} does not match the Hub's blob id {blob_id[:12]}")
+
+
+def _remember_ref(repo: str, revision: str, commit: str, s: Settings) -> None:
+    """Record `revision -> commit` in the cache's refs/, as huggingface_hub does for a branch download.
+
+    We download at the commit (so one HEAD resolves the branch), which huggingface_hub does not record
+    as the branch's ref; without it, --offline could not find the file by branch name later.
+    """
+    if revision == commit:
+        return
+    from huggingface_hub.file_download import repo_folder_name
+
+    ref = Path(s.cache_dir) / repo_folder_name(repo_id=repo, repo_type="model") / "refs" / revision
+    try:
+        if ref.is_file() and ref.read_text() == commit:
+            return
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        tmp = ref.with_name(f"{ref.name}.{os.getpid()}.tmp")
+        tmp.write_text(commit)
+        os.replace(tmp, ref)
+    except OSError:
+        pass  # a read-only cache still answers online; only --offline by branch name needs the ref
+
+
+def _explain(exc: BaseException, repo: str, revision: str, s: Settings) -> str:
+    from huggingface_hub import errors
+
+    where = f"{repo}@{revision}"
+    if isinstance(exc, errors.GatedRepoError):
+        return f"{repo} is gated: accept its terms on the Hub and set HF_TOKEN to a token with access"
+    if isinstance(exc, errors.RevisionNotFoundError):
+        return f"revision {revision!r} not found in {repo} (a branch, tag or commit of the repo)"
+    if isinstance(exc, errors.EntryNotFoundError):  # RemoteEntryNotFoundError is a subclass
+        return f"{where} has no {CONFIG}"
+    if isinstance(exc, errors.RepositoryNotFoundError):
+        auth = "HF_TOKEN is set: check it has access" if s.token else "if it is private, set HF_TOKEN"
+        return f"repo {repo} not found on {s.endpoint} ({auth})"
+    if isinstance(exc, errors.HfHubHTTPError):
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status in (401, 403):
+            return f"{where}: access denied by {s.endpoint} (HTTP {status}); set HF_TOKEN"
+        return f"{where}: {s.endpoint} answered HTTP {status}"
+    if _is_timeout(exc):
+        return f"{where}: no answer from {s.endpoint} within {s.timeout:g} s (HF_HUB_ETAG_TIMEOUT)"
+    if _is_connection(exc):
+        return f"hub unreachable at {s.endpoint} ({_reason(exc)}); use --offline to compare with the local cache"
+    return f"{where}: {type(exc).__name__}: {_redact(_reason(exc), s)}"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in out:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    return any("Timeout" in type(e).__name__ or isinstance(e, TimeoutError) for e in _chain(exc))
+
+
+def _is_connection(exc: BaseException) -> bool:
+    names = ("ConnectError", "ConnectionError", "NetworkError", "RemoteProtocolError")
+    return any(isinstance(e, (ConnectionError, OSError)) or type(e).__name__ in names for e in _chain(exc))
+
+
+def _reason(exc: BaseException) -> str:
+    last: Any = _chain(exc)[-1]
+    return " ".join(str(last).split()) or type(last).__name__
+
+
+def _redact(text: str, s: Settings) -> str:
+    return text.replace(s.token, "***") if s.token else text

@@ -1,0 +1,93 @@
+"""Which config.json an engine would read for a model argument: a local path, or a Hub id resolved in
+the local Hugging Face cache exactly as the engines resolve it (refs/<revision> -> snapshot), with no
+network: the question the incident needed answered."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dflash_cfg.jsondoc.document import git_blob_sha1
+from dflash_cfg.sources import files
+from dflash_cfg.sources.hub import COMMIT, HubError, check_repo_id, repo_from_cache_path, settings
+
+CONFIG = "config.json"
+
+
+class WhereError(Exception):
+    """The model cannot be found locally: one line (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Location:
+    name: str  # as given
+    source: str  # "local directory" | "Hugging Face cache"
+    config: Path  # the path an engine opens
+    resolved: Path  # after symlinks: the bytes actually read
+    repo: str | None  # when the file belongs to a cache snapshot
+    commit: str | None
+    revision: str | None  # the ref that led to the commit, for a Hub id
+    sha256: str
+    git_blob_sha1: str
+
+    @property
+    def model_dir(self) -> Path:
+        return self.config.parent
+
+
+def locate(name: str, revision: str | None = None) -> Location:
+    """A model argument as an engine sees it: an existing path wins over a Hub id, as in vLLM and SGLang."""
+    path = Path(name).expanduser()
+    if path.exists():
+        config = path if path.is_file() else path / CONFIG
+        if not config.exists():
+            raise WhereError(f"{files.display(path)} has no {CONFIG}")
+        cached = repo_from_cache_path(config)
+        return _location(
+            name, "local directory", config, cached[0] if cached else None, cached[1] if cached else None, None
+        )
+    if name.count("/") != 1 or name.startswith((".", "/")):
+        raise WhereError(f"{name!r} is neither an existing path nor a Hub repo id (org/name)")
+    try:
+        check_repo_id(name)
+    except HubError as exc:
+        raise WhereError(f"not an existing path, and {exc}") from None
+    return _from_cache(name, revision or "main")
+
+
+def _from_cache(repo: str, revision: str) -> Location:
+    from huggingface_hub import try_to_load_from_cache
+
+    s = settings()
+    found = try_to_load_from_cache(repo, CONFIG, cache_dir=s.cache_dir, revision=revision)
+    if not isinstance(found, str):
+        what = "commit" if COMMIT.match(revision) else "revision"
+        raise WhereError(
+            f"{repo}@{revision}: no {CONFIG} for that {what} in the Hugging Face cache "
+            f"({s.cache_dir}); an engine would download it (download it first, e.g. "
+            f"`hf download {repo} --revision {revision}`), or pass a local path"
+        )
+    config = Path(found)
+    return _location(repo, "Hugging Face cache", config, repo, config.parent.name, revision)
+
+
+def _location(
+    name: str, source: str, config: Path, repo: str | None, commit: str | None, revision: str | None
+) -> Location:
+    try:
+        data = files.read(config)
+    except files.PathError as exc:
+        raise WhereError(str(exc)) from None
+    return Location(
+        name,
+        source,
+        config,
+        Path(os.path.realpath(config)),
+        repo,
+        commit,
+        revision,
+        hashlib.sha256(data).hexdigest(),
+        git_blob_sha1(data),
+    )

@@ -19,6 +19,7 @@ from dflash_cfg.commands.check import (
     diff,
     select_rules,
 )
+from dflash_cfg.errors import LockError, WriteError
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import Report, Severity
 from dflash_cfg.report import (
@@ -33,8 +34,6 @@ from dflash_cfg.report import (
     where_json,
     where_text,
 )
-from dflash_cfg.write.atomic import WriteError
-from dflash_cfg.write.lock import LockError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -316,7 +315,8 @@ def preflight_command(
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def where_command(model: str, revision: str | None, fmt: str) -> None:
     """Which config.json an engine would read for MODEL (a path, or a Hub id in the local cache)."""
-    from dflash_cfg.sources.where import WhereError, locate
+    from dflash_cfg.errors import WhereError
+    from dflash_cfg.sources.where import locate
 
     try:
         location = locate(model, revision)

@@ -1,13 +1,36 @@
-"""The values every other module passes around: severities, fixes, findings, reports.
+"""The values every other module passes around: what was read (targets, weights, upstream copies, engine
+views, lock entries) and what was found (severities, fixes, findings, reports).
 
-All frozen and built once; nothing here imports from the rest of the package.
+All frozen and built once; nothing here imports from the rest of the package or touches the world.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
+
+# Values engines read from the loaded config that matter for drafting, in report order.
+FIELDS = (
+    "num_hidden_layers",
+    "hidden_size",
+    "vocab_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "intermediate_size",
+    "layer_types",
+    "use_sliding_window",
+    "sliding_window",
+    "max_window_layers",
+    "rope_theta",
+    "rope_scaling",
+    "dtype",
+    "max_position_embeddings",
+)
+# ASCII digits only: \d alone would also accept e.g. Arabic-Indic digits, which no loader produces.
+_LAYER = re.compile(r"(?:^|\.)layers\.([0-9]+)\.", re.ASCII)
 
 JSON = Union[None, bool, int, float, str, list[Any], dict[str, Any]]  # noqa: UP007 - runtime alias on 3.10
 
@@ -125,3 +148,133 @@ class Report:
     def worst(self) -> Severity | None:
         levels = [x.severity for f in self.files for x in f.findings]
         return max(levels) if levels else None
+
+
+@dataclass(frozen=True)
+class HubFile:
+    repo: str
+    revision: str  # as the user asked (branch, tag or commit)
+    commit: str  # what it resolved to
+    blob_id: str  # git blob sha1 of the file at that commit, as the Hub reports it
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Source:
+    repo: str
+    revision: str  # as the user asked (branch, tag or commit)
+    commit: str  # what it resolved to
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    sha256: str
+    git_blob_sha1: str
+    source: Source | None  # None: a local fix, not adopted from the Hub
+    written_at: str  # ISO-8601 UTC
+    tool_version: str
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """What the file system says about a config.json besides its bytes (read by the runner)."""
+
+    sha256: str
+    lock: Entry | None = None  # what .dflash-cfg.lock recorded for this file
+    lock_error: str | None = None
+    expect_sha256: str | None = None
+    link_target: str | None = None  # where config.json points, when it is a symlink
+    link_into_blobs: bool = False  # ... and that is a Hugging Face cache blob
+    in_snapshot: bool = False  # the path itself is inside a cache snapshot dir
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    id: int
+    content: str
+    special: bool
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str  # the target path as the user gave it, for messages
+    model_type: str | None  # of the text model (text_config first for composite models)
+    num_hidden_layers: int | None
+    hidden_size: int | None
+    vocab_size: int | None
+    special_ids: tuple[tuple[str, int], ...]  # (source name, id), deduplicated, sorted
+    added_tokens: tuple[AddedToken, ...]  # sorted by id
+    base_vocab_size: int | None  # len(tokenizer.json model.vocab); None without tokenizer.json
+    mask_token: tuple[str, int | None] | None  # tokenizer_config mask_token and its id, if resolvable
+    files: tuple[str, ...]  # names of the files actually read
+
+    def token(self, token_id: int) -> AddedToken | None:
+        for tok in self.added_tokens:
+            if tok.id == token_id:
+                return tok
+        return None
+
+    def named_special(self, token_id: int) -> tuple[str, ...]:
+        return tuple(name for name, i in self.special_ids if i == token_id)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str  # full name as in the file, possibly prefixed ("model.layers.0...")
+    shape: tuple[int, ...]
+    dtype: str  # as written in the header: "BF16", "F16", "F32", ...
+    file: str  # file name (not path) the tensor lives in
+
+
+@dataclass(frozen=True)
+class Weights:
+    files: tuple[str, ...]  # safetensors file names read, sorted
+    tensors: tuple[Tensor, ...]  # sorted by name (then file, if a name repeats across files)
+
+    def get(self, suffix: str) -> Tensor | None:
+        """The tensor named `suffix`, or whose name ends with "." + suffix ("fc.weight" finds
+        "model.fc.weight"); None if absent.
+
+        An exact name wins; otherwise the least nested match (fewest components), so "norm.weight"
+        means the final "model.norm.weight" rather than a deeper tensor that shares the suffix.
+        """
+        dotted = "." + suffix
+        matches = [t for t in self.tensors if t.name == suffix or t.name.endswith(dotted)]
+        if not matches:
+            return None
+        for t in matches:
+            if t.name == suffix:
+                return t
+        # min() keeps the first of equal keys, and tensors are sorted, so ties resolve the same way
+        # on every run.
+        return min(matches, key=lambda t: (t.name.count("."), len(t.name)))
+
+    def layer_indices(self) -> tuple[int, ...]:
+        """Sorted distinct N of every "layers.N." component, with or without a prefix."""
+        found = {int(m.group(1)) for t in self.tensors for m in _LAYER.finditer(t.name)}
+        return tuple(sorted(found))
+
+
+@dataclass(frozen=True)
+class Effective:
+    """What `Qwen3Config.from_dict` made of the file (JSON-able, so it can be cached by content)."""
+
+    transformers_version: str
+    values: dict[str, Any] | None  # FIELDS as read back from the config object; None if rejected
+    error: str | None
+    warnings: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "transformers_version": self.transformers_version,
+            "values": self.values,
+            "error": self.error,
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Effective:
+        return cls(
+            str(data["transformers_version"]), data["values"], data["error"], tuple(str(w) for w in data["warnings"])
+        )

@@ -24,9 +24,9 @@ import dflash_cfg
 import dflash_cfg.commands.check
 import dflash_cfg.sources.cache
 import dflash_cfg.sources.views
+from dflash_cfg.model import Effective, HubFile
 from dflash_cfg.sources.cache import FORMAT, EffectiveCache, default_root
-from dflash_cfg.sources.hub import HubFile
-from dflash_cfg.sources.views import Effective, transformers_version
+from dflash_cfg.sources.views import transformers_version
 
 Run = Callable[..., Result]
 NAME = "z-lab__Qwen3.5-4B-DFlash"

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dflash_cfg.lint.launch import Launch, LaunchError, parse_launch
+from dflash_cfg.errors import LaunchError
+from dflash_cfg.lint.launch import Launch, parse_launch
 
 ISSUE = '{"method": "dflash", "model": "z-lab/Qwen3.6-27B-DFlash", "num_speculative_tokens": 15}'
 SPEC_8B = '{"method": "dflash", "model": "z-lab/Qwen3-8B-DFlash-b16", "num_speculative_tokens": 15}'

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
-from dflash_cfg.sources.target import AddedToken, Target, TargetError, load_target
+from dflash_cfg.errors import TargetError
+from dflash_cfg.model import AddedToken, Target
+from dflash_cfg.sources.target import load_target
 
 TARGETS = FIXTURES / "targets"
 

@@ -24,9 +24,11 @@ from pathlib import Path
 
 import pytest
 
+from dflash_cfg.errors import LockError, WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
-from dflash_cfg.write.atomic import WriteError, write_verified
-from dflash_cfg.write.lock import Entry, LockError, Source, lock_path, read_lock, record
+from dflash_cfg.model import Entry, Source
+from dflash_cfg.write.atomic import write_verified
+from dflash_cfg.write.lock import lock_path, read_lock, record
 
 OLD = b'{\n  "model_type": "qwen3",\n  "dflash_config": {"mask_token_id": 151643}\n}\n'
 NEW = b'{\n  "model_type": "qwen3",\n  "dflash_config": {"mask_token_id": 151669}\n}\n'

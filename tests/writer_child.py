@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dflash_cfg.write.atomic import WriteError, write_verified
+from dflash_cfg.errors import WriteError
+from dflash_cfg.write.atomic import write_verified
 
 
 def main() -> int:

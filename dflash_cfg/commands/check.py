@@ -12,26 +12,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dflash_cfg import __version__
+from dflash_cfg.errors import HubError, LockError, TargetError, UsageError, WeightsError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import Row, compare
 from dflash_cfg.lint.linter import Inputs, lint
 from dflash_cfg.lint.rules import ALL, Rule
-from dflash_cfg.lint.rules.base import Integrity
-from dflash_cfg.model import FileReport, Report
+from dflash_cfg.model import Effective, FileReport, HubFile, Integrity, Report, Target, Weights
 from dflash_cfg.sources import files
 from dflash_cfg.sources.cache import EffectiveCache, default_root
-from dflash_cfg.sources.hub import HubError, HubFile, fetch_config, repo_from_cache_path
-from dflash_cfg.sources.target import Target, TargetError, load_target
-from dflash_cfg.sources.views import Effective, transformers_version
-from dflash_cfg.sources.weights import Weights, WeightsError, read_weights
-from dflash_cfg.write.lock import LockError, read_lock
+from dflash_cfg.sources.hub import fetch_config, repo_from_cache_path
+from dflash_cfg.sources.target import load_target
+from dflash_cfg.sources.views import transformers_version
+from dflash_cfg.sources.weights import read_weights
+from dflash_cfg.write.lock import read_lock
 
 if TYPE_CHECKING:  # the launch parser is only loaded by preflight
     from dflash_cfg.lint.launch import Launch
-
-
-class UsageError(Exception):
-    """Something the user asked for cannot be done as asked: one line, exit 2."""
 
 
 @dataclass(frozen=True)

@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_cfg import __version__
-from dflash_cfg.commands.check import HubOptions, UsageError, effective_fn, load_target_option, one_config, upstream_for
+from dflash_cfg.commands.check import HubOptions, effective_fn, load_target_option, one_config, upstream_for
+from dflash_cfg.errors import LockError, PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
-from dflash_cfg.jsondoc.textpatch import PatchError, apply_to_text
+from dflash_cfg.jsondoc.textpatch import apply_to_text
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.linter import Inputs, lint
-from dflash_cfg.model import PatchOp, Severity
+from dflash_cfg.model import Entry, HubFile, PatchOp, Severity, Source
 from dflash_cfg.sources import files
-from dflash_cfg.sources.hub import HubFile
 from dflash_cfg.write.atomic import Written, write_verified
-from dflash_cfg.write.lock import Entry, LockError, Source, read_lock, record
+from dflash_cfg.write.lock import read_lock, record
 
 MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the JSON parse); they settle fast
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dflash_cfg.commands.check import CheckOptions, HubOptions, UsageError, check
-from dflash_cfg.lint.launch import Launch, LaunchError, parse_launch
+from dflash_cfg.commands.check import CheckOptions, HubOptions, check
+from dflash_cfg.errors import LaunchError, UsageError, WhereError
+from dflash_cfg.lint.launch import Launch, parse_launch
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import Report
-from dflash_cfg.sources.where import Location, WhereError, locate
+from dflash_cfg.sources.where import Location, locate
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dflash_cfg.errors import PatchError
+
 # The same tokenizer as `document.scan`, so the two agree on what a token is.
 from dflash_cfg.jsondoc.document import TOKEN, json_type
 from dflash_cfg.model import PatchOp
-
-
-class PatchError(Exception):
-    """One-line cause (which op, which pointer, why)."""
-
 
 _OPS = ("add", "replace", "remove")
 _INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no sign, no leading zeros

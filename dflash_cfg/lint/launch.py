@@ -55,6 +55,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dflash_cfg.errors import LaunchError
+
 Engine = Literal["vllm", "sglang"]
 
 # Canonical names for the options whose values are read; an empty name means "known, value ignored".
@@ -224,10 +226,6 @@ _NEGATIVE = re.compile(r"-[0-9]+(\.[0-9]*)?|-\.[0-9]+")
 _DIGITS = re.compile(r"[0-9]{1,18}")
 # CPython interpreter switches that take no argument (python --help); X and W take one.
 _PY_FLAGS = frozenset("bBdEhiIOPqRsSuvVx")
-
-
-class LaunchError(Exception):
-    """One line: which argument, what is wrong (exit 2 in the CLI)."""
 
 
 @dataclass(frozen=True)

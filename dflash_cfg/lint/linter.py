@@ -11,12 +11,7 @@ from typing import TYPE_CHECKING, Any
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1, parse
 from dflash_cfg.lint.rules import ALL, Context, Rule
 from dflash_cfg.lint.rules.attention import FULL, SLIDING, strip
-from dflash_cfg.lint.rules.base import Integrity
-from dflash_cfg.model import FileReport, Finding, Kind, Upstream
-from dflash_cfg.sources.hub import HubFile
-from dflash_cfg.sources.target import Target
-from dflash_cfg.sources.views import Effective
-from dflash_cfg.sources.weights import Weights
+from dflash_cfg.model import Effective, FileReport, Finding, HubFile, Integrity, Kind, Target, Upstream, Weights
 
 if TYPE_CHECKING:  # the launch parser is only loaded by preflight
     from dflash_cfg.lint.launch import Launch

@@ -33,7 +33,8 @@ from typing import Any
 
 from dflash_cfg import __version__
 from dflash_cfg.jsondoc.document import parse
-from dflash_cfg.sources.views import FIELDS, Effective, transformers_version
+from dflash_cfg.model import FIELDS, Effective
+from dflash_cfg.sources.views import transformers_version
 
 FORMAT = 1  # bump when the entry layout or the meaning of a stored view changes
 MAX_ENTRY_BYTES = 1 << 20  # far above any real entry; a bigger file is foreign

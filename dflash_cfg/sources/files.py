@@ -6,16 +6,13 @@ import os
 import stat
 from pathlib import Path
 
+from dflash_cfg.errors import PathError
 from dflash_cfg.jsondoc.document import MAX_BYTES
 
 CONFIG = "config.json"
 # Hugging Face cache blobs are content-addressed copies of snapshot files; the snapshot links are
 # what a user means, so the blobs are never listed a second time.
 SKIP_DIRS = {"blobs", "node_modules", "__pycache__"}
-
-
-class PathError(Exception):
-    """A path the user gave cannot be used (missing, unreadable): exit 2."""
 
 
 def discover(path: Path) -> list[Path]:

@@ -17,26 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dflash_cfg.errors import HubError
 from dflash_cfg.jsondoc.document import git_blob_sha1
+from dflash_cfg.model import HubFile
 
 CONFIG = "config.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 DEFAULT_TIMEOUT = 10.0  # seconds per request; HF_HUB_ETAG_TIMEOUT overrides, as for huggingface_hub
 _CACHE_REPO = re.compile(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/([0-9a-f]{40})(?:/|$)")
 _TRUE = {"1", "on", "yes", "true"}
-
-
-class HubError(Exception):
-    """The Hub could not answer as asked: one line for the user, exit 2. Never contains the token."""
-
-
-@dataclass(frozen=True)
-class HubFile:
-    repo: str
-    revision: str  # as the user asked (branch, tag or commit)
-    commit: str  # what it resolved to
-    blob_id: str  # git blob sha1 of the file at that commit, as the Hub reports it
-    data: bytes
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dflash_cfg.errors import TargetError
 from dflash_cfg.jsondoc.document import json_type
+from dflash_cfg.model import AddedToken, Target
 
 CONFIG = "config.json"
 GENERATION_CONFIG = "generation_config.json"
@@ -34,40 +36,6 @@ _GENERATION_SPECIALS = ("eos_token_id", "bos_token_id", "pad_token_id")
 _ID_KEY = re.compile(r"[0-9]+")
 # Real tokenizer.json files are 10-35 MB; far larger is a wrong or hostile file, not worth loading.
 MAX_FILE_BYTES = 256 * 1024 * 1024
-
-
-class TargetError(Exception):
-    """One-line cause: which file, what is wrong, what to do."""
-
-
-@dataclass(frozen=True)
-class AddedToken:
-    id: int
-    content: str
-    special: bool
-
-
-@dataclass(frozen=True)
-class Target:
-    path: str  # the target path as the user gave it, for messages
-    model_type: str | None  # of the text model (text_config first for composite models)
-    num_hidden_layers: int | None
-    hidden_size: int | None
-    vocab_size: int | None
-    special_ids: tuple[tuple[str, int], ...]  # (source name, id), deduplicated, sorted
-    added_tokens: tuple[AddedToken, ...]  # sorted by id
-    base_vocab_size: int | None  # len(tokenizer.json model.vocab); None without tokenizer.json
-    mask_token: tuple[str, int | None] | None  # tokenizer_config mask_token and its id, if resolvable
-    files: tuple[str, ...]  # names of the files actually read
-
-    def token(self, token_id: int) -> AddedToken | None:
-        for tok in self.added_tokens:
-            if tok.id == token_id:
-                return tok
-        return None
-
-    def named_special(self, token_id: int) -> tuple[str, ...]:
-        return tuple(name for name, i in self.special_ids if i == token_id)
 
 
 # --- small typed accessors ------------------------------------------------------------------------

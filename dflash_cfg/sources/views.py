@@ -15,52 +15,10 @@ import logging
 import os
 import sys
 import warnings
-from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-# Values engines read from the loaded config that matter for drafting, in report order.
-FIELDS = (
-    "num_hidden_layers",
-    "hidden_size",
-    "vocab_size",
-    "num_attention_heads",
-    "num_key_value_heads",
-    "head_dim",
-    "intermediate_size",
-    "layer_types",
-    "use_sliding_window",
-    "sliding_window",
-    "max_window_layers",
-    "rope_theta",
-    "rope_scaling",
-    "dtype",
-    "max_position_embeddings",
-)
-
-
-@dataclass(frozen=True)
-class Effective:
-    """What `Qwen3Config.from_dict` made of the file (JSON-able, so it can be cached by content)."""
-
-    transformers_version: str
-    values: dict[str, Any] | None  # FIELDS as read back from the config object; None if rejected
-    error: str | None
-    warnings: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "transformers_version": self.transformers_version,
-            "values": self.values,
-            "error": self.error,
-            "warnings": list(self.warnings),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Effective:
-        return cls(
-            str(data["transformers_version"]), data["values"], data["error"], tuple(str(w) for w in data["warnings"])
-        )
+from dflash_cfg.model import FIELDS, Effective
 
 
 def transformers_version() -> str | None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from dflash_cfg.errors import WeightsError
+from dflash_cfg.model import Tensor, Weights
 
 INDEX_NAME = "model.safetensors.index.json"
 SUFFIX = ".safetensors"
@@ -28,49 +29,6 @@ MAX_HEADER_BYTES = 100_000_000
 MAX_INDEX_BYTES = MAX_HEADER_BYTES
 
 _LENGTH = struct.Struct("<Q")
-# ASCII digits only: \d alone would also accept e.g. Arabic-Indic digits, which no loader produces.
-_LAYER = re.compile(r"(?:^|\.)layers\.([0-9]+)\.", re.ASCII)
-
-
-class WeightsError(Exception):
-    """One-line cause a user can act on (file name + what is wrong)."""
-
-
-@dataclass(frozen=True)
-class Tensor:
-    name: str  # full name as in the file, possibly prefixed ("model.layers.0...")
-    shape: tuple[int, ...]
-    dtype: str  # as written in the header: "BF16", "F16", "F32", ...
-    file: str  # file name (not path) the tensor lives in
-
-
-@dataclass(frozen=True)
-class Weights:
-    files: tuple[str, ...]  # safetensors file names read, sorted
-    tensors: tuple[Tensor, ...]  # sorted by name (then file, if a name repeats across files)
-
-    def get(self, suffix: str) -> Tensor | None:
-        """The tensor named `suffix`, or whose name ends with "." + suffix ("fc.weight" finds
-        "model.fc.weight"); None if absent.
-
-        An exact name wins; otherwise the least nested match (fewest components), so "norm.weight"
-        means the final "model.norm.weight" rather than a deeper tensor that shares the suffix.
-        """
-        dotted = "." + suffix
-        matches = [t for t in self.tensors if t.name == suffix or t.name.endswith(dotted)]
-        if not matches:
-            return None
-        for t in matches:
-            if t.name == suffix:
-                return t
-        # min() keeps the first of equal keys, and tensors are sorted, so ties resolve the same way
-        # on every run.
-        return min(matches, key=lambda t: (t.name.count("."), len(t.name)))
-
-    def layer_indices(self) -> tuple[int, ...]:
-        """Sorted distinct N of every "layers.N." component, with or without a prefix."""
-        found = {int(m.group(1)) for t in self.tensors for m in _LAYER.finditer(t.name)}
-        return tuple(sorted(found))
 
 
 # --- pure parsing ------------------------------------------------------------------------------

@@ -9,15 +9,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from dflash_cfg.errors import HubError, WhereError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.sources import files
-from dflash_cfg.sources.hub import COMMIT, HubError, check_repo_id, repo_from_cache_path, settings
+from dflash_cfg.sources.hub import COMMIT, check_repo_id, repo_from_cache_path, settings
 
 CONFIG = "config.json"
-
-
-class WhereError(Exception):
-    """The model cannot be found locally: one line (exit 2)."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from dflash_cfg.errors import WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.sources.hub import repo_from_cache_path
 
@@ -51,16 +52,6 @@ _HINTS = {
     errno.EACCES: "run as the directory's owner or fix its permissions",
     errno.EPERM: "run as the directory's owner or fix its permissions (or chattr -i)",
 }
-
-
-class WriteError(Exception):
-    """One-line cause for the CLI. `exit_code` 1: refused (the file changed since it was read, or the
-    read-back did not match); 2: environment (permission, disk full, another fix holds the directory,
-    the path is a Hugging Face cache snapshot)."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 @dataclass(frozen=True)

@@ -13,40 +13,18 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from dflash_cfg.write.atomic import LOCK_FILE, WriteError, Written, locked_dir, read_at, replace_file
+from dflash_cfg.errors import LockError, WriteError
+from dflash_cfg.model import Entry, Source
+from dflash_cfg.write.atomic import LOCK_FILE, Written, locked_dir, read_at, replace_file
 
 VERSION = 1
 # A real lock file is a few hundred bytes per entry; refusing more keeps a hostile one from costing memory.
 MAX_BYTES = 1024 * 1024
 _HEX = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "git_blob_sha1": re.compile(r"^[0-9a-f]{40}$")}
-
-
-class LockError(Exception):
-    """The lock file is unreadable, corrupt or not ours: one line for the CLI (exit 2)."""
-
-    exit_code = 2
-
-
-@dataclass(frozen=True)
-class Source:
-    repo: str
-    revision: str  # as the user asked (branch, tag or commit)
-    commit: str  # what it resolved to
-
-
-@dataclass(frozen=True)
-class Entry:
-    path: str
-    sha256: str
-    git_blob_sha1: str
-    source: Source | None  # None: a local fix, not adopted from the Hub
-    written_at: str  # ISO-8601 UTC
-    tool_version: str
 
 
 def lock_path(config_path: Path) -> Path:

@@ -13,30 +13,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from dflash_cfg.jsondoc.document import Document, parse
-from dflash_cfg.model import Kind, Problem, Severity
-from dflash_cfg.sources.hub import HubFile
-from dflash_cfg.sources.target import Target
-from dflash_cfg.sources.views import Effective
-from dflash_cfg.sources.weights import Weights
+from dflash_cfg.model import Effective, HubFile, Integrity, Kind, Problem, Severity, Target, Weights
 
 if TYPE_CHECKING:
     from dflash_cfg.lint.launch import Launch
-    from dflash_cfg.write.lock import Entry
 
 Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch"]
-
-
-@dataclass(frozen=True)
-class Integrity:
-    """What the file system says about a config.json besides its bytes (read by the runner)."""
-
-    sha256: str
-    lock: Entry | None = None  # what .dflash-cfg.lock recorded for this file
-    lock_error: str | None = None
-    expect_sha256: str | None = None
-    link_target: str | None = None  # where config.json points, when it is a symlink
-    link_into_blobs: bool = False  # ... and that is a Hugging Face cache blob
-    in_snapshot: bool = False  # the path itself is inside a cache snapshot dir
 
 
 @dataclass(frozen=True)

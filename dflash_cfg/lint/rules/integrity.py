@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_cfg.lint.rules.base import Context, Integrity, rule
-from dflash_cfg.model import Problem, Severity
+from dflash_cfg.lint.rules.base import Context, rule
+from dflash_cfg.model import Integrity, Problem, Severity
 
 
 def _integrity(ctx: Context) -> Integrity:

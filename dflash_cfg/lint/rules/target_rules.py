@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from typing import Literal
 
 from dflash_cfg.lint.rules.base import Context, is_int, rule
-from dflash_cfg.model import Fix, PatchOp, Problem, Severity
-from dflash_cfg.sources.target import Target
+from dflash_cfg.model import Fix, PatchOp, Problem, Severity, Target
 
 
 def _target(ctx: Context) -> Target:

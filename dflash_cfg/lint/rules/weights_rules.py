@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_cfg.lint.rules.base import Context, is_int, rule
-from dflash_cfg.model import Problem, Severity
-from dflash_cfg.sources.weights import Weights
+from dflash_cfg.model import Problem, Severity, Weights
 
 
 def _weights(ctx: Context) -> Weights:

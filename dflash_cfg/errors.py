@@ -1,0 +1,63 @@
+"""Every failure a user can cause or meet, as one hierarchy with its exit code.
+
+Modules raise the class that says what went wrong; the CLI prints `str(exc)` as one line and exits
+with `exc.exit_code` (cli.run is the only place that does). Exit codes, for every command:
+1 refused (the file changed since it was read, a read-back mismatch), 2 usage or environment.
+"""
+
+from __future__ import annotations
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class DflashCfgError(Exception):
+    """A one-line cause and what to do; never a traceback."""
+
+    exit_code = EXIT_USAGE
+
+
+class UsageError(DflashCfgError):
+    """Something the user asked for cannot be done as asked."""
+
+
+class PathError(DflashCfgError):
+    """A path the user gave cannot be used (missing, unreadable, not a regular file)."""
+
+
+class HubError(DflashCfgError):
+    """The Hub could not answer as asked. Never contains the token."""
+
+
+class TargetError(DflashCfgError):
+    """The target model dir cannot be read or is malformed: which file, what is wrong, what to do."""
+
+
+class WeightsError(DflashCfgError):
+    """A safetensors file or index beside config.json cannot be read (reported as DF500, not raised to
+    the user by `check`)."""
+
+
+class LockError(DflashCfgError):
+    """.dflash-cfg.lock is unreadable, corrupt or not ours."""
+
+
+class WhereError(DflashCfgError):
+    """The model cannot be found locally."""
+
+
+class LaunchError(DflashCfgError):
+    """An engine launch command that cannot be read for sure: what was not understood."""
+
+
+class PatchError(DflashCfgError):
+    """A JSON Patch cannot be applied: which op, which pointer, why."""
+
+
+class WriteError(DflashCfgError):
+    """A write that did not happen; the file is intact. `exit_code` 1: refused (the file changed since
+    it was read, or the read-back did not match); 2: environment (permission, disk full, another fix
+    holds the directory, the path is a Hugging Face cache snapshot)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code

@@ -10,16 +10,9 @@ from typing import Any
 import click
 
 from dflash_cfg import __version__
-from dflash_cfg.commands.check import (
-    CheckOptions,
-    HubOptions,
-    UsageError,
-    check,
-    check_sha256_option,
-    diff,
-    select_rules,
-)
-from dflash_cfg.errors import LockError, WriteError
+from dflash_cfg.commands.check import CheckOptions, check
+from dflash_cfg.commands.common import HubOptions, select_rules
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, UsageError
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import Report, Severity
 from dflash_cfg.report import (
@@ -34,8 +27,6 @@ from dflash_cfg.report import (
     where_json,
     where_text,
 )
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 def _colour() -> bool | None:
@@ -152,6 +143,8 @@ def diff_command(
         raise click.UsageError("diff needs --from-hub [REPO]")
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
+    from dflash_cfg.commands.diff import diff  # deepdiff loads only for diff
+
     result = diff(paths[0], hub)
     rendered = diff_json(result) if fmt == "json" else diff_text(result)
     click.echo(rendered, nl=False, color=_colour() if fmt == "text" else False)
@@ -196,42 +189,39 @@ def fix_command(
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
-    from dflash_cfg.commands.fix import (  # only fix needs the patcher and writer
-        FixOptions,
-        plan,
-        remaining_errors,
-        write,
-    )
+    from dflash_cfg.commands.fix import FixOptions, Plan, fix_each  # only fix needs the patcher and writer
 
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
-    if hub is not None and hub.repo and len(paths) > 1:
-        raise click.UsageError("--from-hub REPO repairs one PATH at a time")
+
+    def confirm(p: Plan) -> bool:
+        click.echo(p.diff(), nl=False)
+        click.echo("".join(f"  - {summary}\n" for summary in p.applied), nl=False)
+        if dry_run:
+            return False
+        if not yes:
+            if not sys.stdin.isatty():
+                raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
+            click.confirm(f"Write {p.path}?", abort=True)
+        return True
+
+    options = FixOptions("", hub, only_critical, target, Severity[min_severity.upper()])
     code = EXIT_OK
-    for path in paths:
-        p = plan(FixOptions(path, hub, only_critical, target, Severity[min_severity.upper()]))
+    for result in fix_each(paths, options, confirm, backup=not no_backup, record_lock=not no_lock):
+        p = result.plan
         if not p.changed:
             click.echo(fix_unchanged_text(p))
-            left = remaining_errors(p)
+        elif result.outcome is None:  # a dry run: it would change
+            code = EXIT_FINDINGS
         else:
-            click.echo(p.diff(), nl=False)
-            click.echo("".join(f"  - {summary}\n" for summary in p.applied), nl=False)
-            if dry_run:
-                code = EXIT_FINDINGS
-                continue
-            if not yes:
-                if not sys.stdin.isatty():
-                    raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
-                click.confirm(f"Write {p.path}?", abort=True)
-            out = write(p, backup=not no_backup, record_lock=not no_lock)
-            click.echo(fix_written_text(p, out), nl=False)
-            left = out.remaining_errors
+            click.echo(fix_written_text(p, result.outcome), nl=False)
             if exit_non_zero_on_fix:
                 code = EXIT_FINDINGS
-        if left:
+        if result.remaining_errors:
             click.echo(
-                f"{left} error(s) remain that need upstream values or a human: dflash-cfg check {p.path.parent}",
+                f"{result.remaining_errors} error(s) remain that need upstream values or a human: "
+                f"dflash-cfg check {p.path.parent}",
                 err=True,
             )
             code = EXIT_FINDINGS
@@ -244,9 +234,8 @@ def fix_command(
 @click.pass_context
 def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> None:
     """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
-    from dflash_cfg.commands.fix import verify
+    from dflash_cfg.commands.verify import verify
 
-    check_sha256_option(expect_sha256)
     v = verify(path, expect_sha256)
     entry = v.entry
     origin = ""
@@ -315,13 +304,9 @@ def preflight_command(
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def where_command(model: str, revision: str | None, fmt: str) -> None:
     """Which config.json an engine would read for MODEL (a path, or a Hub id in the local cache)."""
-    from dflash_cfg.errors import WhereError
-    from dflash_cfg.sources.where import locate
+    from dflash_cfg.commands.where import where
 
-    try:
-        location = locate(model, revision)
-    except WhereError as exc:
-        raise UsageError(str(exc)) from None
+    location = where(model, revision)
     click.echo(where_json(location) if fmt == "json" else where_text(location), nl=False)
 
 
@@ -349,10 +334,7 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except click.ClickException as exc:  # click's own usage errors
         exc.show()
         return EXIT_USAGE
-    except UsageError as exc:
-        click.echo(f"dflash-cfg: error: {exc}", err=True)
-        return EXIT_USAGE
-    except (WriteError, LockError) as exc:  # refused (1) or environment (2); the file is intact either way
+    except DflashCfgError as exc:  # the user's or the environment's: one line, the class says the exit code
         click.echo(f"dflash-cfg: error: {exc}", err=True)
         return int(exc.exit_code)
     except click.exceptions.Abort:

@@ -61,15 +61,27 @@ class PatchOp:
 
 
 @dataclass(frozen=True)
+class ByteEdit:
+    """Replace bytes [start, end) of the file: for the repairs JSON Patch cannot express because they
+    are below JSON (a byte-order mark)."""
+
+    start: int
+    end: int
+    replacement: bytes = b""
+
+
+@dataclass(frozen=True)
 class Fix:
     """A repair expressed as data, so it can be shown, serialised and applied selectively.
 
-    `patch` is empty for byte-level fixes (stripping a BOM) that JSON Patch cannot express.
+    `patch` holds RFC 6902 operations; `edits` the byte-level ones (stripping a BOM) that JSON Patch
+    cannot express. JSON output v1 shows `patch` only.
     """
 
     summary: str
     patch: tuple[PatchOp, ...] = ()
     safe: bool = True
+    edits: tuple[ByteEdit, ...] = ()
 
     def to_json(self) -> dict[str, JSON]:
         return {"summary": self.summary, "safe": self.safe, "patch": [op.to_json() for op in self.patch]}
@@ -84,6 +96,8 @@ class Problem:
     fix: Fix | None = None
     # Rules whose severity depends on the case (e.g. DF122: missing is a warning, too small an error).
     severity: Severity | None = None
+    # Line and column, when the pointer cannot give them (the decoder's position of a syntax error).
+    at: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from conftest import FIXTURES, Result
 
 import dflash_cfg
 import dflash_cfg.commands.check
+import dflash_cfg.commands.diff
 import dflash_cfg.sources.cache
 import dflash_cfg.sources.views
 from dflash_cfg.model import Effective, HubFile
@@ -488,7 +489,8 @@ def fake_upstream(monkeypatch: pytest.MonkeyPatch) -> bytes:
     def upstream_for(path: Path, hub: Any) -> HubFile:
         return HubFile("org/model", "main", "c" * 40, "b" * 40, data)
 
-    monkeypatch.setattr(dflash_cfg.commands.check, "upstream_for", upstream_for)
+    for command in (dflash_cfg.commands.check, dflash_cfg.commands.diff):
+        monkeypatch.setattr(command, "upstream_for", upstream_for)
     return data
 
 

@@ -8,11 +8,17 @@ an exception.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import pytest
 
-from dflash_cfg.jsondoc.document import MAX_BYTES, Document, escape, parent, parse, pointer
-from dflash_cfg.lint.linter import Inputs, lint
+from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
+from dflash_cfg.jsondoc.pointer import escape, parent, pointer
+from dflash_cfg.lint.linter import Inputs
+from dflash_cfg.lint.linter import lint as lint_inputs
+from dflash_cfg.lint.rules import file as file_rules
+from dflash_cfg.lint.rules.base import Context
+from dflash_cfg.model import ByteEdit, FileReport, Problem
 
 TEXT = """{
   "architectures": [
@@ -27,14 +33,43 @@ TEXT = """{
 """
 
 
+@dataclass(frozen=True)
+class Issue:
+    """A parse problem as the DF0xx rule that reports it words it."""
+
+    rule: str
+    problem: Problem
+
+    @property
+    def line(self) -> int | None:
+        return self.problem.at[0] if self.problem.at else None
+
+    @property
+    def column(self) -> int | None:
+        return self.problem.at[1] if self.problem.at else None
+
+
+def issues(doc: Document) -> list[Issue]:
+    """The file rules' problems, in the order the parser found them."""
+    ctx = Context(doc, "dflash")
+    found = [(r.id, p) for r in file_rules.RULES if "bytes" in r.needs for p in r.run(ctx)]
+    order = {(pp.pointer, pp.at): i for i, pp in enumerate(doc.problems)}
+    found.sort(key=lambda rp: order.get((rp[1].pointer, rp[1].at), 0))
+    return [Issue(rule, problem) for rule, problem in found]
+
+
+def lint(raw: bytes, path: str, _inputs: object = None) -> FileReport:
+    return lint_inputs(Inputs(path, parse(raw)))
+
+
 def doc_of(text: str) -> Document:
     doc = parse(text.encode("utf-8"))
-    assert doc.parsed and doc.issues == (), doc.issues
+    assert doc.parsed and doc.problems == (), doc.problems
     return doc
 
 
 def rules_of(doc: Document) -> list[str]:
-    return [i.rule for i in doc.issues]
+    return [i.rule for i in issues(doc)]
 
 
 # ------------------------------------------------------------------------------------------ positions
@@ -146,8 +181,8 @@ def test_file_over_the_size_limit_is_refused_unread() -> None:
     body = b'{"architectures": ["DFlashDraftModel"], "pad": "' + b"\xff" * (17 * 1024 * 1024) + b'"}'
     assert len(body) > MAX_BYTES
     doc = parse(body)
-    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF001", "")]
-    assert f"over {MAX_BYTES} bytes" in doc.issues[0].problem.message
+    assert [(i.rule, i.problem.pointer) for i in issues(doc)] == [("DF001", "")]
+    assert f"over {MAX_BYTES} bytes" in issues(doc)[0].problem.message
     assert doc.data is None and not doc.parsed and doc.text is None
     assert doc.locate("/architectures") is None
 
@@ -163,7 +198,7 @@ def test_size_limit_boundary() -> None:
 
 def test_lint_of_an_oversized_drafter_file_is_df001() -> None:
     body = b'{"architectures": ["DFlashDraftModel"], "pad": "' + b"x" * (17 * 1024 * 1024) + b'"}'
-    report = lint(body, "config.json", Inputs())
+    report = lint(body, "config.json")
     assert [(f.rule, f.pointer) for f in report.findings] == [("DF001", "")]
 
 
@@ -179,8 +214,8 @@ def test_lint_of_an_oversized_drafter_file_is_df001() -> None:
 def test_deep_nesting_is_df001_not_recursion_error(raw: bytes) -> None:
     doc = parse(raw)  # must not raise RecursionError
     assert rules_of(doc) == ["DF001"] and doc.data is None and not doc.parsed
-    assert doc.issues[0].line is not None and doc.issues[0].column is not None
-    report = lint(raw + b" dflash", "config.json", Inputs())  # mentions DFlash: linted, not skipped
+    assert issues(doc)[0].line is not None and issues(doc)[0].column is not None
+    report = lint(raw + b" dflash", "config.json")  # mentions DFlash: linted, not skipped
     assert [f.rule for f in report.findings] == ["DF001"]
 
 
@@ -188,9 +223,9 @@ def test_integer_of_5000_digits_is_df001() -> None:
     raw = b'{"architectures": ["DFlashDraftModel"], "vocab_size": ' + b"7" * 5000 + b"}"
     doc = parse(raw)
     assert rules_of(doc) == ["DF001"] and not doc.parsed
-    message = doc.issues[0].problem.message
+    message = issues(doc)[0].problem.message
     assert message.startswith("invalid JSON") and "\n" not in message
-    report = lint(raw, "config.json", Inputs())
+    report = lint(raw, "config.json")
     assert [(f.rule, f.line, f.column) for f in report.findings] == [("DF001", 1, 1)]
 
 
@@ -216,9 +251,9 @@ NESTED_DUP = """{
 def test_duplicate_in_a_nested_object() -> None:
     doc = parse(NESTED_DUP.encode())
     assert doc.parsed
-    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF002", "/dflash_config/mask_token_id")]
+    assert [(i.rule, i.problem.pointer) for i in issues(doc)] == [("DF002", "/dflash_config/mask_token_id")]
     assert doc.data["dflash_config"]["mask_token_id"] == 248070  # json.load keeps the last
-    assert "first at line 4" in doc.issues[0].problem.message
+    assert "first at line 4" in issues(doc)[0].problem.message
     # The same key in a different object is not a duplicate.
     assert doc.locate("/other/mask_token_id") == (8, 13)
 
@@ -229,7 +264,7 @@ def test_duplicate_key_locates_the_value_json_load_keeps() -> None:
 
 
 def test_duplicate_positions_in_lint() -> None:
-    [f] = [f for f in lint(NESTED_DUP.encode(), "config.json", Inputs()).findings if f.rule == "DF002"]
+    [f] = [f for f in lint(NESTED_DUP.encode(), "config.json").findings if f.rule == "DF002"]
     assert f.pointer == "/dflash_config/mask_token_id" and "first at line 4" in f.message
     assert f.line is not None and f.column == 5
 
@@ -250,8 +285,8 @@ OBJECT_DUP = """{
 
 def test_duplicate_key_whose_value_is_an_object() -> None:
     doc = parse(OBJECT_DUP.encode())
-    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF002", "/dflash_config")]
-    assert "first at line 3" in doc.issues[0].problem.message
+    assert [(i.rule, i.problem.pointer) for i in issues(doc)] == [("DF002", "/dflash_config")]
+    assert "first at line 3" in issues(doc)[0].problem.message
     assert doc.data["dflash_config"] == {"target_layer_ids": [1, 16, 31, 46, 61], "mask_token_id": 248070}
     # Keys inside the kept (second) object are located there.
     assert doc.locate("/dflash_config/target_layer_ids") == (8, 5)
@@ -270,19 +305,19 @@ def test_duplicate_object_member_is_located_at_the_kept_one() -> None:
 
 def test_duplicate_three_times_reports_each_repeat() -> None:
     doc = parse(b'{"a": 1,\n "a": 2,\n "a": 3}')
-    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF002", "/a"), ("DF002", "/a")]
-    assert all("first at line 1" in i.problem.message for i in doc.issues)
+    assert [(i.rule, i.problem.pointer) for i in issues(doc)] == [("DF002", "/a"), ("DF002", "/a")]
+    assert all("first at line 1" in i.problem.message for i in issues(doc))
     assert doc.data == {"a": 3}
 
 
 def test_duplicates_in_objects_inside_arrays() -> None:
     doc = parse(b'{"list": [{"k": 1, "k": 2}, {"k": 3}]}')
-    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF002", "/list/0/k")]
+    assert [(i.rule, i.problem.pointer) for i in issues(doc)] == [("DF002", "/list/0/k")]
 
 
 def test_duplicate_message_shows_the_key_as_written() -> None:
     doc = parse(b'{"a/b": 1, "a/b": 2}')
-    [issue] = doc.issues
+    [issue] = issues(doc)
     assert issue.problem.pointer == "/a~1b"
     assert "'a/b'" in issue.problem.message, issue.problem.message
 
@@ -318,18 +353,18 @@ def test_clean_file_has_no_issues_and_no_positions_computed() -> None:
 )
 def test_parse_outcomes(raw: bytes, rule: str, fragment: str) -> None:
     doc = parse(raw)
-    assert rules_of(doc) == [rule], doc.issues
-    assert fragment in doc.issues[0].problem.message
-    assert doc.issues[0].problem.pointer == ""
+    assert rules_of(doc) == [rule], issues(doc)
+    assert fragment in issues(doc)[0].problem.message
+    assert issues(doc)[0].problem.pointer == ""
     if rule != "DF005":
         assert doc.data is None and not doc.parsed
 
 
 def test_utf8_bom_is_reported_and_the_rest_parsed() -> None:
     doc = parse(b'\xef\xbb\xbf{\n  "a": 1,\n  "b": 2,\n  "b": 3\n}')
-    assert [(i.rule, i.problem.pointer) for i in doc.issues] == [("DF003", ""), ("DF002", "/b")]
-    bom = doc.issues[0].problem
-    assert bom.fix is not None and bom.fix.patch == () and bom.fix.safe
+    assert [(i.rule, i.problem.pointer) for i in issues(doc)] == [("DF003", ""), ("DF002", "/b")]
+    bom = issues(doc)[0].problem
+    assert bom.fix is not None and bom.fix.patch == () and bom.fix.safe and bom.fix.edits == (ByteEdit(0, 3),)
     assert doc.data == {"a": 1, "b": 3} and doc.locate("/a") == (2, 3)  # positions ignore the BOM
 
 
@@ -344,4 +379,4 @@ def test_utf8_bom_is_reported_and_the_rest_parsed() -> None:
 )
 def test_non_finite_numbers(text: str, found: list[tuple[str, str]]) -> None:
     doc = parse(text.encode())
-    assert doc.parsed and [(i.rule, i.problem.pointer) for i in doc.issues] == found
+    assert doc.parsed and [(i.rule, i.problem.pointer) for i in issues(doc)] == found

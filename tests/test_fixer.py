@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dflash_cfg.errors import PatchError
-from dflash_cfg.jsondoc.document import escape
-from dflash_cfg.jsondoc.textpatch import apply_to_data, apply_to_text
+from dflash_cfg.jsondoc.patch import apply_to_data
+from dflash_cfg.jsondoc.pointer import escape
+from dflash_cfg.jsondoc.textpatch import apply_to_text
 from dflash_cfg.model import PatchOp
 
 UPSTREAM = Path(__file__).resolve().parent.parent / "fixtures" / "upstream"

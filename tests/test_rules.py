@@ -22,6 +22,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 import dflash_cfg.sources.views
+from dflash_cfg.jsondoc.document import parse
 from dflash_cfg.lint.linter import Inputs, lint
 from dflash_cfg.lint.rules import ALL, REGISTRY
 from dflash_cfg.model import FileReport, Finding, Severity
@@ -29,7 +30,6 @@ from dflash_cfg.model import FileReport, Finding, Severity
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO  # noqa: E741 - the catalogue's letters
 
 UPSTREAM = FIXTURES / "upstream"
-INPUTS = Inputs(effective_fn=dflash_cfg.sources.views.view)
 TAPS = "/dflash_config/target_layer_ids"
 # Rules that look at more than the file itself (--target, weights, --from-hub, the lock, a launch) are tested
 # with those inputs in their own test modules; everything that needs only the file must have a fail case here.
@@ -69,7 +69,9 @@ BASE_TEXT = {name: serialise(data).decode("utf-8") for name, data in BASES.items
 
 
 def run(raw: bytes, path: str = "config.json") -> FileReport:
-    return lint(raw, path, INPUTS, ALL)
+    doc = parse(raw)
+    view = dflash_cfg.sources.views.view(doc.data) if isinstance(doc.data, dict) else None
+    return lint(Inputs(path, doc, view=view), ALL)
 
 
 # ------------------------------------------------------------------------------------------ the table
@@ -600,10 +602,8 @@ def test_truncated_inside_a_string_says_truncated() -> None:
 @pytest.mark.parametrize(("raw", "message"), [(b"", "file is empty"), (b" \n\t\n", "only whitespace")])
 def test_empty_file_message_from_the_parser(raw: bytes, message: str) -> None:
     # The parser's own message for the DF001 lint cases above.
-    from dflash_cfg.jsondoc.document import parse
-
-    [issue] = parse(raw).issues
-    assert issue.rule == "DF001" and message in issue.problem.message and (issue.line, issue.column) == (1, 1)
+    [f] = run(raw).findings
+    assert f.rule == "DF001" and message in f.message and (f.line, f.column) == (1, 1)
 
 
 @pytest.mark.parametrize("where", ["top-level", "in-dflash_config"])

@@ -27,8 +27,9 @@ import pytest
 from dflash_cfg.errors import LockError, WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.model import Entry, Source
-from dflash_cfg.write.atomic import write_verified
-from dflash_cfg.write.lock import lock_path, read_lock, record
+from dflash_cfg.sources.lockfile import lock_path, read_lock
+from dflash_cfg.write.lock import record
+from dflash_cfg.write.verified import write_verified
 
 OLD = b'{\n  "model_type": "qwen3",\n  "dflash_config": {"mask_token_id": 151643}\n}\n'
 NEW = b'{\n  "model_type": "qwen3",\n  "dflash_config": {"mask_token_id": 151669}\n}\n'

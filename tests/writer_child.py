@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from dflash_cfg.errors import WriteError
-from dflash_cfg.write.atomic import write_verified
+from dflash_cfg.write.verified import write_verified
 
 
 def main() -> int:

@@ -1,23 +1,25 @@
-"""fix and verify: plan a repair (pure apart from reading), write it (writer.py), prove it later (lock.py)."""
+"""fix: plan a repair (reads only), show it, write it through the verified writer and record it in the lock."""
 
 from __future__ import annotations
 
 import difflib
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dflash_cfg import __version__
-from dflash_cfg.commands.check import HubOptions, effective_fn, load_target_option, one_config, upstream_for
-from dflash_cfg.errors import LockError, PatchError, UsageError
+from dflash_cfg.commands.common import HubOptions, Views, load_target_option, one_config, upstream_for
+from dflash_cfg.errors import PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
-from dflash_cfg.jsondoc.textpatch import apply_to_text
+from dflash_cfg.jsondoc.textpatch import apply_byte_edits, apply_to_text
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.linter import Inputs, lint
-from dflash_cfg.model import Entry, HubFile, PatchOp, Severity, Source
+from dflash_cfg.model import ByteEdit, Entry, HubFile, PatchOp, Severity, Source, Target
 from dflash_cfg.sources import files
-from dflash_cfg.write.atomic import Written, write_verified
-from dflash_cfg.write.lock import read_lock, record
+from dflash_cfg.sources.lockfile import lock_path, read_lock
+from dflash_cfg.write.lock import record
+from dflash_cfg.write.verified import Written, write_verified
 
 MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the JSON parse); they settle fast
 
@@ -59,15 +61,12 @@ class Plan:
 
 def plan(options: FixOptions) -> Plan:
     path = one_config(options.path)
-    try:
-        old = files.read(path)
-    except files.PathError as exc:
-        raise UsageError(str(exc)) from None
+    old = files.read(path)
     read_lock(path)  # a corrupt lock file is refused now, not after config.json was written
     if options.hub is None:
         if options.only_critical:
             raise UsageError("--only-critical adopts fields from upstream: it needs --from-hub")
-        new, applied = mechanical(path, old, options.target, options.min_severity)
+        new, applied = mechanical(path, old, load_target_option(options.target), options.min_severity)
         return Plan(path, old, new, applied)
     upstream = upstream_for(path, options.hub)
     if not options.only_critical:
@@ -77,21 +76,26 @@ def plan(options: FixOptions) -> Plan:
 
 
 def mechanical(
-    path: Path, old: bytes, target_option: str | None, min_severity: Severity = Severity.INFO
+    path: Path, old: bytes, target: Target | None, min_severity: Severity = Severity.INFO
 ) -> tuple[bytes, tuple[str, ...]]:
     """Apply the catalogue's safe fixes until none is left. Trained values are never touched: only
     rules that copy a value the file (or the target) already states offer safe fixes."""
-    inputs = Inputs(load_target_option(target_option), None, effective_fn())
+    views = Views()
     current, applied = old, list[str]()
     for _ in range(MAX_PASSES):
-        report = lint(current, str(path), inputs)
+        doc = parse(current)
+        report = lint(Inputs(str(path), doc, target=target, view=views.of(doc)))
         fixes = [f.fix for f in report.findings if f.fix is not None and f.fix.safe and f.severity >= min_severity]
         if not fixes:
             return current, tuple(applied)
-        byte_level = [fx for fx in fixes if not fx.patch]
-        if byte_level:  # the BOM: bytes, not JSON, so it goes first and the rest is re-linted after it
-            current = current.removeprefix(b"\xef\xbb\xbf")
-            applied.append(byte_level[0].summary)
+        byte_level = [fx for fx in fixes if fx.edits]
+        if byte_level:  # below JSON (the BOM), so they go first and the rest is re-linted after them
+            edits: list[ByteEdit] = [e for fx in byte_level for e in fx.edits]
+            try:
+                current = apply_byte_edits(current, edits)
+            except PatchError as exc:
+                raise PatchError(f"{path}: cannot apply the fixes: {exc}") from None
+            applied.extend(fx.summary for fx in byte_level)
             continue
         ops: list[PatchOp] = []
         for fx in fixes:
@@ -102,7 +106,7 @@ def mechanical(
         try:
             updated = apply_to_text(current.decode("utf-8"), ops).encode("utf-8")
         except PatchError as exc:
-            raise UsageError(f"{path}: cannot apply the fixes: {exc}") from None
+            raise PatchError(f"{path}: cannot apply the fixes: {exc}") from None
         if updated == current:
             return current, tuple(applied)
         current = updated
@@ -131,7 +135,7 @@ def adopt_critical(path: Path, old: bytes, upstream: HubFile) -> Plan:
     try:
         new = apply_to_text(old.decode("utf-8"), ops).encode("utf-8")
     except (PatchError, UnicodeDecodeError) as exc:
-        raise UsageError(
+        raise PatchError(
             f"{path}: cannot adopt the critical fields: {exc}; without --only-critical, fix takes the upstream bytes"
         ) from None
     return Plan(path, old, new, tuple(applied), upstream)
@@ -143,6 +147,10 @@ class Outcome:
     recorded: Entry | None
     remaining_errors: int
 
+    @property
+    def lock_file(self) -> str | None:
+        return str(lock_path(Path(self.written.path))) if self.recorded else None
+
 
 def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
     """Write the plan through the verified writer and record it in the lock file."""
@@ -152,42 +160,40 @@ def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
     return Outcome(written, entry, remaining_errors(p))
 
 
+@dataclass(frozen=True)
+class FixResult:
+    plan: Plan
+    outcome: Outcome | None  # None: nothing written (nothing to change, or not confirmed)
+    remaining_errors: int  # errors the file still has that only upstream or a human can settle
+
+
+def fix_each(
+    paths: Sequence[str],
+    options: FixOptions,
+    confirm: Callable[[Plan], bool],
+    *,
+    backup: bool = True,
+    record_lock: bool = True,
+) -> Iterator[FixResult]:
+    """Plan, confirm and write each path in turn (one result per path, as soon as it is done).
+
+    `confirm` is the caller's say on a plan that changes the file (show it, ask, or refuse for a dry run).
+    """
+    if options.hub is not None and options.hub.repo and len(paths) > 1:
+        raise UsageError("--from-hub REPO repairs one PATH at a time")
+    for path in paths:
+        p = plan(replace(options, path=path))
+        if not p.changed:
+            yield FixResult(p, None, remaining_errors(p))
+        elif not confirm(p):
+            yield FixResult(p, None, 0)
+        else:
+            out = write(p, backup=backup, record_lock=record_lock)
+            yield FixResult(p, out, out.remaining_errors)
+
+
 def remaining_errors(p: Plan) -> int:
     """Errors the planned bytes still have: what only upstream values or a human can settle."""
-    report = lint(p.new, str(p.path), Inputs(effective_fn=effective_fn()))
+    doc = parse(p.new)
+    report = lint(Inputs(str(p.path), doc, view=Views().of(doc)))
     return sum(1 for f in report.findings if f.severity == Severity.ERROR)
-
-
-@dataclass(frozen=True)
-class Verification:
-    path: Path
-    sha256: str
-    entry: Entry | None
-    expected: str | None  # --expect-sha256, else the recorded sha256
-
-    @property
-    def ok(self) -> bool:
-        return self.sha256 == self.expected
-
-
-def verify(path_arg: str, expect_sha256: str | None) -> Verification:
-    path = one_config(path_arg)
-    try:
-        data = files.read(path)
-    except files.PathError as exc:
-        raise UsageError(str(exc)) from None
-    sha = hashlib.sha256(data).hexdigest()
-    try:
-        entry = read_lock(path)
-    except LockError as exc:
-        if expect_sha256 is None:
-            raise UsageError(str(exc)) from None
-        entry = None
-    if expect_sha256 is not None:
-        return Verification(path, sha, entry, expect_sha256.lower())
-    if entry is None:
-        raise UsageError(
-            f"{path}: no .dflash-cfg.lock entry beside it, so nothing to verify against; run "
-            "`dflash-cfg fix` there first, or pass --expect-sha256 HEX"
-        )
-    return Verification(path, sha, entry, entry.sha256)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dflash_cfg.commands.check import CheckOptions, HubOptions, check
-from dflash_cfg.errors import LaunchError, UsageError, WhereError
+from dflash_cfg.commands.check import CheckOptions, check
+from dflash_cfg.commands.common import HubOptions
+from dflash_cfg.errors import LaunchError, UsageError
 from dflash_cfg.lint.launch import Launch, parse_launch
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import Report
@@ -25,8 +26,8 @@ class Preflight:
 def run(argv: Sequence[str], hub: HubOptions | None = None, no_cache: bool = False) -> Preflight:
     try:
         launch = parse_launch(argv)
-    except LaunchError as exc:
-        raise UsageError(f"launch command: {exc}") from None
+    except LaunchError as exc:  # said with what it is about
+        raise LaunchError(f"launch command: {exc}") from None
     if launch.drafter is None:
         raise UsageError(f"the {launch.engine} command has no speculative drafter model: nothing to preflight")
     if launch.method is None and "dflash" not in launch.drafter.lower():
@@ -34,11 +35,8 @@ def run(argv: Sequence[str], hub: HubOptions | None = None, no_cache: bool = Fal
             f"the {launch.engine} command names no speculative method and its drafter "
             f"{launch.drafter!r} does not say dflash: is this a DFlash launch?"
         )
-    try:
-        drafter = locate(launch.drafter, launch.drafter_revision)
-        target = locate(launch.target, launch.target_revision)
-    except WhereError as exc:
-        raise UsageError(str(exc)) from None
+    drafter = locate(launch.drafter, launch.drafter_revision)
+    target = locate(launch.target, launch.target_revision)
     report = check(
         CheckOptions((str(drafter.config),), str(target.model_dir), ALL, hub, no_cache=no_cache, launch=launch)
     )

@@ -1,6 +1,6 @@
-"""JSON Patch (RFC 6902 add/replace/remove), on data and on a config's text.
+"""JSON Patch (RFC 6902 add/replace/remove) on a config's text, keeping its format.
 
-`apply_to_data` is the reference: what the patched document must be. `apply_to_text` makes the
+`patch.apply_to_data` is the reference: what the patched document must be. `apply_to_text` makes the
 same change on the text, so a repaired config.json differs from the original only where the patch
 says and a reviewer's diff shows just that (transformers' standard form, `json.dumps(d, indent=2,
 sort_keys=True) + "\\n"`, stays in that form, line for line).
@@ -9,133 +9,16 @@ sort_keys=True) + "\\n"`, stays in that form, line for line).
 from __future__ import annotations
 
 import bisect
-import copy
 import json
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from dflash_cfg.errors import PatchError
-
-# The same tokenizer as `document.scan`, so the two agree on what a token is.
-from dflash_cfg.jsondoc.document import TOKEN, json_type
-from dflash_cfg.model import PatchOp
-
-_OPS = ("add", "replace", "remove")
-_INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no sign, no leading zeros
-_BAD_ESCAPE = re.compile(r"~(?![01])")
-
-
-# ------------------------------------------------------------------------------------------ data
-
-
-def apply_to_data(data: Any, ops: Sequence[PatchOp]) -> Any:
-    """Apply `ops` in order to a deep copy of `data` (the input and the ops' values are never shared).
-
-    Errors, as RFC 6902 has them: replace or remove of a missing member or element, add into a
-    parent that does not exist or is not a container, an array index that is not a plain decimal in
-    range (`-`, the end, only for add), removing the whole document, an op other than
-    add/replace/remove. Each raises PatchError naming the op's position, op and pointer. An add of
-    a member that exists replaces it, in place.
-    """
-    try:
-        doc = copy.deepcopy(data)
-        for i, op in enumerate(ops):
-            doc = _apply(doc, op, i)
-    except RecursionError:  # deepcopy recurses per level: a hostile depth must not crash the caller
-        raise PatchError("the document or a value nests too deeply to patch") from None
-    return doc
-
-
-def _fail(i: int, op: PatchOp, why: str) -> PatchError:
-    return PatchError(f"op {i} ({op.op} {op.path!r}): {why}")
-
-
-def _split(path: str) -> list[str]:
-    """RFC 6901 pointer -> unescaped reference tokens; ValueError says what is wrong with it."""
-    if not path:
-        return []
-    if not path.startswith("/"):
-        raise ValueError("a JSON pointer must be empty or start with '/'")
-    if _BAD_ESCAPE.search(path):
-        raise ValueError("'~' must be followed by 0 or 1 in a JSON pointer")
-    # ~1 first: "~01" is the token "~1", not "/".
-    return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
-
-
-def _pointer_of(tokens: Sequence[str]) -> str:
-    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
-
-
-def _index(token: str, size: int) -> int | None:
-    """The array index `token` names if it is below `size`; long digit strings never convert."""
-    if not _INDEX.fullmatch(token) or len(token) > len(str(size)):
-        return None
-    n = int(token)
-    return n if n < size else None
-
-
-def _apply(doc: Any, op: PatchOp, i: int) -> Any:
-    if op.op not in _OPS:
-        raise _fail(i, op, f"unsupported op {op.op!r} (only add, replace and remove)")
-    try:
-        tokens = _split(op.path)
-    except ValueError as exc:
-        raise _fail(i, op, str(exc)) from None
-    value = copy.deepcopy(op.value)
-    if not tokens:
-        if op.op == "remove":
-            raise _fail(i, op, "cannot remove the whole document")
-        return value
-    target = doc
-    for depth, token in enumerate(tokens[:-1]):
-        where = _pointer_of(tokens[: depth + 1])
-        if isinstance(target, dict):
-            if token not in target:
-                raise _fail(i, op, f"parent {where!r} does not exist")
-            target = target[token]
-        elif isinstance(target, list):
-            n = _index(token, len(target))
-            if n is None:
-                raise _fail(i, op, f"parent {where!r} does not exist (array of {len(target)})")
-            target = target[n]
-        else:
-            raise _fail(i, op, f"parent {_pointer_of(tokens[:depth])!r} is {json_type(target)}, not a container")
-    last = tokens[-1]
-    if isinstance(target, dict):
-        if op.op == "add":
-            target[last] = value  # an existing key keeps its place, as the text edit keeps it
-        elif last not in target:
-            raise _fail(i, op, f"no member {last!r} to {op.op}")
-        elif op.op == "replace":
-            target[last] = value
-        else:
-            del target[last]
-    elif isinstance(target, list):
-        if op.op == "add" and last == "-":
-            target.append(value)
-            return doc
-        size = len(target) + (op.op == "add")  # add may name the position just past the end
-        n = _index(last, size)
-        if n is None:
-            raise _fail(
-                i,
-                op,
-                f"array index {last!r} not in 0..{size - 1}" if size else f"array index {last!r}: the array is empty",
-            )
-        if op.op == "add":
-            target.insert(n, value)
-        elif op.op == "replace":
-            target[n] = value
-        else:
-            del target[n]
-    else:
-        raise _fail(i, op, f"parent {_pointer_of(tokens[:-1])!r} is {json_type(target)}, not a container")
-    return doc
-
-
-# ------------------------------------------------------------------------------------------ text
+from dflash_cfg.jsondoc.patch import apply_to_data, fail, index
+from dflash_cfg.jsondoc.pointer import split
+from dflash_cfg.jsondoc.spans import Item, Node, Unexpected, tree
+from dflash_cfg.model import ByteEdit, PatchOp
 
 
 def apply_to_text(text: str, ops: Sequence[PatchOp]) -> str:
@@ -178,12 +61,12 @@ def _apply_to_text(text: str, ops: Sequence[PatchOp]) -> str:
             try:
                 json.dumps(op.value, sort_keys=True)
             except (TypeError, ValueError) as exc:
-                raise _fail(i, op, f"value is not JSON: {exc}") from None
+                raise fail(i, op, f"value is not JSON: {exc}") from None
     want = _canonical(after)
 
     try:
-        root = _parse(text)
-    except _Unexpected:
+        root = tree(text)
+    except Unexpected:
         root = None
     style = _detect(text, root)
     if root is not None:
@@ -193,7 +76,7 @@ def _apply_to_text(text: str, ops: Sequence[PatchOp]) -> str:
                 edited = _edit(edited, op, style)
             if _canonical(json.loads(edited)) == want:
                 return edited
-        except (_Unexpected, ValueError):
+        except (Unexpected, ValueError):
             pass
 
     core = text.strip(_WS)
@@ -216,86 +99,6 @@ def _canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False)
 
 
-class _Unexpected(Exception):
-    """The text is not laid out the way the editor assumes: re-serialise instead."""
-
-
-@dataclass(frozen=True)
-class _Node:
-    start: int
-    end: int  # exclusive
-    items: tuple[_Item, ...] | None  # None for a scalar
-    is_object: bool = False
-
-
-@dataclass(frozen=True)
-class _Item:
-    key: str | None  # None in an array
-    start: int  # the key's opening quote in an object, the element's first character in an array
-    key_end: int
-    value: _Node
-
-
-@dataclass
-class _Open:
-    """A container still being read; mutable because its members arrive one at a time."""
-
-    start: int
-    is_object: bool
-    items: list[_Item] = field(default_factory=list)
-    key: str | None = None
-    key_start: int = 0
-    key_end: int = 0
-    expect_key: bool = False
-
-
-def _parse(text: str) -> _Node:
-    """Spans of every value in a text json.loads accepted. Iterative, so nesting depth is no risk."""
-    stack: list[_Open] = []
-    roots: list[_Node] = []
-    pos = 0
-
-    def attach(node: _Node) -> None:
-        if not stack:
-            roots.append(node)
-            return
-        frame = stack[-1]
-        if not frame.is_object:
-            frame.items.append(_Item(None, node.start, node.start, node))
-        elif frame.key is None:
-            raise _Unexpected
-        else:
-            frame.items.append(_Item(frame.key, frame.key_start, frame.key_end, node))
-            frame.key = None
-
-    for match in TOKEN.finditer(text):
-        if match.start() != pos:  # finditer skips what no group matches; nothing may be skipped
-            raise _Unexpected
-        pos = match.end()
-        kind, token = match.lastgroup, match.group()
-        if kind == "ws":
-            continue
-        top = stack[-1] if stack else None
-        if top is not None and top.expect_key and kind == "str":
-            top.key, top.key_start, top.key_end = json.loads(token), match.start(), match.end()
-            top.expect_key = False
-        elif token in ("{", "["):
-            stack.append(_Open(match.start(), token == "{", expect_key=token == "{"))
-        elif token in ("}", "]"):
-            if not stack:
-                raise _Unexpected
-            done = stack.pop()
-            attach(_Node(done.start, match.end(), tuple(done.items), done.is_object))
-        elif token == ",":
-            if top is not None:
-                top.expect_key = top.is_object
-        elif token != ":":
-            attach(_Node(match.start(), match.end(), None))
-    if pos != len(text) or stack or len(roots) != 1:
-        raise _Unexpected
-    return roots[0]
-
-
 @dataclass(frozen=True)
 class _Style:
     unit: str = "  "  # transformers' indent when the file shows none
@@ -313,11 +116,11 @@ def _line_indent(text: str, offset: int) -> str:
     return text[start:end]
 
 
-def _multiline(text: str, node: _Node) -> bool:
+def _multiline(text: str, node: Node) -> bool:
     return "\n" in text[node.start : node.end]  # strings cannot hold a raw newline
 
 
-def _detect(text: str, root: _Node | None) -> _Style:
+def _detect(text: str, root: Node | None) -> _Style:
     nl_at = text.find("\n")
     newline = "\r\n" if nl_at > 0 and text[nl_at - 1] == "\r" else "\n"
     if root is None:
@@ -363,8 +166,8 @@ def _render(value: Any, style: _Style, multi: bool, base: str, item_sep: str | N
 
 def _edit(text: str, op: PatchOp, style: _Style) -> str:
     """One op on the text (already validated against the data, so every pointer resolves)."""
-    root = _parse(text)
-    tokens = _split(op.path)
+    root = tree(text)
+    tokens = split(op.path)
     if not tokens:
         # Nothing holds the top level; a config is multi-line, so that is the guess without evidence.
         return _replace(text, root, op.value, style, True, root.start)
@@ -374,7 +177,7 @@ def _edit(text: str, op: PatchOp, style: _Style) -> str:
         node = _find(node, token)[1].value
     items, last = node.items, tokens[-1]
     if items is None:
-        raise _Unexpected
+        raise Unexpected
     multi = _multiline(text, node)
     if node.is_object:
         found = [(k, item) for k, item in enumerate(items) if item.key == last]
@@ -384,7 +187,7 @@ def _edit(text: str, op: PatchOp, style: _Style) -> str:
                 return _remove(text, node, k)
             return _replace(text, item.value, op.value, style, multi, item.start)
         if op.op != "add":
-            raise _Unexpected
+            raise Unexpected
         keys = [item.key or "" for item in items]
         at = bisect.bisect_left(keys, last) if keys == sorted(keys) else len(keys)
         member = json.dumps(last, ensure_ascii=False) + style.key_sep
@@ -404,20 +207,20 @@ def _edit(text: str, op: PatchOp, style: _Style) -> str:
     return _replace(text, item.value, op.value, style, multi, item.start)
 
 
-def _find(node: _Node, token: str) -> tuple[int, _Item]:
+def _find(node: Node, token: str) -> tuple[int, Item]:
     items = node.items or ()
     if node.is_object:
         found = [(k, item) for k, item in enumerate(items) if item.key == token]
         if found:
             return found[-1]
     else:
-        n = _index(token, len(items))
+        n = index(token, len(items))
         if n is not None:
             return n, items[n]
-    raise _Unexpected
+    raise Unexpected
 
 
-def _replace(text: str, old: _Node, value: Any, style: _Style, holder_multi: bool, anchor: int) -> str:
+def _replace(text: str, old: Node, value: Any, style: _Style, holder_multi: bool, anchor: int) -> str:
     """Splice `value` over `old`; `anchor` starts the line whose indentation continuation lines take."""
     sep = None
     if old.items:  # a non-empty container shows how it is laid out
@@ -431,7 +234,7 @@ def _replace(text: str, old: _Node, value: Any, style: _Style, holder_multi: boo
 
 
 def _insert(
-    text: str, node: _Node, at: int, make: Callable[[str, bool, str | None], str], holder_multi: bool, style: _Style
+    text: str, node: Node, at: int, make: Callable[[str, bool, str | None], str], holder_multi: bool, style: _Style
 ) -> str:
     """Put the entry `make(indent, multi, one-line separator)` at position `at` of a container."""
     items = node.items or ()
@@ -467,7 +270,7 @@ def _insert(
     return text[:pos] + "," + gap + entry + text[pos:]
 
 
-def _remove(text: str, node: _Node, k: int) -> str:
+def _remove(text: str, node: Node, k: int) -> str:
     items = node.items or ()
     if len(items) == 1:  # what json.dumps writes for an empty container, whatever the indent
         return text[: node.start] + text[node.start] + text[node.end - 1] + text[node.end :]
@@ -476,3 +279,14 @@ def _remove(text: str, node: _Node, k: int) -> str:
     else:  # the last: from the end of the previous value, taking that value's comma
         a, b = items[k - 1].value.end, items[k].value.end
     return text[:a] + text[b:]
+
+
+def apply_byte_edits(data: bytes, edits: Sequence[ByteEdit]) -> bytes:
+    """Apply non-overlapping byte edits (what JSON Patch cannot say, e.g. dropping a byte-order mark),
+    last first so earlier offsets stay valid."""
+    out = data
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        if not 0 <= edit.start <= edit.end <= len(out):
+            raise PatchError(f"byte edit {edit.start}..{edit.end} is outside the file ({len(out)} bytes)")
+        out = out[: edit.start] + edit.replacement + out[edit.end :]
+    return out

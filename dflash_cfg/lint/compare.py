@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dflash_cfg.jsondoc.document import escape
+from dflash_cfg.jsondoc.pointer import escape, pointer
 
 # The fields that decide what the drafter computes: a difference here is an error (DF601).
 CRITICAL = (
@@ -90,7 +90,7 @@ def changed(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
         for item in items:
             path = item.path(output_format="list")
             depth = 2 if path and path[0] in _NESTED and len(path) > 1 else 1
-            out.add("".join("/" + escape(str(p)) for p in path[:depth]))
+            out.add(pointer(*path[:depth]))
     return out
 
 

@@ -1,14 +1,14 @@
-"""lint(bytes, ...) -> FileReport: run the selected rules on one file. Pure apart from the
-transformers call it is handed."""
+"""lint(inputs) -> FileReport: run the selected rules on one file. Pure: every input is a value the
+edge (commands/) gathered beforehand, so linting never reads a file, the network or transformers."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1, parse
+from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1
 from dflash_cfg.lint.rules import ALL, Context, Rule
 from dflash_cfg.lint.rules.attention import FULL, SLIDING, strip
 from dflash_cfg.model import Effective, FileReport, Finding, HubFile, Integrity, Kind, Target, Upstream, Weights
@@ -19,16 +19,25 @@ if TYPE_CHECKING:  # the launch parser is only loaded by preflight
 
 @dataclass(frozen=True)
 class Inputs:
-    """What a file is linted against, besides its own bytes."""
+    """One file and everything it is linted against."""
 
+    path: str  # as displayed
+    doc: Document
+    explicit: bool = True  # the user named this file (or its model dir), rather than a tree it was found in
     target: Target | None = None
-    # Called only for drafter files, so a tree of target models never has its shards opened.
-    weights_loader: Callable[[], tuple[Weights | None, str | None]] | None = None
-    effective_fn: Callable[[dict[str, Any]], Effective] | None = None
-    # The upstream copy for --from-hub; called only for drafter files (it may hit the network).
-    upstream_loader: Callable[[], HubFile] | None = None
+    weights: Weights | None = None
+    weights_error: str | None = None  # why the checkpoint beside the file could not be read
+    view: Effective | None = None  # the engine's config class on the file (None: no rule asked for it)
+    upstream: HubFile | None = None  # --from-hub
+    upstream_doc: Document | None = None
+    upstream_view: Effective | None = None
     integrity: Integrity | None = None
     launch: Launch | None = None
+
+
+def needs(rules: Iterable[Rule], need: str) -> bool:
+    """Whether any of `rules` needs this input: the edge gathers only what will be read."""
+    return any(need in r.needs for r in rules)
 
 
 def classify(doc: Document, explicit: bool = True) -> tuple[Kind, str]:
@@ -62,7 +71,7 @@ def runnable(r: Rule, ctx: Context) -> bool:
     has = {
         "bytes": True,
         "data": isinstance(ctx.doc.data, dict),
-        "effective": ctx.effective_fn is not None,
+        "effective": ctx.view is not None,
         "target": ctx.target is not None,
         "weights": ctx.weights is not None or (ctx.weights_error is not None and r.id == "DF500"),
         "upstream": ctx.upstream is not None,
@@ -72,38 +81,45 @@ def runnable(r: Rule, ctx: Context) -> bool:
     return all(has[n] for n in r.needs)
 
 
-def lint(raw: bytes, path: str, inputs: Inputs, rules: Iterable[Rule] = ALL, explicit: bool = True) -> FileReport:
-    doc = parse(raw)
-    kind, note = classify(doc, explicit)
+def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
+    doc = inputs.doc
+    raw = doc.raw
+    kind, note = classify(doc, inputs.explicit)
     whole = len(raw) <= MAX_BYTES  # larger files were read only in part: their hashes would mislead
     sha256 = hashlib.sha256(raw).hexdigest() if whole else None
     blob = git_blob_sha1(raw) if whole else None
     if kind == "skipped":
-        return FileReport(path, kind, sha256, blob, note=note)
-    weights, weights_error = inputs.weights_loader() if inputs.weights_loader else (None, None)
-    upstream = inputs.upstream_loader() if inputs.upstream_loader else None
+        return FileReport(inputs.path, kind, sha256, blob, note=note)
     ctx = Context(
-        doc, kind, inputs.target, weights, weights_error, inputs.effective_fn, upstream, inputs.integrity, inputs.launch
+        doc,
+        kind,
+        inputs.target,
+        inputs.weights,
+        inputs.weights_error,
+        inputs.view,
+        inputs.upstream,
+        inputs.upstream_doc,
+        inputs.upstream_view,
+        inputs.integrity,
+        inputs.launch,
     )
-    known = {(i.rule, i.problem.pointer, i.problem.message): (i.line, i.column) for i in doc.issues}
     findings = []
     for r in rules:
         if not runnable(r, ctx):
             continue
         for problem in r.run(ctx):
-            where = known.get((r.id, problem.pointer, problem.message)) or (None, None)
-            if where[0] is None:
-                where = doc.locate(problem.pointer) or (None, None)
+            where = problem.at or doc.locate(problem.pointer) or (None, None)
             severity = r.severity if problem.severity is None else problem.severity
             findings.append(
                 Finding(r.id, r.name, severity, problem.pointer, where[0], where[1], problem.message, problem.fix)
             )
     findings.sort(key=lambda f: (f.line or 0, f.column or 0, f.rule, f.pointer))
-    source = None if upstream is None else Upstream(upstream.repo, upstream.revision, upstream.commit, upstream.blob_id)
-    return FileReport(path, kind, sha256, blob, tuple(findings), picture(ctx, inputs), source)
+    up = inputs.upstream
+    source = None if up is None else Upstream(up.repo, up.revision, up.commit, up.blob_id)
+    return FileReport(inputs.path, kind, sha256, blob, tuple(findings), picture(ctx), source)
 
 
-def picture(ctx: Context, inputs: Inputs) -> tuple[str, ...]:
+def picture(ctx: Context) -> tuple[str, ...]:
     """The attention layout and the taps, drawn compactly for people (text output only)."""
     if not isinstance(ctx.doc.data, dict):
         return ()
@@ -113,18 +129,18 @@ def picture(ctx: Context, inputs: Inputs) -> tuple[str, ...]:
     if types:
         counts = f"{types.count(SLIDING)} sliding, {types.count(FULL)} full"
         line = f"layers  {strip(types)}  ({counts}; window {window})"
-        if inputs.effective_fn is not None and ctx.effective.values is not None:
-            seen = ctx.effective.values
+        if ctx.view is not None and ctx.view.values is not None:
+            seen = ctx.view.values
             if seen.get("sliding_window") != window or seen.get("layer_types") != types:
                 line += f"  -> engines see {strip(seen.get('layer_types'))}, window {seen.get('sliding_window')}"
         lines.append(line)
-    elif inputs.effective_fn is not None and ctx.effective.values is not None:
-        seen = ctx.effective.values
+    elif ctx.view is not None and ctx.view.values is not None:
+        seen = ctx.view.values
         lines.append(
             f"layers  (absent) -> engines see {strip(seen.get('layer_types'))}, window {seen.get('sliding_window')}"
         )
     taps = ctx.taps()
-    depth = inputs.target.num_hidden_layers if inputs.target and inputs.target.num_hidden_layers else None
+    depth = ctx.target.num_hidden_layers if ctx.target and ctx.target.num_hidden_layers else None
     source = "target" if depth else "num_target_layers"
     depth = depth or ctx.num_target_layers()
     if taps and len(taps) <= 64:

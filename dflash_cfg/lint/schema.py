@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from dflash_cfg.jsondoc.document import pointer
+from dflash_cfg.jsondoc.pointer import pointer
 
 SCHEMA_FILES = {"dflash": "dflash.schema.json", "dflash2": "dflash2.schema.json"}
 

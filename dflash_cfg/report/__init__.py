@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -14,10 +14,9 @@ import click
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.lint.rules import ALL, REGISTRY, Rule
 from dflash_cfg.model import FileReport, Finding, Report, Severity
-from dflash_cfg.write.lock import lock_path
 
 if TYPE_CHECKING:  # the commands that produce these import them; `check` need not pay for it
-    from dflash_cfg.commands.check import DiffResult
+    from dflash_cfg.commands.diff import DiffResult
     from dflash_cfg.commands.fix import Outcome, Plan
     from dflash_cfg.commands.preflight import Preflight
     from dflash_cfg.sources.where import Location
@@ -308,16 +307,16 @@ def fix_written_text(p: Plan, out: Outcome) -> str:
         lines.append(f"  replaced the symlink to {w.replaced_link} with a regular file (the target is untouched)")
     if w.backup:
         lines.append(f"  backup   {w.backup}")
-    folder = Path(w.path).parent
-    if out.recorded:
-        lines.append(f"  recorded in {lock_path(Path(w.path))}; on each serving host: dflash-cfg verify {folder}")
+    folder = os.path.dirname(w.path)  # w.path is absolute
+    if out.lock_file:
+        lines.append(f"  recorded in {out.lock_file}; on each serving host: dflash-cfg verify {folder}")
     lines.append(f"  check it anywhere with: dflash-cfg check {folder} --expect-sha256 {w.sha256}")
     return "\n".join(lines) + "\n"
 
 
 def where_text(loc: Location) -> str:
     rows = [("model", f"{loc.name}  ({loc.source})"), ("config", str(loc.config))]
-    if loc.config.is_symlink():
+    if loc.is_link:
         rows.append(("reads", f"{loc.resolved}  (symlink target)"))
     if loc.repo:
         ref = f"  ({loc.revision} -> commit)" if loc.revision and loc.revision != loc.commit else ""

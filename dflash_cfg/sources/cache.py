@@ -26,15 +26,16 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from dflash_cfg import __version__
-from dflash_cfg.jsondoc.document import parse
+from dflash_cfg.errors import PathError
 from dflash_cfg.model import FIELDS, Effective
+from dflash_cfg.sources import files
 from dflash_cfg.sources.views import transformers_version
+from dflash_cfg.write.atomic import replace_atomically
 
 FORMAT = 1  # bump when the entry layout or the meaning of a stored view changes
 MAX_ENTRY_BYTES = 1 << 20  # far above any real entry; a bigger file is foreign
@@ -87,21 +88,14 @@ class EffectiveCache:
         self._write(path, sha256, effective)
         return effective
 
-    def for_sources(self, sources: list[bytes]) -> View:
-        """A view for the linter: a dict equal to the one parsed from one of `sources` is looked up by
-        those bytes' sha256; any other dict is viewed uncached. `sources` may grow after this call
-        (the runner appends the upstream copy when --from-hub fetches it)."""
-        return _SourcesView(self, sources)
-
     # ----------------------------------------------------------------------------------------------
 
     def _read(self, path: Path, sha256: str) -> Effective | None:
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_ENTRY_BYTES + 1)
-        except OSError:
+            data = files.read_optional(path, MAX_ENTRY_BYTES)
+        except PathError:
             return None
-        if len(data) > MAX_ENTRY_BYTES:
+        if data is None or len(data) > MAX_ENTRY_BYTES:
             return None
         try:
             entry = json.loads(data)
@@ -117,51 +111,10 @@ class EffectiveCache:
             return
         if _valid(json.loads(text), self.key_fields(sha256)) != effective:
             return  # would not read back as the same result: keep this one uncached
-        tmp = None
-        try:
-            # In the entry's own dir, so os.replace is a rename within one file system: atomic.
-            try:
-                fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp", dir=path.parent)
-            except FileNotFoundError:  # the first entry of its fan-out dir (a mkdir each time costs ~0.2 ms)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-            tmp = None
-        except OSError:
-            pass  # unwritable, full, or not a dir: this check simply runs uncached
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-
-
-class _SourcesView:
-    def __init__(self, cache: EffectiveCache, sources: list[bytes]) -> None:
-        self.cache = cache
-        self.sources = sources
-        self.known: list[tuple[str, str | None]] = []  # (sha256, canonical text) of each source parsed
-
-    def __call__(self, raw: dict[str, Any]) -> Effective:
-        for data in self.sources[len(self.known) :]:
-            parsed = parse(data).data
-            self.known.append(
-                (hashlib.sha256(data).hexdigest(), _canonical(parsed) if isinstance(parsed, dict) else None)
-            )
-        text = _canonical(raw)
-        for sha256, known in self.known:
-            # Not `==`: 2560 == 2560.0 == True in Python, but not to Qwen3Config. JSON text tells them apart.
-            if text is not None and known == text:
-                return self.cache.get(sha256, raw)
-        return self.cache.view(raw)
-
-
-def _canonical(data: dict[str, Any]) -> str | None:
-    try:
-        return json.dumps(data, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return None
+        # Unwritable, full, or not a dir: this check simply runs uncached. The fan-out dir is created
+        # only when the first temp file cannot be (a mkdir each time costs ~0.2 ms).
+        with contextlib.suppress(OSError):
+            replace_atomically(path, text.encode("utf-8"), make_parents=True)
 
 
 def _valid(entry: Any, key: dict[str, Any]) -> Effective | None:

@@ -64,6 +64,18 @@ def read(path: Path, limit: int = MAX_BYTES) -> bytes:
         os.close(fd)
 
 
+def read_optional(path: Path, limit: int = MAX_BYTES) -> bytes | None:
+    """Like `read`, but None when there is no such file."""
+    if not os.path.exists(path):  # also a dangling symlink: nothing to read
+        return None
+    try:
+        return read(path, limit)
+    except PathError:
+        if not os.path.exists(path):  # removed in between
+            return None
+        raise
+
+
 def display(path: Path | str) -> str:
     """A path as text that can always be printed: undecodable bytes of a file name become escapes."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dflash_cfg.errors import HubError
+from dflash_cfg.errors import HubError, PathError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.model import HubFile
+from dflash_cfg.sources import files
+from dflash_cfg.write.atomic import replace_atomically
 
 CONFIG = "config.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -99,9 +101,9 @@ def _from_cache(repo: str, revision: str, s: Settings) -> tuple[HubFile | None, 
         return None, None
     path = Path(found)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"cannot read the cached {path}: {exc.strerror or exc}"
+        data = files.read(path)
+    except PathError as exc:
+        return None, f"cached copy: {exc}"
     commit, blob_id, actual = path.parent.name, os.path.basename(os.path.realpath(path)), git_blob_sha1(data)
     if actual != blob_id and len(blob_id) == 40:
         # Someone wrote through the snapshot symlink into the blob: it is no longer what the Hub served.
@@ -141,7 +143,9 @@ def _download(repo: str, revision: str, commit: str, blob_id: str, s: Settings) 
                 etag_timeout=s.timeout,
                 force_download=force,
             )
-            data = Path(str(path)).read_bytes()
+            data = files.read(Path(str(path)))
+        except PathError:
+            raise
         except Exception as exc:  # noqa: BLE001
             raise HubError(_explain(exc, repo, revision, s)) from None
         # An LFS/Xet file's etag is a sha256, not a git blob id; a config.json never is one.
@@ -163,13 +167,10 @@ def _remember_ref(repo: str, revision: str, commit: str, s: Settings) -> None:
 
     ref = Path(s.cache_dir) / repo_folder_name(repo_id=repo, repo_type="model") / "refs" / revision
     try:
-        if ref.is_file() and ref.read_text() == commit:
+        if files.read_optional(ref, 64) == commit.encode():
             return
-        ref.parent.mkdir(parents=True, exist_ok=True)
-        tmp = ref.with_name(f"{ref.name}.{os.getpid()}.tmp")
-        tmp.write_text(commit)
-        os.replace(tmp, ref)
-    except OSError:
+        replace_atomically(ref, commit.encode(), make_parents=True)
+    except (OSError, PathError):
         pass  # a read-only cache still answers online; only --offline by branch name needs the ref
 
 

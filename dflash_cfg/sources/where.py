@@ -28,6 +28,7 @@ class Location:
     revision: str | None  # the ref that led to the commit, for a Hub id
     sha256: str
     git_blob_sha1: str
+    is_link: bool  # `config` is a symlink (to `resolved`)
 
     @property
     def model_dir(self) -> Path:
@@ -73,10 +74,7 @@ def _from_cache(repo: str, revision: str) -> Location:
 def _location(
     name: str, source: str, config: Path, repo: str | None, commit: str | None, revision: str | None
 ) -> Location:
-    try:
-        data = files.read(config)
-    except files.PathError as exc:
-        raise WhereError(str(exc)) from None
+    data = files.read(config)
     return Location(
         name,
         source,
@@ -87,4 +85,5 @@ def _location(
         revision,
         hashlib.sha256(data).hexdigest(),
         git_blob_sha1(data),
+        config.is_symlink(),
     )

@@ -1,49 +1,17 @@
-""".dflash-cfg.lock beside config.json: what dflash-cfg last wrote there, so a later `verify` (on this
-host or another) can prove the file is still that write.
-
-Format, version 1 (other files' entries are kept as they are when one entry is recorded):
-    {"version": 1, "files": {"config.json": {"path": "/abs/config.json", "sha256": "...",
-     "git_blob_sha1": "...", "source": {"repo": "...", "revision": "...", "commit": "..."} | null,
-     "written_at": "2025-01-01T00:00:00Z", "tool_version": "0.1.0"}}}
-"""
+"""Recording a write in .dflash-cfg.lock (the format and its reader are in sources/lockfile.py)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-from dflash_cfg.errors import LockError, WriteError
+from dflash_cfg.errors import WriteError
 from dflash_cfg.model import Entry, Source
-from dflash_cfg.write.atomic import LOCK_FILE, Written, locked_dir, read_at, replace_file
-
-VERSION = 1
-# A real lock file is a few hundred bytes per entry; refusing more keeps a hostile one from costing memory.
-MAX_BYTES = 1024 * 1024
-_HEX = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "git_blob_sha1": re.compile(r"^[0-9a-f]{40}$")}
-
-
-def lock_path(config_path: Path) -> Path:
-    return config_path.parent / LOCK_FILE
-
-
-def read_lock(config_path: Path) -> Entry | None:
-    """The entry for `config_path`'s file name; None if there is no lock file or no such entry."""
-    where = lock_path(config_path)
-    try:
-        with open(where, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise LockError(f"cannot read {where}: {exc.strerror or exc}") from None
-    files = _files(raw, where)
-    found = files.get(config_path.name)
-    return None if found is None else _entry(found, config_path.name, where)
+from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, parse_files
+from dflash_cfg.write.verified import Written, locked_dir, read_at, replace_file
 
 
 def record(config_path: Path, written: Written, source: Source | None, tool_version: str) -> Entry:
@@ -64,7 +32,7 @@ def record(config_path: Path, written: Written, source: Source | None, tool_vers
                 1,
             )
         existing = read_at(dfd, LOCK_FILE, directory)
-        files = {} if existing is None else _files(existing, where)
+        files = {} if existing is None else parse_files(existing, where)
         entry = Entry(
             written.path,
             written.sha256,
@@ -73,68 +41,7 @@ def record(config_path: Path, written: Written, source: Source | None, tool_vers
             datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             tool_version,
         )
-        files[name] = _to_json(entry)
+        files[name] = entry_to_json(entry)
         text = json.dumps({"version": VERSION, "files": files}, indent=2, ensure_ascii=False) + "\n"
         replace_file(dfd, LOCK_FILE, text.encode("utf-8"), directory)
     return entry
-
-
-def _files(raw: bytes, where: Path) -> dict[str, Any]:
-    if len(raw) > MAX_BYTES:
-        raise LockError(f"{where} is larger than {MAX_BYTES} bytes: not a dflash-cfg lock file; remove it")
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise LockError(f"{where} is not valid JSON ({reason}); remove it or restore it from a backup") from None
-    if not isinstance(doc, dict) or "version" not in doc:
-        raise LockError(f"{where} is not a dflash-cfg lock file (no version); remove it")
-    version = doc["version"]
-    if type(version) is not int or version != VERSION:
-        raise LockError(f"{where} has version {version!r}; this dflash-cfg reads version {VERSION}")
-    files = doc.get("files")
-    if not isinstance(files, dict):
-        raise LockError(f"{where}: 'files' must be an object")
-    return files
-
-
-def _entry(raw: Any, name: str, where: Path) -> Entry:
-    def bad(why: str) -> LockError:
-        return LockError(f"{where}: entry {name!r} {why}; remove the lock file or that entry")
-
-    if not isinstance(raw, dict):
-        raise bad("is not an object")
-    fields = {}
-    for key in ("path", "sha256", "git_blob_sha1", "written_at", "tool_version"):
-        value = raw.get(key)
-        if not isinstance(value, str):
-            raise bad(f"has no string {key!r}")
-        if key in _HEX and not _HEX[key].match(value):
-            raise bad(f"has a malformed {key!r}")
-        fields[key] = value
-    source = raw.get("source")
-    if source is not None:
-        if not isinstance(source, dict) or not all(
-            isinstance(source.get(k), str) for k in ("repo", "revision", "commit")
-        ):
-            raise bad("has a malformed 'source' (needs string repo, revision, commit, or null)")
-        source = Source(source["repo"], source["revision"], source["commit"])
-    return Entry(
-        fields["path"], fields["sha256"], fields["git_blob_sha1"], source, fields["written_at"], fields["tool_version"]
-    )
-
-
-def _to_json(entry: Entry) -> dict[str, Any]:
-    source = (
-        None
-        if entry.source is None
-        else {"repo": entry.source.repo, "revision": entry.source.revision, "commit": entry.source.commit}
-    )
-    return {
-        "path": entry.path,
-        "sha256": entry.sha256,
-        "git_blob_sha1": entry.git_blob_sha1,
-        "source": source,
-        "written_at": entry.written_at,
-        "tool_version": entry.tool_version,
-    }

@@ -9,10 +9,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
-from dflash_cfg.jsondoc.document import Document, parse
+from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.model import Effective, HubFile, Integrity, Kind, Problem, Severity, Target, Weights
 
 if TYPE_CHECKING:
@@ -23,15 +22,18 @@ Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "
 
 @dataclass(frozen=True)
 class Context:
-    """Everything a rule may look at for one file. Costly views are computed on first use."""
+    """Everything a rule may look at for one file, gathered beforehand as plain values."""
 
     doc: Document
     kind: Kind
     target: Target | None = None
     weights: Weights | None = None
     weights_error: str | None = None
-    effective_fn: Callable[[dict[str, Any]], Effective] | None = field(default=None, compare=False)
+    # What the engine's config class made of the file and of upstream's (None: not asked for).
+    view: Effective | None = None
     upstream: HubFile | None = None
+    upstream_doc: Document | None = None
+    upstream_view: Effective | None = None
     integrity: Integrity | None = None
     launch: Launch | None = None  # the engine command line (preflight)
 
@@ -41,21 +43,16 @@ class Context:
         assert isinstance(data, dict)
         return data
 
-    @cached_property
+    @property
     def effective(self) -> Effective:
-        assert self.effective_fn is not None
-        return self.effective_fn(self.raw)
+        """The engine's view, for rules that declare they need it (they run only when it is there)."""
+        assert self.view is not None
+        return self.view
 
-    @cached_property
+    @property
     def upstream_raw(self) -> dict[str, Any] | None:
-        assert self.upstream is not None
-        data = parse(self.upstream.data).data
+        data = self.upstream_doc.data if self.upstream_doc is not None else None
         return data if isinstance(data, dict) else None
-
-    @cached_property
-    def upstream_effective(self) -> Effective | None:
-        raw = self.upstream_raw
-        return None if raw is None or self.effective_fn is None else self.effective_fn(raw)
 
     @property
     def dflash(self) -> dict[str, Any]:
@@ -65,6 +62,11 @@ class Context:
     def draft_value(self, name: str) -> Any:
         """dflash_config first, then the top level: the order newer loaders read in."""
         return self.dflash[name] if name in self.dflash else self.raw.get(name)
+
+    def draft_pointer(self, name: str) -> str:
+        """Where `draft_value(name)` comes from: in dflash_config when it is there, else the top level
+        (also where a finding about a value the file lacks points)."""
+        return f"/dflash_config/{name}" if name in self.dflash else f"/{name}"
 
     def taps(self) -> list[int] | None:
         """target_layer_ids when they are a usable list of ints, else None."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_cfg.jsondoc.document import pointer
+from dflash_cfg.jsondoc.pointer import pointer
 from dflash_cfg.lint.rules.base import Context, is_int, rule
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
@@ -26,7 +26,7 @@ def standard_taps(num_target_layers: int, num_taps: int) -> list[int]:
 
 
 def _where_taps(ctx: Context) -> str:
-    return TAPS if "target_layer_ids" in ctx.dflash else "/target_layer_ids"
+    return ctx.draft_pointer("target_layer_ids")
 
 
 @rule("DF101", "dflash-config-missing", Severity.ERROR)
@@ -315,7 +315,7 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     Pass: ``"num_target_layers": 36``
     """
     value = ctx.draft_value("num_target_layers")
-    where = "/dflash_config/num_target_layers" if "num_target_layers" in ctx.dflash else "/num_target_layers"
+    where = ctx.draft_pointer("num_target_layers")
     taps = ctx.taps()
     if value is None:
         depth = ctx.int_field("num_hidden_layers")

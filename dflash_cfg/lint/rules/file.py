@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 
+from dflash_cfg.jsondoc.document import MAX_BYTES, ParseProblem
 from dflash_cfg.lint import schema
 from dflash_cfg.lint.rules.base import Context, rule
-from dflash_cfg.model import Problem, Severity
+from dflash_cfg.model import Fix, Problem, Severity
 
 
-def _issues(ctx: Context, rule_id: str) -> Iterator[Problem]:
-    return (issue.problem for issue in ctx.doc.issues if issue.rule == rule_id)
+def _messages(ctx: Context, render: Mapping[str, Callable[[ParseProblem], str]]) -> Iterator[Problem]:
+    """The parse problems this rule reports, in its words; each keeps the parser's position."""
+    for p in ctx.doc.problems:
+        if p.what in render:
+            fix = Fix(_FIXES[p.what], edits=p.edits) if p.edits else None
+            yield Problem(p.pointer, render[p.what](p), fix, at=p.at)
+
+
+_FIXES = {"utf8-bom": "strip the UTF-8 byte-order mark"}
 
 
 @rule("DF001", "invalid-json", Severity.ERROR, "bytes")
@@ -23,7 +31,18 @@ def invalid_json(ctx: Context) -> Iterator[Problem]:
     Fail: ``{"architectures": ["DFlashDraftModel"],`` (cut off)
     Pass: any complete JSON object.
     """
-    return _issues(ctx, "DF001")
+    return _messages(
+        ctx,
+        {
+            "too-large": lambda p: f"file is over {MAX_BYTES} bytes; a drafter config.json is a few KB (not parsed)",
+            "empty": lambda p: "file is empty",
+            "whitespace": lambda p: "file holds only whitespace",
+            "truncated": lambda p: f"file is truncated: {p.detail}",
+            "syntax": lambda p: f"invalid JSON: {p.detail}",
+            "too-deep": lambda p: "invalid JSON: nesting too deep to parse",
+            "bad-literal": lambda p: f"invalid JSON: {p.detail}",
+        },
+    )
 
 
 @rule("DF002", "duplicate-key", Severity.ERROR, "bytes")
@@ -36,7 +55,15 @@ def duplicate_key(ctx: Context) -> Iterator[Problem]:
     Fail: ``{"sliding_window": 2048, ..., "sliding_window": null}``
     Pass: every key once per object.
     """
-    return _issues(ctx, "DF002")
+    return _messages(
+        ctx,
+        {
+            "duplicate-key": lambda p: (
+                f"duplicate key {p.detail!r} (first at line {p.first[0] if p.first else '?'}): json.load and "
+                "transformers silently keep this last value"
+            )
+        },
+    )
 
 
 @rule("DF003", "encoding", Severity.ERROR, "bytes")
@@ -49,7 +76,20 @@ def encoding(ctx: Context) -> Iterator[Problem]:
     Fail: ``EF BB BF {"architectures": ...}``
     Pass: UTF-8 without a BOM.
     """
-    return _issues(ctx, "DF003")
+    return _messages(
+        ctx,
+        {
+            "utf8-bom": lambda p: (
+                "file starts with a UTF-8 byte-order mark: Python's json.loads and transformers reject it "
+                "('Unexpected UTF-8 BOM'), so engines fail to load the config"
+            ),
+            "other-bom": lambda p: (
+                f"file is {p.detail} (byte-order mark found); config.json must be UTF-8, re-save it as UTF-8 "
+                "without a BOM"
+            ),
+            "not-utf8": lambda p: f"not valid UTF-8: {p.detail}; re-save the file as UTF-8",
+        },
+    )
 
 
 @rule("DF004", "non-finite-number", Severity.ERROR, "bytes")
@@ -62,7 +102,14 @@ def non_finite(ctx: Context) -> Iterator[Problem]:
     Fail: ``"rms_norm_eps": NaN``
     Pass: ``"rms_norm_eps": 1e-06``
     """
-    return _issues(ctx, "DF004")
+    return _messages(
+        ctx,
+        {
+            "non-finite": lambda p: (
+                f"non-finite number {p.detail}: not JSON; Python reads it as a float, other parsers reject the file"
+            )
+        },
+    )
 
 
 @rule("DF005", "not-an-object", Severity.ERROR, "bytes")
@@ -72,7 +119,7 @@ def not_an_object(ctx: Context) -> Iterator[Problem]:
     Fail: ``[{"architectures": ["DFlashDraftModel"]}]``
     Pass: ``{"architectures": ["DFlashDraftModel"], ...}``
     """
-    return _issues(ctx, "DF005")
+    return _messages(ctx, {"not-an-object": lambda p: f"top level is {p.detail}, not an object"})
 
 
 @rule("DF010", "schema", Severity.ERROR)

@@ -40,7 +40,7 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
     """
     launch = _launch(ctx)
     size, said = _block_size(ctx)
-    where = "/dflash_config/block_size" if "block_size" in ctx.dflash else "/block_size"
+    where = ctx.draft_pointer("block_size")
     if (
         launch.engine == "vllm"
         and launch.num_speculative_tokens is not None

@@ -152,7 +152,7 @@ def taps_past_target(ctx: Context) -> Iterator[Problem]:
     depth, taps = _target(ctx).num_hidden_layers, ctx.taps()
     if depth is None or taps is None:
         return
-    where = "/dflash_config/target_layer_ids" if "target_layer_ids" in ctx.dflash else "/target_layer_ids"
+    where = ctx.draft_pointer("target_layer_ids")
     for i, tap in enumerate(taps):
         if tap >= depth:
             yield Problem(f"{where}/{i}", f"tap {tap} does not exist in the target ({depth} layers, 0..{depth - 1})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.document import git_blob_sha1
@@ -15,8 +16,8 @@ def rows(ctx: Context) -> tuple[Row, ...]:
     upstream = ctx.upstream_raw
     if upstream is None:
         return ()
-    mine = ctx.effective.values if ctx.effective_fn is not None else None
-    theirs = ctx.upstream_effective.values if ctx.upstream_effective is not None else None
+    mine = ctx.view.values if ctx.view is not None else None
+    theirs = ctx.upstream_view.values if ctx.upstream_view is not None else None
     return compare(ctx.raw, upstream, mine, theirs)
 
 
@@ -27,11 +28,8 @@ def show(value: object) -> str:
         return ""
     if isinstance(value, list) and value and all(v in ("sliding_attention", "full_attention") for v in value):
         return strip(value)
-    return (
-        repr(value)
-        if isinstance(value, str)
-        else str(value).replace("True", "true").replace("False", "false").replace("None", "null")
-    )
+    # As JSON, the language of the file: `null`, `["a"]`, and a string that says "None" stays as it is.
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 # Fields that loader generations read from different places; the safe fixes copy a value between them.

@@ -49,7 +49,7 @@ def fc_width(ctx: Context) -> Iterator[Problem]:
     expected = len(taps) * width
     if fc.shape[1] != expected:
         taps_in_weights = f" ({fc.shape[1] // width} taps' worth)" if fc.shape[1] % width == 0 else ""
-        where = "/dflash_config/target_layer_ids" if "target_layer_ids" in ctx.dflash else "/target_layer_ids"
+        where = ctx.draft_pointer("target_layer_ids")
         yield Problem(
             where,
             f"{fc.name} in {fc.file} has {fc.shape[1]} input features{taps_in_weights}, but "
@@ -96,7 +96,7 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
     raw = ctx.raw
     # What engines build: Qwen3Config's values, so an absent head_dim or num_key_value_heads is checked
     # at the default it silently gets (128, 32), not skipped.
-    seen = ctx.effective.values if ctx.effective_fn is not None and ctx.effective.values else raw
+    seen = ctx.view.values if ctx.view is not None and ctx.view.values else raw
     names = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
     values = {n: seen.get(n) if is_int(seen.get(n)) else None for n in names}
     if not indices:

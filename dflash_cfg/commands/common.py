@@ -1,0 +1,108 @@
+"""What several commands share: which rules, which file, which upstream, and the engine's view."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dflash_cfg.errors import LockError, TargetError, UsageError
+from dflash_cfg.jsondoc.document import Document
+from dflash_cfg.lint.rules import ALL, Rule
+from dflash_cfg.model import Effective, HubFile, Target
+from dflash_cfg.sources import files
+from dflash_cfg.sources.cache import EffectiveCache, default_root
+from dflash_cfg.sources.hub import fetch_config, repo_from_cache_path
+from dflash_cfg.sources.lockfile import read_lock
+from dflash_cfg.sources.target import load_target
+
+SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+@dataclass(frozen=True)
+class HubOptions:
+    repo: str | None  # None: infer it from where the file lives
+    revision: str | None = None  # None: the commit of a cache snapshot, else "main"
+    offline: bool = False
+
+
+def select_rules(select: str | None, ignore: str | None) -> tuple[Rule, ...]:
+    """--select/--ignore: comma-separated ids or id prefixes (``DF2`` = every DF2xx rule)."""
+
+    def parse(spec: str) -> list[str]:
+        items = [s.strip().upper() for s in spec.split(",") if s.strip()]
+        unknown = [i for i in items if not any(r.id.startswith(i) for r in ALL)]
+        if unknown:
+            raise UsageError(f"unknown rule id {', '.join(unknown)} (see `dflash-cfg rules`)")
+        return items
+
+    chosen = ALL
+    if select:
+        wanted = parse(select)
+        chosen = tuple(r for r in chosen if any(r.id.startswith(w) for w in wanted))
+    if ignore:
+        dropped = parse(ignore)
+        chosen = tuple(r for r in chosen if not any(r.id.startswith(d) for d in dropped))
+    return chosen
+
+
+def check_sha256_option(value: str | None) -> None:
+    if value is not None and not SHA256.match(value):
+        raise UsageError(f"--expect-sha256 {value!r} is not a sha256 (64 hex digits)")
+
+
+def load_target_option(option: str | None) -> Target | None:
+    if option is None:
+        return None
+    try:
+        return load_target(Path(option))
+    except TargetError as exc:
+        raise TargetError(f"--target: {exc}") from None
+
+
+def one_config(path_arg: str) -> Path:
+    """The single config.json a command that works on one file was pointed at (absolute)."""
+    found = files.discover(Path(path_arg))
+    if len(found) != 1:
+        raise UsageError(f"{path_arg}: expected one config.json (a model dir or the file), found {len(found)}")
+    return Path(os.path.abspath(found[0]))
+
+
+def repo_for(path: Path, hub: HubOptions) -> tuple[str, str]:
+    """The Hub repo and revision a drafter config is compared with: as given, else from the cache
+    snapshot it lives in, else from the source dflash-cfg recorded when it last wrote it."""
+    if hub.repo:
+        return hub.repo, hub.revision or "main"
+    cached = repo_from_cache_path(path)
+    if cached is not None:
+        return cached[0], hub.revision or cached[1]
+    try:
+        entry = read_lock(path)
+    except LockError:
+        entry = None
+    if entry is not None and entry.source is not None:
+        return entry.source.repo, hub.revision or entry.source.revision
+    raise UsageError(f"cannot tell which Hub repo {path} comes from: pass it, e.g. --from-hub ORG/NAME")
+
+
+def upstream_for(path: Path, hub: HubOptions) -> HubFile:
+    repo, revision = repo_for(path, hub)
+    return fetch_config(repo, revision, offline=hub.offline)
+
+
+class Views:
+    """The engine's config class on parsed documents, through the content cache (keyed by the sha256
+    of the bytes the document was parsed from), or uncached."""
+
+    def __init__(self, cached: bool = True) -> None:
+        from dflash_cfg.sources.views import view  # cheap: transformers loads on the first miss only
+
+        self._cache = EffectiveCache(view, default_root() if cached else None)
+
+    def of(self, doc: Document) -> Effective | None:
+        """None for a document that is not a JSON object (no config class reads it)."""
+        if not isinstance(doc.data, dict):
+            return None
+        return self._cache.get(hashlib.sha256(doc.raw).hexdigest(), doc.data)

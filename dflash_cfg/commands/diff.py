@@ -1,0 +1,49 @@
+"""diff: one drafter config against its upstream copy, field by field, raw and through the engine's
+config class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dflash_cfg.commands.common import HubOptions, Views, one_config, upstream_for
+from dflash_cfg.errors import UsageError
+from dflash_cfg.jsondoc.document import git_blob_sha1, parse
+from dflash_cfg.lint.compare import Row, compare
+from dflash_cfg.model import HubFile
+from dflash_cfg.sources import files
+from dflash_cfg.sources.views import transformers_version
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    path: str
+    local: bytes
+    upstream: HubFile
+    rows: tuple[Row, ...]
+    transformers_version: str | None
+
+    @property
+    def identical(self) -> bool:
+        return git_blob_sha1(self.local) == self.upstream.blob_id
+
+    @property
+    def critical(self) -> bool:
+        return any(r.critical and (r.differs or r.differs_effective) for r in self.rows)
+
+
+def diff(path_arg: str, hub: HubOptions) -> DiffResult:
+    path = one_config(path_arg)
+    local = files.read(path)
+    mine = parse(local)
+    if not isinstance(mine.data, dict):
+        raise UsageError(f"{path} is not a JSON object; run `dflash-cfg check {path}` to see why")
+    upstream = upstream_for(path, hub)
+    theirs = parse(upstream.data)
+    if not isinstance(theirs.data, dict):
+        raise UsageError(f"upstream {upstream.repo}@{upstream.commit[:12]} config.json is not a JSON object")
+    views = Views()
+    mine_view, theirs_view = views.of(mine), views.of(theirs)
+    rows = compare(
+        mine.data, theirs.data, mine_view.values if mine_view else None, theirs_view.values if theirs_view else None
+    )
+    return DiffResult(str(path), local, upstream, rows, transformers_version())

@@ -1,0 +1,9 @@
+"""where: which config.json an engine would read for a model argument."""
+
+from __future__ import annotations
+
+from dflash_cfg.sources.where import Location, locate
+
+
+def where(model: str, revision: str | None = None) -> Location:
+    return locate(model, revision)

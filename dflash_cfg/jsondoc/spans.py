@@ -1,0 +1,158 @@
+"""Where each value of a JSON text is: one tokenizer and one walk, for locating findings and for
+editing text in place.
+
+`tree(text)` returns the spans (start and end offsets) of every value, key and member of a text that
+`json.loads` accepted; `scan(text)` derives from it the line and column of every member and element,
+the duplicated keys and the non-finite numbers.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from dflash_cfg.jsondoc.pointer import escape
+
+TOKEN = re.compile(
+    r"""
+    (?P<ws>[ \t\r\n]+)
+  | (?P<str>"(?:[^"\\]|\\.)*")
+  | (?P<punct>[{}\[\]:,])
+  | (?P<atom>-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null)
+""",
+    re.VERBOSE,
+)
+
+
+class Unexpected(Exception):
+    """The text is not laid out the way the editor assumes: re-serialise instead."""
+
+
+@dataclass(frozen=True)
+class Node:
+    start: int
+    end: int  # exclusive
+    items: tuple[Item, ...] | None  # None for a scalar
+    is_object: bool = False
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str | None  # None in an array
+    start: int  # the key's opening quote in an object, the element's first character in an array
+    key_end: int
+    value: Node
+
+
+@dataclass
+class _Open:
+    """A container still being read; mutable because its members arrive one at a time."""
+
+    start: int
+    is_object: bool
+    items: list[Item] = field(default_factory=list)
+    key: str | None = None
+    key_start: int = 0
+    key_end: int = 0
+    expect_key: bool = False
+
+
+def tree(text: str) -> Node:
+    """Spans of every value in a text json.loads accepted. Iterative, so nesting depth is no risk."""
+    stack: list[_Open] = []
+    roots: list[Node] = []
+    pos = 0
+
+    def attach(node: Node) -> None:
+        if not stack:
+            roots.append(node)
+            return
+        frame = stack[-1]
+        if not frame.is_object:
+            frame.items.append(Item(None, node.start, node.start, node))
+        elif frame.key is None:
+            raise Unexpected
+        else:
+            frame.items.append(Item(frame.key, frame.key_start, frame.key_end, node))
+            frame.key = None
+
+    for match in TOKEN.finditer(text):
+        if match.start() != pos:  # finditer skips what no group matches; nothing may be skipped
+            raise Unexpected
+        pos = match.end()
+        kind, token = match.lastgroup, match.group()
+        if kind == "ws":
+            continue
+        top = stack[-1] if stack else None
+        if top is not None and top.expect_key and kind == "str":
+            top.key, top.key_start, top.key_end = json.loads(token), match.start(), match.end()
+            top.expect_key = False
+        elif token in ("{", "["):
+            stack.append(_Open(match.start(), token == "{", expect_key=token == "{"))
+        elif token in ("}", "]"):
+            if not stack:
+                raise Unexpected
+            done = stack.pop()
+            attach(Node(done.start, match.end(), tuple(done.items), done.is_object))
+        elif token == ",":
+            if top is not None:
+                top.expect_key = top.is_object
+        elif token != ":":
+            attach(Node(match.start(), match.end(), None))
+    if pos != len(text) or stack or len(roots) != 1:
+        raise Unexpected
+    return roots[0]
+
+
+def _non_finite(token: str) -> bool:
+    if token in ("NaN", "Infinity", "-Infinity"):
+        return True
+    # Only a float literal can overflow (json reads 1e400 as inf); an integer of any length stays an int.
+    is_float = any(c in token for c in ".eE")
+    return is_float and token[0] in "-0123456789" and not math.isfinite(float(token))
+
+
+@dataclass(frozen=True)
+class Scan:
+    positions: dict[str, tuple[int, int]]
+    duplicates: tuple[tuple[str, tuple[int, int]], ...]  # (pointer of the repeated key, position of the first)
+    constants: tuple[tuple[str, str], ...]  # (pointer, token) of each non-finite number
+
+
+def scan(text: str) -> Scan:
+    """Line and column of every member key (the last copy of a duplicated one, which json.load keeps)
+    and array element of an already-valid JSON text."""
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def pos(offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    positions: dict[str, tuple[int, int]] = {"": (1, 1)}
+    duplicates: list[tuple[str, tuple[int, int]]] = []
+    constants: list[tuple[str, str]] = []
+    todo: list[tuple[str, Node]] = [("", tree(text))]
+    while todo:  # preorder, children in document order, so findings come out in file order
+        ptr, node = todo.pop()
+        if node.items is None:
+            token = text[node.start : node.end]
+            if _non_finite(token):
+                constants.append((ptr, token))
+            continue
+        seen: dict[str, tuple[int, int]] = {}
+        children = []
+        for index, item in enumerate(node.items):
+            child = ptr + "/" + (escape(item.key) if item.key is not None else str(index))
+            where = pos(item.start)
+            if item.key is not None:
+                if item.key in seen:
+                    duplicates.append((child, seen[item.key]))
+                else:
+                    seen[item.key] = where
+            positions[child] = where
+            children.append((child, item.value))
+        todo.extend(reversed(children))
+    return Scan(positions, tuple(duplicates), tuple(constants))

@@ -1,3 +1,165 @@
-"""dflash-cfg: lint and repair the config.json of DFlash speculative-decoding drafters."""
+"""dflash-cfg: lint and repair the config.json of DFlash speculative-decoding drafters.
+
+The public API is this module: `check`, `diff`, `fix` and `verify`, returning the frozen values the
+JSON output serialises. The CLI calls these same functions. Every submodule is private: its names may
+change between releases.
+
+    import dflash_cfg
+    report = dflash_cfg.check(["/models/Qwen3.6-27B-DFlash"], target="/models/Qwen3.6-27B")
+    if report.worst() is dflash_cfg.Severity.ERROR: ...
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from dflash_cfg.commands.diff import DiffResult
+    from dflash_cfg.commands.fix import FixResult, Plan
+    from dflash_cfg.commands.verify import Verification
+    from dflash_cfg.model import Report
+
+__all__ = [
+    "DflashCfgError",
+    "DiffResult",
+    "FileReport",
+    "Finding",
+    "Fix",
+    "FixResult",
+    "PatchOp",
+    "Plan",
+    "Report",
+    "Severity",
+    "Verification",
+    "__version__",
+    "check",
+    "diff",
+    "fix",
+    "verify",
+]
+
+Path = str | os.PathLike[str]
+
+
+def _hub(from_hub: str | None, revision: str | None, offline: bool) -> Any:
+    from dflash_cfg.commands.common import HubOptions
+    from dflash_cfg.errors import UsageError
+
+    if from_hub is None:
+        if revision or offline:
+            raise UsageError("revision and offline need from_hub")
+        return None
+    return HubOptions(from_hub or None, revision, offline)
+
+
+def check(
+    paths: Sequence[Path],
+    *,
+    target: Path | None = None,
+    select: str | None = None,
+    ignore: str | None = None,
+    from_hub: str | None = None,
+    revision: str | None = None,
+    offline: bool = False,
+    expect_sha256: str | None = None,
+    use_cache: bool = True,
+) -> Report:
+    """Lint each drafter config.json under `paths` (model dirs, files or trees).
+
+    `select`/`ignore`: comma-separated rule ids or prefixes. `from_hub`: compare with this Hub repo
+    ("" infers it from a cache snapshot path or the lock). Raises DflashCfgError (with `exit_code`)
+    for a usage or environment problem; files that cannot be read are listed in `Report.errors`.
+    """
+    from dflash_cfg.commands.check import CheckOptions
+    from dflash_cfg.commands.check import check as run
+    from dflash_cfg.commands.common import select_rules
+
+    options = CheckOptions(
+        tuple(os.fspath(p) for p in paths),
+        None if target is None else os.fspath(target),
+        select_rules(select, ignore),
+        _hub(from_hub, revision, offline),
+        expect_sha256,
+        not use_cache,
+    )
+    return run(options)
+
+
+def diff(path: Path, from_hub: str = "", *, revision: str | None = None, offline: bool = False) -> DiffResult:
+    """Field-by-field comparison of one drafter config with its upstream copy ("" infers the repo)."""
+    from dflash_cfg.commands.diff import diff as run
+
+    return run(os.fspath(path), _hub(from_hub, revision, offline))
+
+
+def fix(
+    paths: Sequence[Path],
+    *,
+    from_hub: str | None = None,
+    revision: str | None = None,
+    offline: bool = False,
+    only_critical: bool = False,
+    target: Path | None = None,
+    min_severity: str = "info",
+    confirm: Callable[[Plan], bool] | None = None,
+    backup: bool = True,
+    record_lock: bool = True,
+) -> Iterator[FixResult]:
+    """Repair each path's config.json, one result per path as it is done.
+
+    `confirm(plan)` decides on each change (default: write it); return False for a dry run.
+    """
+    from dflash_cfg.commands.fix import FixOptions, fix_each
+    from dflash_cfg.model import Severity
+
+    options = FixOptions(
+        "",
+        _hub(from_hub, revision, offline),
+        only_critical,
+        None if target is None else os.fspath(target),
+        Severity[min_severity.upper()],
+    )
+    return fix_each(
+        [os.fspath(p) for p in paths],
+        options,
+        confirm or (lambda _plan: True),
+        backup=backup,
+        record_lock=record_lock,
+    )
+
+
+def verify(path: Path, *, expect_sha256: str | None = None) -> Verification:
+    """Is the config.json still the file dflash-cfg last wrote there (or the one with this sha256)?"""
+    from dflash_cfg.commands.verify import verify as run
+
+    return run(os.fspath(path), expect_sha256)
+
+
+# The value types load with the module that makes them, so `import dflash_cfg` stays cheap and a
+# check never loads the writer.
+_LAZY = {
+    "DflashCfgError": "dflash_cfg.errors",
+    "FileReport": "dflash_cfg.model",
+    "Finding": "dflash_cfg.model",
+    "Fix": "dflash_cfg.model",
+    "PatchOp": "dflash_cfg.model",
+    "Report": "dflash_cfg.model",
+    "Severity": "dflash_cfg.model",
+    "DiffResult": "dflash_cfg.commands.diff",
+    "FixResult": "dflash_cfg.commands.fix",
+    "Plan": "dflash_cfg.commands.fix",
+    "Verification": "dflash_cfg.commands.verify",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dflash_cfg' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+import dflash_cfg as api
 from dflash_cfg import __version__
-from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions, select_rules
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, UsageError
 from dflash_cfg.lint.rules import ALL
@@ -119,7 +119,17 @@ def check_command(
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir, a config.json, or a tree)")
-    report = check(CheckOptions(paths, target, select_rules(select, ignore), hub, expect_sha256, no_cache))
+    report = api.check(
+        paths,
+        target=target,
+        select=select,
+        ignore=ignore,
+        from_hub=None if hub is None else hub.repo or "",
+        revision=revision,
+        offline=offline,
+        expect_sha256=expect_sha256,
+        use_cache=not no_cache,
+    )
     click.echo(REPORTERS[fmt](report), nl=False, color=_colour() if fmt == "text" else False)
     for error in report.errors:
         click.echo(f"dflash-cfg: error: {error}", err=True)
@@ -143,9 +153,7 @@ def diff_command(
         raise click.UsageError("diff needs --from-hub [REPO]")
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
-    from dflash_cfg.commands.diff import diff  # deepdiff loads only for diff
-
-    result = diff(paths[0], hub)
+    result = api.diff(paths[0], hub.repo or "", revision=revision, offline=offline)
     rendered = diff_json(result) if fmt == "json" else diff_text(result)
     click.echo(rendered, nl=False, color=_colour() if fmt == "text" else False)
     ctx.exit(EXIT_FINDINGS if result.critical else EXIT_OK)
@@ -189,7 +197,8 @@ def fix_command(
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
-    from dflash_cfg.commands.fix import FixOptions, Plan, fix_each  # only fix needs the patcher and writer
+    if TYPE_CHECKING:
+        from dflash_cfg.commands.fix import Plan
 
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
@@ -206,9 +215,20 @@ def fix_command(
             click.confirm(f"Write {p.path}?", abort=True)
         return True
 
-    options = FixOptions("", hub, only_critical, target, Severity[min_severity.upper()])
+    results = api.fix(
+        paths,
+        from_hub=None if hub is None else hub.repo or "",
+        revision=revision,
+        offline=offline,
+        only_critical=only_critical,
+        target=target,
+        min_severity=min_severity,
+        confirm=confirm,
+        backup=not no_backup,
+        record_lock=not no_lock,
+    )
     code = EXIT_OK
-    for result in fix_each(paths, options, confirm, backup=not no_backup, record_lock=not no_lock):
+    for result in results:
         p = result.plan
         if not p.changed:
             click.echo(fix_unchanged_text(p))
@@ -234,9 +254,7 @@ def fix_command(
 @click.pass_context
 def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> None:
     """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
-    from dflash_cfg.commands.verify import verify
-
-    v = verify(path, expect_sha256)
+    v = api.verify(path, expect_sha256=expect_sha256)
     entry = v.entry
     origin = ""
     if entry is not None and expect_sha256 is None:

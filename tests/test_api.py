@@ -1,0 +1,77 @@
+"""The public Python API: the same values the CLI renders, without a subprocess, and a cheap import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dflash_cfg
+
+ROOT = Path(__file__).resolve().parent.parent
+INCIDENT = ROOT / "fixtures" / "incident" / "Qwen3.6-27B-DFlash"
+TARGET = ROOT / "fixtures" / "targets" / "Qwen__Qwen3.6-27B"
+UPSTREAM = ROOT / "fixtures" / "upstream" / "z-lab__Qwen3.5-4B-DFlash"
+
+
+def test_check_returns_the_report_the_json_output_serialises(tmp_path: Path) -> None:
+    report = dflash_cfg.check([INCIDENT], target=TARGET, use_cache=False)
+    [file] = report.files
+    assert file.kind == "dflash"
+    assert ("DF205", dflash_cfg.Severity.WARNING) in {(f.rule, f.severity) for f in file.findings}
+    assert report.worst() is dflash_cfg.Severity.WARNING
+    out = subprocess.run(
+        [sys.executable, "-m", "dflash_cfg", "check", str(INCIDENT), "--target", str(TARGET), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    shown = json.loads(out.stdout)["files"][0]["findings"]
+    assert [f["rule"] for f in shown] == [f.rule for f in file.findings]
+    assert [f["pointer"] for f in shown] == [f.pointer for f in file.findings]
+
+
+def test_select_and_usage_errors_are_typed() -> None:
+    report = dflash_cfg.check([INCIDENT], select="DF2")
+    assert {f.rule[:3] for f in report.files[0].findings} == {"DF2"}
+    with pytest.raises(dflash_cfg.DflashCfgError) as caught:
+        dflash_cfg.check([INCIDENT], select="XX9")
+    assert caught.value.exit_code == 2 and "unknown rule id XX9" in str(caught.value)
+
+
+def test_fix_then_verify(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    text = (UPSTREAM / "config.json").read_text(encoding="utf-8")
+    (model / "config.json").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    [result] = list(dflash_cfg.fix([model], min_severity="error"))  # the BOM only, no portability mirrors
+    assert result.outcome is not None and result.plan.applied == ("strip the UTF-8 byte-order mark",)
+    assert (model / "config.json").read_text(encoding="utf-8") == text
+    verified = dflash_cfg.verify(model)
+    assert verified.ok and verified.sha256 == result.outcome.written.sha256
+    assert (model / ".dflash-cfg.lock").is_file()
+
+
+def test_dry_run_through_confirm_writes_nothing(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    before = b"\xef\xbb\xbf" + (UPSTREAM / "config.json").read_bytes()
+    (model / "config.json").write_bytes(before)
+    [result] = list(dflash_cfg.fix([model], confirm=lambda plan: False))
+    assert result.plan.changed and result.outcome is None
+    assert (model / "config.json").read_bytes() == before
+
+
+def test_a_cold_check_loads_neither_the_writer_nor_deepdiff() -> None:
+    code = (
+        "import sys, dflash_cfg.cli as c\n"
+        f"rc = c.run(c.cli, ['check', {str(INCIDENT)!r}, '--no-cache'])\n"
+        "heavy = ('dflash_cfg.write.verified', 'dflash_cfg.write.lock', 'deepdiff', 'dflash_cfg.jsondoc.textpatch')\n"
+        "bad = [m for m in heavy if m in sys.modules]\n"
+        "print(rc, bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("[]"), out

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from dflash_cfg.errors import PathError
@@ -37,31 +39,48 @@ def _raise(exc: OSError) -> None:
     raise exc
 
 
-def read(path: Path, limit: int = MAX_BYTES) -> bytes:
-    """The file's bytes, at most `limit` + 1 of them (the parser reports an oversized file).
+class NotRegularFile(OSError):
+    """A FIFO, device, socket or directory where a file was expected."""
 
-    Opened non-blocking and refused unless regular, so a FIFO or a device named config.json can
-    neither hang the tool nor feed it forever.
-    """
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(0, "not a regular file", os.fspath(path))
+
+
+@contextmanager
+def open_regular(path: str | os.PathLike[str]) -> Iterator[tuple[int, int]]:
+    """The descriptor and size of a regular file (symlinks followed): the one way dflash-cfg opens a
+    file to read. Opened non-blocking and refused unless regular, so a FIFO or a device named like a
+    model file can neither hang the tool nor feed it forever. Raises OSError (NotRegularFile)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise PathError(f"cannot read {display(path)}: {exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise PathError(f"cannot read {display(path)}: not a regular file")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise PathError(f"cannot read {display(path)}: {exc.strerror or exc}") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path)
+        yield fd, st.st_size
     finally:
         os.close(fd)
+
+
+def read_exact(fd: int, n: int) -> bytes:
+    """Up to `n` bytes from the descriptor's position (fewer only at end of file)."""
+    chunks: list[bytes] = []
+    remaining = n
+    while remaining > 0:  # os.read may return less than asked (large reads, network file systems)
+        chunk = os.read(fd, min(remaining, 1 << 24))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The file's bytes, at most `limit` + 1 of them (the parser reports an oversized file)."""
+    try:
+        with open_regular(path) as (fd, _size):
+            return read_exact(fd, limit + 1)
+    except OSError as exc:
+        raise PathError(f"cannot read {display(path)}: {exc.strerror or exc}") from None
 
 
 def read_optional(path: Path, limit: int = MAX_BYTES) -> bytes | None:

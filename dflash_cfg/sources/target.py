@@ -22,6 +22,7 @@ from typing import Any
 from dflash_cfg.errors import TargetError
 from dflash_cfg.jsondoc.document import json_type
 from dflash_cfg.model import AddedToken, Target
+from dflash_cfg.sources import files
 
 CONFIG = "config.json"
 GENERATION_CONFIG = "generation_config.json"
@@ -345,16 +346,15 @@ def build_target(
 
 def _read(path: Path) -> bytes:
     try:
-        # stat first: a FIFO or device named tokenizer.json would block or stream forever.
-        size = path.stat().st_size
-        if not path.is_file():
-            raise TargetError(f"{path}: not a regular file; pass the right --target")
-        if size > MAX_FILE_BYTES:
-            raise TargetError(
-                f"{path}: {size} bytes is too large for a config or tokenizer file "
-                f"(limit {MAX_FILE_BYTES}); pass the right --target"
-            )
-        return path.read_bytes()
+        with files.open_regular(path) as (fd, size):
+            if size > MAX_FILE_BYTES:
+                raise TargetError(
+                    f"{path}: {size} bytes is too large for a config or tokenizer file "
+                    f"(limit {MAX_FILE_BYTES}); pass the right --target"
+                )
+            return files.read_exact(fd, size)
+    except files.NotRegularFile:
+        raise TargetError(f"{path}: not a regular file; pass the right --target") from None
     except OSError as exc:
         raise TargetError(
             f"{path}: cannot read ({exc.strerror or type(exc).__name__}); "

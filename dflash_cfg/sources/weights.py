@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import struct
 from pathlib import Path
 from typing import Any
 
 from dflash_cfg.errors import WeightsError
 from dflash_cfg.model import Tensor, Weights
+from dflash_cfg.sources import files
 
 INDEX_NAME = "model.safetensors.index.json"
 SUFFIX = ".safetensors"
@@ -115,70 +115,38 @@ def _os_error(file: str, exc: OSError) -> WeightsError:
     if isinstance(exc, FileNotFoundError):
         # Most often a dangling Hugging Face snapshot link whose blob was never downloaded.
         return WeightsError(f"{file}: missing (or a broken symlink)")
+    if isinstance(exc, files.NotRegularFile):
+        return WeightsError(f"{file}: not a regular file")
     if isinstance(exc, PermissionError):
         return WeightsError(f"{file}: permission denied")
     return WeightsError(f"{file}: cannot read ({exc.strerror or _one_line(exc)})")
 
 
-def _open_regular(path: Path) -> int:
-    """File descriptor of a regular file (symlinks followed), refusing FIFOs and devices: opening a
-    FIFO named *.safetensors would block forever."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise _os_error(path.name, exc) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise WeightsError(f"{path.name}: not a regular file")
-    try:
-        return os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise _os_error(path.name, exc) from None
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    # os.read may return fewer bytes than asked (large reads, network filesystems); loop until EOF.
-    chunks: list[bytes] = []
-    remaining = n
-    while remaining > 0:
-        chunk = os.read(fd, min(remaining, 1 << 24))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
 def read_header(path: Path) -> tuple[Tensor, ...]:
     """Tensors of one safetensors file, reading only its 8 + n header bytes."""
     file = path.name
-    fd = _open_regular(path)
     try:
         # Size from the open descriptor, so it is the file we actually read, not a swapped path.
-        size = os.fstat(fd).st_size
-        prefix = _read_exact(fd, _LENGTH.size)
-        n = _header_length(prefix, file)
-        # Check before reading so a lying length never drives a large allocation.
-        if _LENGTH.size + n > size:
-            raise WeightsError(f"{file}: header length {n} runs past the end of the file ({size} bytes)")
-        body = _read_exact(fd, n)
+        with files.open_regular(path) as (fd, size):
+            prefix = files.read_exact(fd, _LENGTH.size)
+            n = _header_length(prefix, file)
+            # Check before reading so a lying length never drives a large allocation.
+            if _LENGTH.size + n > size:
+                raise WeightsError(f"{file}: header length {n} runs past the end of the file ({size} bytes)")
+            body = files.read_exact(fd, n)
     except OSError as exc:
         raise _os_error(file, exc) from None
-    finally:
-        os.close(fd)
     return parse_header(prefix + body, file)
 
 
 def _read_small(path: Path, limit: int) -> bytes:
-    fd = _open_regular(path)
     try:
-        size = os.fstat(fd).st_size
-        if size > limit:
-            raise WeightsError(f"{path.name}: {size} bytes is too large (limit {limit})")
-        return _read_exact(fd, size)
+        with files.open_regular(path) as (fd, size):
+            if size > limit:
+                raise WeightsError(f"{path.name}: {size} bytes is too large (limit {limit})")
+            return files.read_exact(fd, size)
     except OSError as exc:
         raise _os_error(path.name, exc) from None
-    finally:
-        os.close(fd)
 
 
 def _shard_names(model_dir: Path) -> tuple[str, ...] | None:

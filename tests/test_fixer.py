@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonpatch
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -439,6 +440,27 @@ def patched(draw: st.DrawFn, settable_only: bool = False) -> tuple[Any, list[Pat
         ops.append(op)
         after = apply_to_data(after, [op])
     return doc, ops, after
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(patched())
+def test_data_patch_agrees_with_an_independent_implementation(case: tuple[Any, list[PatchOp], Any]) -> None:
+    """The jsonpatch library is the oracle for RFC 6902 on data."""
+    doc, ops, after = case
+    assert jsonpatch.apply_patch(doc, [op.to_json() for op in ops]) == after
+
+
+def test_escaped_pointers_agree_with_the_oracle() -> None:
+    doc = {"a": {"b/c": 1, "m~n": [1, 2]}}
+    ops = [
+        PatchOp("replace", "/a/b~1c", 2),
+        PatchOp("add", "/a/m~0n/-", 3),
+        PatchOp("add", "/a/m~0n/0", 0),
+        PatchOp("remove", "/a/m~0n/1"),
+        PatchOp("add", "/x", {"y": True}),
+    ]
+    expected = {"a": {"b/c": 2, "m~n": [0, 2, 3]}, "x": {"y": True}}
+    assert apply_to_data(doc, ops) == jsonpatch.apply_patch(doc, [op.to_json() for op in ops]) == expected
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

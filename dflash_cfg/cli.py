@@ -15,10 +15,9 @@ from dflash_cfg.commands.common import HubOptions, select_rules
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, UsageError
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import Report, Severity
-from dflash_cfg.report import (
-    REPORTERS,
-    catalogue_json,
-    catalogue_text,
+from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
+from dflash_cfg.report.check import REPORTERS
+from dflash_cfg.report.commands import (
     diff_json,
     diff_text,
     fix_unchanged_text,

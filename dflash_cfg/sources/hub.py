@@ -74,9 +74,21 @@ def check_repo_id(repo: str) -> None:
         raise HubError(f"{repo!r} is not a Hub repo id (org/name): {' '.join(str(exc).split())}") from None
 
 
+# git check-ref-format, plus what a path join must never see: a revision becomes a file name under
+# refs/ in the cache, so `..`, a leading `/` or a `\\` would let a hostile value write outside it.
+_BAD_REF = re.compile(r"\.\.|//|@\{|[\x00-\x20\x7f~^:?*\[\\]|^[/.]|/\.|[/.]$|\.lock(/|$)|^@$|^-")
+
+
+def check_revision(revision: str) -> None:
+    """Refuse a revision that is not a git ref name or commit (from --revision, or from a lock file)."""
+    if not revision or len(revision) > 255 or _BAD_REF.search(revision):
+        raise HubError(f"revision {revision!r} is not a branch, tag or commit name (git ref-name rules)")
+
+
 def fetch_config(repo: str, revision: str, *, offline: bool = False) -> HubFile:
     """config.json of `repo` at `revision`, with the commit it resolved to and its blob id."""
     check_repo_id(repo)
+    check_revision(revision)
     s = settings(offline)
     if s.offline or COMMIT.match(revision):
         cached, problem = _from_cache(repo, revision, s)
@@ -125,7 +137,10 @@ def _resolve(repo: str, revision: str, s: Settings) -> tuple[str, str]:
         raise HubError(_explain(exc, repo, revision, s)) from None
     if not meta.commit_hash or not meta.etag:
         raise HubError(f"{s.endpoint} did not answer like a Hugging Face Hub for {repo}@{revision} (no commit or etag)")
-    return str(meta.commit_hash), str(meta.etag)
+    commit = str(meta.commit_hash)
+    if not COMMIT.match(commit):  # it names a snapshot dir and is written to refs/: never trust its shape
+        raise HubError(f"{s.endpoint} answered {repo}@{revision} with a malformed commit id (not 40 hex digits)")
+    return commit, str(meta.etag)
 
 
 def _download(repo: str, revision: str, commit: str, blob_id: str, s: Settings) -> HubFile:
@@ -165,7 +180,10 @@ def _remember_ref(repo: str, revision: str, commit: str, s: Settings) -> None:
         return
     from huggingface_hub.file_download import repo_folder_name
 
-    ref = Path(s.cache_dir) / repo_folder_name(repo_id=repo, repo_type="model") / "refs" / revision
+    refs = Path(s.cache_dir) / repo_folder_name(repo_id=repo, repo_type="model") / "refs"
+    ref = refs / revision
+    if not os.path.abspath(ref).startswith(os.path.abspath(refs) + os.sep):  # check_revision already refuses it
+        return
     try:
         if files.read_optional(ref, 64) == commit.encode():
             return

@@ -20,7 +20,13 @@ KNOWN = (SLIDING, FULL)
 def strip(layer_types: list[str] | None) -> str:
     """`S S S S F`: one letter per layer, the way people talk about layouts."""
     letters = {SLIDING: "S", FULL: "F"}
-    return " ".join(letters.get(t, "?") for t in layer_types or ())
+    types = layer_types or ()
+    shown = " ".join(letters.get(t, "?") for t in types[:STRIP_MAX])
+    # A message stays a line: no drafter has this many layers, a hostile file may have millions.
+    return shown if len(types) <= STRIP_MAX else f"{shown} ... ({len(types)} layers)"
+
+
+STRIP_MAX = 128
 
 
 def _window(ctx: Context) -> int | None:

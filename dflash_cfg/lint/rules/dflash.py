@@ -6,6 +6,7 @@ copy an existing value to where another loader generation reads it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
@@ -14,6 +15,9 @@ from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
 DFLASH_ARCHITECTURES = {"dflash": "DFlashDraftModel", "dflash2": "DFlash2DraftModel"}
 TAPS = "/dflash_config/target_layer_ids"
+
+
+MAX_STANDARD_DEPTH = 1_000_000
 
 
 def standard_taps(num_target_layers: int, num_taps: int) -> list[int]:
@@ -99,7 +103,7 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
             yield Problem(f"{where}/{i}", f"target_layer_ids[{i}] = {tap!r} is not a non-negative integer")
     ints = [t for t in value if is_int(t)]
     if len(set(ints)) != len(ints):
-        dups = sorted({t for t in ints if ints.count(t) > 1})
+        dups = sorted(t for t, n in Counter(ints).items() if n > 1)  # linear: a hostile list may be huge
         yield Problem(where, f"target_layer_ids repeats {dups}: each target layer can be read once")
     elif ints != sorted(ints):
         yield Problem(
@@ -167,7 +171,8 @@ def taps_not_standard(ctx: Context) -> Iterator[Problem]:
     Pass: N=36, ``[1, 9, 17, 25, 33]``
     """
     taps, depth = ctx.taps(), ctx.num_target_layers()
-    if taps is None or depth is None or depth < 5:
+    # The formula divides as floats; no model comes near a million layers, and a hostile 10**400 would overflow.
+    if taps is None or depth is None or not 5 <= depth <= MAX_STANDARD_DEPTH:
         return
     standard = standard_taps(depth, len(taps))
     if taps != standard:

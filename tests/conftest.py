@@ -1,32 +1,19 @@
-"""Shared test helpers: run the real CLI in-process and capture what a user would see."""
+"""Fixtures: run the real CLI in-process and capture what a user would see; keep the tests on loopback;
+the Hub servers. Plain constants and helpers live in helpers.py."""
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import FIXTURES, Result
 from hubserver import ErrorHub, Olah
 
 from dflash_cfg.cli import cli as cli_group
 from dflash_cfg.cli import run
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-
-
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, Result
 
 import dflash_cfg
 import dflash_cfg.commands.check

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, REAL, Result, mutated, set_taps, write_config
 
 import dflash_cfg
 from dflash_cfg.lint.rules import ALL, REGISTRY
@@ -30,32 +30,7 @@ Run = Callable[..., Result]
 BIN = Path(sys.executable).parent
 
 
-REAL = FIXTURES / "upstream" / "z-lab__Qwen3.5-4B-DFlash" / "config.json"
 TARGET_CONFIG = FIXTURES / "targets" / "Qwen__Qwen3-4B" / "config.json"
-REAL_DATA: dict[str, Any] = json.loads(REAL.read_bytes())
-
-
-def write_config(folder: Path, data: Any = None, *, raw: bytes | None = None) -> Path:
-    """A config.json in `folder`: the real bytes, `data` dumped like the Hub files are, or `raw`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "config.json"
-    if raw is not None:
-        path.write_bytes(raw)
-    elif data is None:
-        path.write_bytes(REAL.read_bytes())
-    else:
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return path
-
-
-def mutated(change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
-    data = copy.deepcopy(REAL_DATA)
-    change(data)
-    return data
-
-
-def set_taps(taps: list[int]) -> Callable[[dict[str, Any]], None]:
-    return lambda d: d["dflash_config"].__setitem__("target_layer_ids", taps)
 
 
 # Planted defects on the real config, each with the rule that must report it.

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import difflib
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import FIXTURES
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +20,7 @@ from dflash_cfg.jsondoc.document import escape
 from dflash_cfg.jsondoc.textpatch import PatchError, apply_to_data, apply_to_text
 from dflash_cfg.model import PatchOp
 
-UPSTREAM = Path(__file__).resolve().parent.parent / "fixtures" / "upstream"
+UPSTREAM = FIXTURES / "upstream"
 QWEN36 = (UPSTREAM / "z-lab__Qwen3.6-27B-DFlash" / "config.json").read_text(encoding="utf-8")
 QWEN36_PARTIAL = (UPSTREAM / "z-lab__Qwen3.6-27B-DFlash" / "config.partial.json").read_text(encoding="utf-8")
 QWEN35 = (UPSTREAM / "z-lab__Qwen3.5-4B-DFlash" / "config.json").read_text(encoding="utf-8")

@@ -18,9 +18,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from helpers import FIXTURES, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
 GOLDEN = ROOT / "tests" / "golden"
 RECORD = GOLDEN / "check.json"
 TARGETS = sorted(p for p in (FIXTURES / "targets").iterdir() if p.is_dir())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT
 
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 STORE = ROOT / ".venv-precommit"

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, REAL, REAL_DATA, Result, mutated, write_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_cli import REAL, REAL_DATA, mutated, write_config
 
 Run = Callable[..., Result]
 BIN = Path(sys.executable).parent

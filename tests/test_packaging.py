@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from helpers import REAL, REAL_DATA, ROOT, mutated, write_config
 from packaging.requirements import Requirement
 from packaging.version import Version
-from test_cli import REAL, REAL_DATA, mutated, write_config
 
 import dflash_cfg
 

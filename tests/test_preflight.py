@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, Result
 from hubserver import Olah
 
 INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT
 
 import dflash_cfg.sources.views
 from dflash_cfg.lint.linter import Inputs, lint

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES, ROOT, Result
+from helpers import FIXTURES, ROOT, Result
 
 UPSTREAM = FIXTURES / "upstream"
 TARGETS = FIXTURES / "targets"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from checkpoints import drafter_shapes, save
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, Result
 
 B16 = "z-lab__Qwen3-4B-DFlash-b16"
 

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.write.atomic import WriteError, write_verified
@@ -34,7 +35,6 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SOURCE = Source("z-lab/Qwen3.6-27B-DFlash", "main", COMMIT)
 BEFORE_REPLACE = ("locked", "backup", "temp-written", "fsynced")
 AFTER_REPLACE = ("replaced", "dir-fsynced", "verified")
-ROOT = Path(__file__).resolve().parent.parent
 CHILD = Path(__file__).with_name("writer_child.py")
 TEMP = re.compile(r"^\.config\.json\..*\.tmp$")
 

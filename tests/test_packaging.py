@@ -140,7 +140,7 @@ def test_wheel_contents(wheel: Path) -> None:
             for line in meta.splitlines()
             if line.startswith("Requires-Dist:") and "extra ==" not in line
         }
-        assert {"click", "jsonschema", "transformers", "huggingface_hub", "deepdiff"} <= requires
+        assert {"click", "jsonschema", "referencing", "transformers", "huggingface_hub", "deepdiff"} <= requires
 
 
 def run_from_wheel(unpacked: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -135,6 +135,8 @@ def test_wheel_contents(wheel: Path) -> None:
 
         meta = zf.read(f"{dist}/METADATA").decode()
         assert "Name: dflash-cfg" in meta and f"Version: {dflash_cfg.__version__}" in meta
+        assert "License-Expression: Apache-2.0" in meta and "License-File: LICENSE" in meta
+        assert zf.read(f"{dist}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
         requires = {
             Requirement(line.split(":", 1)[1].strip()).name.replace("-", "_").lower()
             for line in meta.splitlines()

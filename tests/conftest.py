@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, Result
+from helpers import CACHE, FIXTURES, Result
 from hubserver import ErrorHub, Olah
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from dflash_cfg.cli import cli as cli_group
 from dflash_cfg.cli import run
@@ -29,6 +30,10 @@ def dflash(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) 
 
     return invoke
 
+
+# Hypothesis keeps its example database (and its unicode tables) under the tests' cache, not in
+# .hypothesis/ of the working directory (the checkout).
+set_hypothesis_home_dir(CACHE / "hypothesis")
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 

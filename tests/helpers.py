@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,20 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+
+
+def _cache_dir() -> Path:
+    """$DFLASH_CFG_TEST_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/dflash-cfg-tests."""
+    if explicit := os.environ.get("DFLASH_CFG_TEST_CACHE"):
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "dflash-cfg-tests"
+
+
+# What the tests build once and reuse across runs (olah's venv, pre-commit's store, hypothesis' examples),
+# kept outside the checkout. Read from the environment at import time: conftest's autouse fixture points
+# XDG_CACHE_HOME at a fresh directory for each test, which is the tool's cache, not this one.
+CACHE = _cache_dir()
 
 # A real published drafter config (z-lab/Qwen3.5-4B-DFlash), the base the CLI tests mutate.
 REAL = FIXTURES / "upstream" / "z-lab__Qwen3.5-4B-DFlash" / "config.json"

@@ -1,7 +1,8 @@
 """The pre-commit hooks, run by real pre-commit from real git commits in a temporary repository.
 
 pre-commit builds the hooks' environment from this checkout (`pip install .`), once per revision;
-its store is kept in .venv-precommit/ so unchanged code is not rebuilt on every test run.
+its store is kept under the tests' cache (helpers.CACHE, outside the checkout) so unchanged code is not
+rebuilt on every test run.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import FIXTURES, ROOT
+from helpers import CACHE, FIXTURES, ROOT
 
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
-STORE = ROOT / ".venv-precommit"
+STORE = CACHE / "pre-commit"
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
 TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B" / "config.json"

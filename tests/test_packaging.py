@@ -24,8 +24,7 @@ import dflash_cfg
 # What never goes into a wheel and may be large or busy (caches, VCS, the venv, test data).
 NOT_SOURCE = shutil.ignore_patterns(
     ".git",
-    ".venv",
-    ".venv-*",
+    ".venv*",  # .venv, and venvs older test runs left in the checkout
     "*_cache",
     ".hypothesis",
     "build",

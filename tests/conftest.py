@@ -59,6 +59,13 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))  # never the user's cache
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test served by olah is slow: the session starts the server (and may build its venv)."""
+    for item in items:
+        if "olah" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def olah(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Olah]:
     """The real olah server, serving every repo under fixtures/hub/<org>/<name>/ as a git mirror."""

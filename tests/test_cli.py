@@ -103,6 +103,7 @@ def test_warning_with_strict_exits_1(dflash: Run, tmp_path: Path) -> None:
     assert dflash("check", path, "--strict").code == 1
 
 
+@pytest.mark.slow
 def test_error_finding_exits_1_as_a_real_process(tmp_path: Path) -> None:
     path = write_config(tmp_path / "m", mutated(TAP_OUT_OF_RANGE))
     proc = subprocess.run(
@@ -556,6 +557,7 @@ def test_python_m_version(tmp_path: Path) -> None:
     assert proc.stdout.strip() == f"dflash-cfg, version {dflash_cfg.__version__}"
 
 
+@pytest.mark.slow
 def test_console_script_checks_a_real_config(tmp_path: Path) -> None:
     script = BIN / "dflash-cfg"
     if not script.exists():

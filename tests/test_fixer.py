@@ -439,6 +439,7 @@ def patched(draw: st.DrawFn, settable_only: bool = False) -> tuple[Any, list[Pat
     return doc, ops, after
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patched(), st.sampled_from(sorted(STYLES)))
 def test_text_edit_gives_the_data_edit(case: tuple[Any, list[PatchOp], Any], style: str) -> None:
@@ -452,6 +453,7 @@ def test_text_edit_gives_the_data_edit(case: tuple[Any, list[PatchOp], Any], sty
         assert out == STYLES[style](after)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patched(settable_only=True), st.sampled_from(sorted(STYLES)))
 def test_add_and_replace_are_idempotent(case: tuple[Any, list[PatchOp], Any], style: str) -> None:

@@ -80,6 +80,7 @@ def standard(data: dict) -> bytes:  # type: ignore[type-arg]
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
 
 
+@pytest.mark.slow
 def test_broken_drafter_config_blocks_the_commit(repo: Path) -> None:
     data = json.loads(UPSTREAM.read_text())
     data["dflash_config"]["target_layer_ids"] = [1, 16, 31, 46, 64]  # past the 64-layer target
@@ -92,6 +93,7 @@ def test_broken_drafter_config_blocks_the_commit(repo: Path) -> None:
     assert git(repo, "log", "--oneline").stdout.count("\n") == 1  # nothing committed
 
 
+@pytest.mark.slow
 def test_good_drafter_and_target_config_pass(repo: Path) -> None:
     put(repo, "drafters/qwen36/config.json", UPSTREAM.read_bytes())
     put(repo, "targets/qwen36/config.json", TARGET.read_bytes())
@@ -103,6 +105,7 @@ def test_good_drafter_and_target_config_pass(repo: Path) -> None:
     assert git(repo, "log", "--oneline").stdout.count("\n") == 2
 
 
+@pytest.mark.slow
 def test_fix_hook_repairs_then_the_commit_passes(repo: Path) -> None:
     data = json.loads(UPSTREAM.read_text())
     data["use_sliding_window"] = False

@@ -110,6 +110,7 @@ def unpacked(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_wheel_contents(wheel: Path) -> None:
     assert wheel.name == f"dflash_cfg-{dflash_cfg.__version__}-py3-none-any.whl"
     with zipfile.ZipFile(wheel) as zf:
@@ -150,6 +151,7 @@ def run_from_wheel(unpacked: Path, cwd: Path, *args: str) -> subprocess.Complete
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 
 
+@pytest.mark.slow
 def test_installed_wheel_is_what_runs(unpacked: Path, tmp_path: Path) -> None:
     probe = (
         "import json, dflash_cfg, dflash_cfg.schemas, dflash_cfg.cli; from importlib import resources; "
@@ -162,6 +164,7 @@ def test_installed_wheel_is_what_runs(unpacked: Path, tmp_path: Path) -> None:
         assert Path(where).resolve().is_relative_to(unpacked.resolve()), where  # not the editable checkout
 
 
+@pytest.mark.slow
 def test_wheel_checks_a_real_config(unpacked: Path, tmp_path: Path) -> None:
     path = write_config(tmp_path / "Qwen3.5-4B-DFlash")
     assert path.read_bytes() == REAL.read_bytes()
@@ -175,6 +178,7 @@ def test_wheel_checks_a_real_config(unpacked: Path, tmp_path: Path) -> None:
     assert {x["severity"] for x in f["findings"]} <= {"info"}
 
 
+@pytest.mark.slow
 def test_wheel_validates_against_its_packaged_schema(unpacked: Path, tmp_path: Path) -> None:
     assert isinstance(REAL_DATA["hidden_size"], int)
     path = write_config(tmp_path / "m", mutated(lambda d: d.__setitem__("hidden_size", "2560")))
@@ -188,6 +192,7 @@ def test_wheel_validates_against_its_packaged_schema(unpacked: Path, tmp_path: P
     assert proc.returncode == 1, proc.stderr
 
 
+@pytest.mark.slow
 def test_wheel_version_and_rules(unpacked: Path, tmp_path: Path) -> None:
     proc = run_from_wheel(unpacked, tmp_path, "-m", "dflash_cfg", "--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"dflash-cfg, version {dflash_cfg.__version__}"

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import FIXTURES, ROOT, Result
 
 UPSTREAM = FIXTURES / "upstream"
@@ -537,6 +538,7 @@ def test_exit_1_on_target_errors(dflash: Callable[..., Result], tmp_path: Path) 
     assert result.code == 1
 
 
+@pytest.mark.slow
 def test_exit_1_on_target_errors_subprocess(tmp_path: Path) -> None:
     drafter = make_drafter(tmp_path, load_drafter(B16))
     target = make_target(tmp_path, QWEN3_8B)

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -76,7 +77,7 @@ def put(repo: Path, rel: str, data: bytes) -> Path:
     return target
 
 
-def standard(data: dict) -> bytes:  # type: ignore[type-arg]
+def standard(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
 
 

@@ -41,13 +41,13 @@ SPDX_LICENSE_SETUPTOOLS = Version("77.0")
 
 
 def pyproject() -> dict[str, Any]:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        pytest.skip("tomllib needs Python 3.11")
-    with open(ROOT / "pyproject.toml", "rb") as fh:
-        data: dict[str, Any] = tomllib.load(fh)
-    return data
+
+        with open(ROOT / "pyproject.toml", "rb") as fh:
+            data: dict[str, Any] = tomllib.load(fh)
+        return data
+    pytest.skip("tomllib needs Python 3.11")
 
 
 def setuptools_requirement() -> Requirement:

@@ -141,3 +141,12 @@ def test_manifest_matches_config_json_at_any_depth() -> None:
 def test_pre_commit_validates_the_manifest() -> None:
     result = subprocess.run([str(PRE_COMMIT), "validate-manifest", str(HOOKS)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_pre_commit_validates_the_repositorys_own_config() -> None:
+    config = ROOT / ".pre-commit-config.yaml"
+    result = subprocess.run([str(PRE_COMMIT), "validate-config", str(config)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    hooks = [h for repo in yaml.safe_load(config.read_text())["repos"] for h in repo["hooks"]]
+    assert {h["id"] for h in hooks} == {"ruff-check", "ruff-format", "mypy"}
+    assert all(h["language"] == "system" and h["entry"].startswith(".venv/bin/") for h in hooks)

@@ -1,5 +1,8 @@
 """DF500-DF503 through the real CLI: real safetensors checkpoints (written with safetensors.numpy) next to a
-drafter config.json that does or does not describe them."""
+drafter config.json that does or does not describe them.
+
+One case per rule (and a consistent checkpoint) is a row of test_rule_cases.py; these tests check what a
+row does not: messages, several findings at once, sharded and huge checkpoints, exit codes."""
 
 from __future__ import annotations
 

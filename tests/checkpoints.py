@@ -1,11 +1,14 @@
-"""Real safetensors checkpoints shaped like z-lab's DFlash drafters, for the weights tests."""
+"""Real safetensors checkpoints shaped like z-lab's DFlash drafters, and a small drafter config that
+matches `small_shapes()`, for the weights tests and the rule-case table."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from helpers import FIXTURES
 from safetensors.numpy import save_file
 
 
@@ -49,3 +52,61 @@ def save(path: Path, tensors: dict[str, tuple[int, ...]], dtype: Any = np.float1
     path.parent.mkdir(parents=True, exist_ok=True)
     save_file({k: np.zeros(v, dtype=dtype) for k, v in tensors.items()}, str(path), metadata={"format": "pt"})
     return path
+
+
+# A small drafter, shaped like z-lab's: 5 layers, 5 taps, GQA 4/2, head_dim 16.
+HIDDEN, HEADS, KV, HEAD_DIM, INTER, LAYERS = 64, 4, 2, 16, 128, 5
+TAPS = [1, 9, 17, 25, 33]
+
+
+def published_b16() -> dict[str, Any]:
+    data = json.loads(
+        (FIXTURES / "upstream" / "z-lab__Qwen3-4B-DFlash-b16" / "config.json").read_text(encoding="utf-8")
+    )
+    assert isinstance(data, dict)
+    return data
+
+
+def small_config(**changes: Any) -> dict[str, Any]:
+    """The published b16 config with the sizes shrunk to match `shapes()`; everything else as published."""
+    cfg = published_b16()
+    cfg.update(
+        hidden_size=HIDDEN,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV,
+        head_dim=HEAD_DIM,
+        intermediate_size=INTER,
+        num_hidden_layers=LAYERS,
+        layer_types=["full_attention"] * LAYERS,
+        max_window_layers=LAYERS,
+    )
+    cfg["dflash_config"] = dict(cfg["dflash_config"], target_layer_ids=list(TAPS))
+    cfg["block_size"] = 16
+    cfg["dflash_config"]["block_size"] = 16  # silence DF121 (info) so the clean case has no finding at all
+    cfg.update(changes)
+    return cfg
+
+
+def small_shapes(
+    *,
+    hidden: int = HIDDEN,
+    heads: int = HEADS,
+    kv: int = KV,
+    head_dim: int = HEAD_DIM,
+    inter: int = INTER,
+    layers: int | list[int] = LAYERS,
+    taps: int = len(TAPS),
+    fc_in: int | None = None,
+    prefix: str = "",
+) -> dict[str, tuple[int, ...]]:
+    return drafter_shapes(
+        hidden=hidden,
+        heads=heads,
+        kv=kv,
+        head_dim=head_dim,
+        inter=inter,
+        layers=layers,
+        taps=taps,
+        fc_in=fc_in,
+        prefix=prefix,
+    )

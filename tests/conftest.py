@@ -1,32 +1,20 @@
-"""Shared test helpers: run the real CLI in-process and capture what a user would see."""
+"""Fixtures: run the real CLI in-process and capture what a user would see; keep the tests on loopback;
+the Hub servers. Plain constants and helpers live in helpers.py."""
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CACHE, FIXTURES, Result
 from hubserver import ErrorHub, Olah
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from dflash_cfg.cli import cli as cli_group
 from dflash_cfg.cli import run
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-
-
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
 
 
 @pytest.fixture
@@ -42,6 +30,10 @@ def dflash(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) 
 
     return invoke
 
+
+# Hypothesis keeps its example database (and its unicode tables) under the tests' cache, not in
+# .hypothesis/ of the working directory (the checkout).
+set_hypothesis_home_dir(CACHE / "hypothesis")
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -65,6 +57,13 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("HF_HOME", str(tmp_path_factory.mktemp("hf-home")))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))  # never the user's cache
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test served by olah is slow: the session starts the server (and may build its venv)."""
+    for item in items:
+        if "olah" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

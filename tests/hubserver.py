@@ -8,6 +8,7 @@ every miss).
 
 from __future__ import annotations
 
+import fcntl
 import http.server
 import socket
 import subprocess
@@ -20,9 +21,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
-ROOT = Path(__file__).resolve().parent.parent
-OLAH_VENV = ROOT / ".venv-olah"
-OLAH_REQUIREMENT = "olah==0.5.4"
+from helpers import CACHE
+
+OLAH_VERSION = "0.5.4"
+OLAH_REQUIREMENT = f"olah=={OLAH_VERSION}"
+OLAH_VENV = CACHE / f"venv-olah-{OLAH_VERSION}-py{sys.version_info.major}.{sys.version_info.minor}"
 GIT = [
     "git",
     "-c",
@@ -43,11 +46,23 @@ def free_port() -> int:
 
 
 def olah_cli() -> Path:
-    """olah's console script, installing it into .venv-olah on first use."""
+    """olah's console script, installing it into its venv under the tests' cache on first use.
+
+    Built under a lock and marked complete at the end, so concurrent test runs (two checkouts) neither
+    build it twice nor use a half-built one; a build that died midway is redone."""
     exe = OLAH_VENV / "bin" / "olah-cli"
-    if not exe.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(OLAH_VENV)], check=True)
-        subprocess.run([str(OLAH_VENV / "bin" / "python"), "-m", "pip", "install", "-q", OLAH_REQUIREMENT], check=True)
+    complete = OLAH_VENV / ".complete"
+    if complete.exists():
+        return exe
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "venv-olah.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not complete.exists():
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(OLAH_VENV)], check=True)
+            subprocess.run(
+                [str(OLAH_VENV / "bin" / "python"), "-m", "pip", "install", "-q", OLAH_REQUIREMENT], check=True
+            )
+            complete.touch()
     return exe
 
 

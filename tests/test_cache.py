@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, Result
 
 import dflash_cfg
 import dflash_cfg.commands.check
@@ -150,6 +150,7 @@ def test_entry_is_self_describing(dflash: Run, tmp_path: Path, cache_dir: Path) 
     assert not leftovers(cache_dir)
 
 
+@pytest.mark.slow
 def test_warm_subprocess_does_not_import_transformers(tmp_path: Path) -> None:
     path = write(tmp_path / "model", variant("sliding-window-off"))
     env = subprocess_env(XDG_CACHE_HOME=str(tmp_path / "xdg"))
@@ -412,6 +413,7 @@ def test_unwritable_cache_dir_still_checks(
     assert blocker.read_text() == "not a directory\n"
 
 
+@pytest.mark.slow
 def test_unwritable_cache_dir_subprocess(tmp_path: Path) -> None:
     path = write(tmp_path / "model", variant("sliding-window-off"))
     blocker = tmp_path / "a-file"
@@ -427,6 +429,7 @@ def test_unwritable_cache_dir_subprocess(tmp_path: Path) -> None:
 # Concurrent writers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overlap", [False, True], ids=["distinct-files", "same-files"])
 def test_concurrent_writers(tmp_path: Path, overlap: bool) -> None:
     """Two processes fill one empty cache at once: both succeed, and every entry is whole and valid."""

@@ -6,7 +6,6 @@ files written to tmp_path, starting from a real published drafter config (z-lab/
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -22,7 +21,7 @@ from typing import Any
 
 import jsonpatch
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, REAL, Result, mutated, set_taps, write_config
 
 import dflash_cfg
 from dflash_cfg.lint.rules import ALL, REGISTRY
@@ -31,32 +30,7 @@ Run = Callable[..., Result]
 BIN = Path(sys.executable).parent
 
 
-REAL = FIXTURES / "upstream" / "z-lab__Qwen3.5-4B-DFlash" / "config.json"
 TARGET_CONFIG = FIXTURES / "targets" / "Qwen__Qwen3-4B" / "config.json"
-REAL_DATA: dict[str, Any] = json.loads(REAL.read_bytes())
-
-
-def write_config(folder: Path, data: Any = None, *, raw: bytes | None = None) -> Path:
-    """A config.json in `folder`: the real bytes, `data` dumped like the Hub files are, or `raw`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "config.json"
-    if raw is not None:
-        path.write_bytes(raw)
-    elif data is None:
-        path.write_bytes(REAL.read_bytes())
-    else:
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return path
-
-
-def mutated(change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
-    data = copy.deepcopy(REAL_DATA)
-    change(data)
-    return data
-
-
-def set_taps(taps: list[int]) -> Callable[[dict[str, Any]], None]:
-    return lambda d: d["dflash_config"].__setitem__("target_layer_ids", taps)
 
 
 # Planted defects on the real config, each with the rule that must report it.
@@ -129,6 +103,7 @@ def test_warning_with_strict_exits_1(dflash: Run, tmp_path: Path) -> None:
     assert dflash("check", path, "--strict").code == 1
 
 
+@pytest.mark.slow
 def test_error_finding_exits_1_as_a_real_process(tmp_path: Path) -> None:
     path = write_config(tmp_path / "m", mutated(TAP_OUT_OF_RANGE))
     proc = subprocess.run(
@@ -557,6 +532,7 @@ def test_python_m_version(tmp_path: Path) -> None:
     assert proc.stdout.strip() == f"dflash-cfg, version {dflash_cfg.__version__}"
 
 
+@pytest.mark.slow
 def test_console_script_checks_a_real_config(tmp_path: Path) -> None:
     script = BIN / "dflash-cfg"
     if not script.exists():

@@ -9,9 +9,10 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, Result
 from hubserver import Olah
 
 REPO = "z-lab/Qwen3.6-27B-DFlash"
@@ -30,7 +31,7 @@ def model_dir(tmp_path: Path, source: Path | bytes, name: str = "Qwen3.6-27B-DFl
     return folder
 
 
-def standard(data: dict) -> bytes:  # type: ignore[type-arg]
+def standard(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
 
 

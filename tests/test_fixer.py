@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import difflib
 import json
-from pathlib import Path
 from typing import Any
 
 import jsonpatch
 import pytest
+from helpers import FIXTURES
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +23,7 @@ from dflash_cfg.jsondoc.pointer import escape
 from dflash_cfg.jsondoc.textpatch import apply_to_text
 from dflash_cfg.model import PatchOp
 
-UPSTREAM = Path(__file__).resolve().parent.parent / "fixtures" / "upstream"
+UPSTREAM = FIXTURES / "upstream"
 QWEN36 = (UPSTREAM / "z-lab__Qwen3.6-27B-DFlash" / "config.json").read_text(encoding="utf-8")
 QWEN36_PARTIAL = (UPSTREAM / "z-lab__Qwen3.6-27B-DFlash" / "config.partial.json").read_text(encoding="utf-8")
 QWEN35 = (UPSTREAM / "z-lab__Qwen3.5-4B-DFlash" / "config.json").read_text(encoding="utf-8")
@@ -442,6 +442,7 @@ def patched(draw: st.DrawFn, settable_only: bool = False) -> tuple[Any, list[Pat
     return doc, ops, after
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patched())
 def test_data_patch_agrees_with_an_independent_implementation(case: tuple[Any, list[PatchOp], Any]) -> None:
@@ -476,6 +477,7 @@ def test_text_edit_gives_the_data_edit(case: tuple[Any, list[PatchOp], Any], sty
         assert out == STYLES[style](after)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patched(settable_only=True), st.sampled_from(sorted(STYLES)))
 def test_add_and_replace_are_idempotent(case: tuple[Any, list[PatchOp], Any], style: str) -> None:

@@ -18,9 +18,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from helpers import FIXTURES, ROOT, Result
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
 GOLDEN = ROOT / "tests" / "golden"
 RECORD = GOLDEN / "check.json"
 TARGETS = sorted(p for p in (FIXTURES / "targets").iterdir() if p.is_dir())
@@ -51,14 +50,13 @@ def _normalise(text: str) -> str:
 
 @pytest.fixture
 def run_in_root(
-    dflash: Callable[..., object], monkeypatch: pytest.MonkeyPatch
+    dflash: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> Callable[[tuple[str, ...]], dict[str, object]]:
     monkeypatch.chdir(ROOT)
 
     def run(args: tuple[str, ...]) -> dict[str, object]:
         result = dflash(*args)
-        code, out, err = result.code, result.out, result.err  # type: ignore[attr-defined]
-        return {"code": code, "out": _normalise(out), "err": _normalise(err)}
+        return {"code": result.code, "out": _normalise(result.out), "err": _normalise(result.err)}
 
     return run
 

@@ -1,7 +1,8 @@
 """The pre-commit hooks, run by real pre-commit from real git commits in a temporary repository.
 
 pre-commit builds the hooks' environment from this checkout (`pip install .`), once per revision;
-its store is kept in .venv-precommit/ so unchanged code is not rebuilt on every test run.
+its store is kept under the tests' cache (helpers.CACHE, outside the checkout) so unchanged code is not
+rebuilt on every test run.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from conftest import FIXTURES, ROOT
+from helpers import CACHE, FIXTURES, ROOT
 
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
-STORE = ROOT / ".venv-precommit"
+STORE = CACHE / "pre-commit"
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
 TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B" / "config.json"
@@ -75,10 +77,11 @@ def put(repo: Path, rel: str, data: bytes) -> Path:
     return target
 
 
-def standard(data: dict) -> bytes:  # type: ignore[type-arg]
+def standard(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
 
 
+@pytest.mark.slow
 def test_broken_drafter_config_blocks_the_commit(repo: Path) -> None:
     data = json.loads(UPSTREAM.read_text())
     data["dflash_config"]["target_layer_ids"] = [1, 16, 31, 46, 64]  # past the 64-layer target
@@ -91,6 +94,7 @@ def test_broken_drafter_config_blocks_the_commit(repo: Path) -> None:
     assert git(repo, "log", "--oneline").stdout.count("\n") == 1  # nothing committed
 
 
+@pytest.mark.slow
 def test_good_drafter_and_target_config_pass(repo: Path) -> None:
     put(repo, "drafters/qwen36/config.json", UPSTREAM.read_bytes())
     put(repo, "targets/qwen36/config.json", TARGET.read_bytes())
@@ -102,6 +106,7 @@ def test_good_drafter_and_target_config_pass(repo: Path) -> None:
     assert git(repo, "log", "--oneline").stdout.count("\n") == 2
 
 
+@pytest.mark.slow
 def test_fix_hook_repairs_then_the_commit_passes(repo: Path) -> None:
     data = json.loads(UPSTREAM.read_text())
     data["use_sliding_window"] = False
@@ -136,3 +141,12 @@ def test_manifest_matches_config_json_at_any_depth() -> None:
 def test_pre_commit_validates_the_manifest() -> None:
     result = subprocess.run([str(PRE_COMMIT), "validate-manifest", str(HOOKS)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_pre_commit_validates_the_repositorys_own_config() -> None:
+    config = ROOT / ".pre-commit-config.yaml"
+    result = subprocess.run([str(PRE_COMMIT), "validate-config", str(config)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    hooks = [h for repo in yaml.safe_load(config.read_text())["repos"] for h in repo["hooks"]]
+    assert {h["id"] for h in hooks} == {"ruff-check", "ruff-format", "mypy"}
+    assert all(h["language"] == "system" and h["entry"].startswith(".venv/bin/") for h in hooks)

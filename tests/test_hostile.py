@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, REAL, REAL_DATA, Result, mutated, write_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_cli import REAL, REAL_DATA, mutated, write_config
 
 Run = Callable[..., Result]
 BIN = Path(sys.executable).parent
@@ -176,6 +175,7 @@ def test_random_json_values(dflash: Run, tmp_path: Path, value: Any) -> None:
         assert kinds(doc) == ["skipped"] or rules(doc) & {"DF005"}
 
 
+@pytest.mark.slow
 @FUZZ
 @given(value=json_values)
 def test_random_json_as_dflash_config(dflash: Run, tmp_path: Path, value: Any) -> None:
@@ -185,6 +185,7 @@ def test_random_json_as_dflash_config(dflash: Run, tmp_path: Path, value: Any) -
     assert kinds(check_survives(dflash, path)) == ["dflash"]
 
 
+@pytest.mark.slow
 @fuzz(250)
 @given(data=st.data())
 def test_random_mutations_of_a_real_config(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
@@ -500,6 +501,7 @@ def test_huge_num_hidden_layers_does_not_hang(tmp_path: Path) -> None:
     assert_finishes(tmp_path, "--select", "DF206", timeout=6)
 
 
+@pytest.mark.slow
 def test_huge_sizes_elsewhere_finish(tmp_path: Path) -> None:
     # The same kind of values in fields that are not expanded: must stay fast, through Qwen3Config too.
     hostile_config(

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, Result
 from hubserver import ErrorHub, Olah
 
 REPO = "z-lab/Qwen3.6-27B-DFlash"

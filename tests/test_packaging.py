@@ -15,18 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from helpers import REAL, REAL_DATA, ROOT, mutated, write_config
 from packaging.requirements import Requirement
 from packaging.version import Version
-from test_cli import REAL, REAL_DATA, mutated, write_config
 
 import dflash_cfg
 
 # What never goes into a wheel and may be large or busy (caches, VCS, the venv, test data).
 NOT_SOURCE = shutil.ignore_patterns(
     ".git",
-    ".venv",
-    ".venv-*",
+    ".venv*",  # .venv, and venvs older test runs left in the checkout
     "*_cache",
     ".hypothesis",
     "build",
@@ -43,13 +41,13 @@ SPDX_LICENSE_SETUPTOOLS = Version("77.0")
 
 
 def pyproject() -> dict[str, Any]:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        pytest.skip("tomllib needs Python 3.11")
-    with open(ROOT / "pyproject.toml", "rb") as fh:
-        data: dict[str, Any] = tomllib.load(fh)
-    return data
+
+        with open(ROOT / "pyproject.toml", "rb") as fh:
+            data: dict[str, Any] = tomllib.load(fh)
+        return data
+    pytest.skip("tomllib needs Python 3.11")
 
 
 def setuptools_requirement() -> Requirement:
@@ -112,6 +110,7 @@ def unpacked(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_wheel_contents(wheel: Path) -> None:
     assert wheel.name == f"dflash_cfg-{dflash_cfg.__version__}-py3-none-any.whl"
     with zipfile.ZipFile(wheel) as zf:
@@ -136,12 +135,14 @@ def test_wheel_contents(wheel: Path) -> None:
 
         meta = zf.read(f"{dist}/METADATA").decode()
         assert "Name: dflash-cfg" in meta and f"Version: {dflash_cfg.__version__}" in meta
+        assert "License-Expression: Apache-2.0" in meta and "License-File: LICENSE" in meta
+        assert zf.read(f"{dist}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
         requires = {
             Requirement(line.split(":", 1)[1].strip()).name.replace("-", "_").lower()
             for line in meta.splitlines()
             if line.startswith("Requires-Dist:") and "extra ==" not in line
         }
-        assert {"click", "jsonschema", "transformers", "huggingface_hub", "deepdiff"} <= requires
+        assert {"click", "jsonschema", "referencing", "transformers", "huggingface_hub", "deepdiff"} <= requires
 
 
 def run_from_wheel(unpacked: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -150,6 +151,7 @@ def run_from_wheel(unpacked: Path, cwd: Path, *args: str) -> subprocess.Complete
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 
 
+@pytest.mark.slow
 def test_installed_wheel_is_what_runs(unpacked: Path, tmp_path: Path) -> None:
     probe = (
         "import json, dflash_cfg, dflash_cfg.schemas, dflash_cfg.cli; from importlib import resources; "
@@ -162,6 +164,7 @@ def test_installed_wheel_is_what_runs(unpacked: Path, tmp_path: Path) -> None:
         assert Path(where).resolve().is_relative_to(unpacked.resolve()), where  # not the editable checkout
 
 
+@pytest.mark.slow
 def test_wheel_checks_a_real_config(unpacked: Path, tmp_path: Path) -> None:
     path = write_config(tmp_path / "Qwen3.5-4B-DFlash")
     assert path.read_bytes() == REAL.read_bytes()
@@ -175,6 +178,7 @@ def test_wheel_checks_a_real_config(unpacked: Path, tmp_path: Path) -> None:
     assert {x["severity"] for x in f["findings"]} <= {"info"}
 
 
+@pytest.mark.slow
 def test_wheel_validates_against_its_packaged_schema(unpacked: Path, tmp_path: Path) -> None:
     assert isinstance(REAL_DATA["hidden_size"], int)
     path = write_config(tmp_path / "m", mutated(lambda d: d.__setitem__("hidden_size", "2560")))
@@ -188,6 +192,7 @@ def test_wheel_validates_against_its_packaged_schema(unpacked: Path, tmp_path: P
     assert proc.returncode == 1, proc.stderr
 
 
+@pytest.mark.slow
 def test_wheel_version_and_rules(unpacked: Path, tmp_path: Path) -> None:
     proc = run_from_wheel(unpacked, tmp_path, "-m", "dflash_cfg", "--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"dflash-cfg, version {dflash_cfg.__version__}"

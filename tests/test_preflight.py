@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, Result
+from helpers import FIXTURES, Result
 from hubserver import Olah
 
 INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json"
@@ -145,6 +145,7 @@ def run_process(tmp_path: Path, bin_dir: Path, *args: str) -> subprocess.Complet
     )
 
 
+@pytest.mark.slow
 def test_exec_starts_the_engine_only_after_a_clean_check(tmp_path: Path) -> None:
     d, t = pair(tmp_path, UPSTREAM)
     bin_dir, witness = fake_engine(tmp_path, "vllm")
@@ -157,6 +158,7 @@ def test_exec_starts_the_engine_only_after_a_clean_check(tmp_path: Path) -> None
     assert not witness.exists()
 
 
+@pytest.mark.slow
 def test_exec_keeps_environment_assignments(tmp_path: Path) -> None:
     d, t = pair(tmp_path, UPSTREAM)
     bin_dir, witness = fake_engine(tmp_path, "vllm")

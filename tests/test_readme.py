@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import ROOT
+from helpers import ROOT
 
 from dflash_cfg.lint.rules import ALL
 

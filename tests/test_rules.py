@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonpatch
 import pytest
-from conftest import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT
 
 import dflash_cfg.sources.views
 from dflash_cfg.jsondoc.document import parse

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 from dflash_cfg.errors import TargetError
 from dflash_cfg.model import AddedToken, Target

@@ -1,5 +1,8 @@
 """DF500-DF503 through the real CLI: real safetensors checkpoints (written with safetensors.numpy) next to a
-drafter config.json that does or does not describe them."""
+drafter config.json that does or does not describe them.
+
+One case per rule (and a consistent checkpoint) is a row of test_rule_cases.py; these tests check what a
+row does not: messages, several findings at once, sharded and huge checkpoints, exit codes."""
 
 from __future__ import annotations
 
@@ -12,65 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from checkpoints import drafter_shapes, save
-from conftest import FIXTURES, Result
-
-B16 = "z-lab__Qwen3-4B-DFlash-b16"
-
-# A small drafter, shaped like z-lab's: 5 layers, 5 taps, GQA 4/2, head_dim 16.
-HIDDEN, HEADS, KV, HEAD_DIM, INTER, LAYERS = 64, 4, 2, 16, 128, 5
-TAPS = [1, 9, 17, 25, 33]
-
-
-def published_b16() -> dict[str, Any]:
-    data = json.loads((FIXTURES / "upstream" / B16 / "config.json").read_text(encoding="utf-8"))
-    assert isinstance(data, dict)
-    return data
-
-
-def small_config(**changes: Any) -> dict[str, Any]:
-    """The published b16 config with the sizes shrunk to match `shapes()`; everything else as published."""
-    cfg = published_b16()
-    cfg.update(
-        hidden_size=HIDDEN,
-        num_attention_heads=HEADS,
-        num_key_value_heads=KV,
-        head_dim=HEAD_DIM,
-        intermediate_size=INTER,
-        num_hidden_layers=LAYERS,
-        layer_types=["full_attention"] * LAYERS,
-        max_window_layers=LAYERS,
-    )
-    cfg["dflash_config"] = dict(cfg["dflash_config"], target_layer_ids=list(TAPS))
-    cfg["block_size"] = 16
-    cfg["dflash_config"]["block_size"] = 16  # silence DF121 (info) so the clean case has no finding at all
-    cfg.update(changes)
-    return cfg
-
-
-def shapes(
-    *,
-    hidden: int = HIDDEN,
-    heads: int = HEADS,
-    kv: int = KV,
-    head_dim: int = HEAD_DIM,
-    inter: int = INTER,
-    layers: int | list[int] = LAYERS,
-    taps: int = len(TAPS),
-    fc_in: int | None = None,
-    prefix: str = "",
-) -> dict[str, tuple[int, ...]]:
-    return drafter_shapes(
-        hidden=hidden,
-        heads=heads,
-        kv=kv,
-        head_dim=head_dim,
-        inter=inter,
-        layers=layers,
-        taps=taps,
-        fc_in=fc_in,
-        prefix=prefix,
-    )
+from checkpoints import HEAD_DIM, HEADS, HIDDEN, KV, LAYERS, TAPS, published_b16, save, small_config, small_shapes
+from helpers import Result
 
 
 def write_config(directory: Path, cfg: dict[str, Any]) -> Path:
@@ -86,7 +32,7 @@ def drafter(
     name: str = "drafter",
 ) -> Path:
     directory = write_config(tmp_path / name, cfg if cfg is not None else small_config())
-    save(directory / "model.safetensors", tensors if tensors is not None else shapes())
+    save(directory / "model.safetensors", tensors if tensors is not None else small_shapes())
     return directory
 
 
@@ -119,14 +65,14 @@ def test_consistent_checkpoint_has_no_finding(dflash: Callable[..., Result], tmp
 def test_consistent_checkpoint_bf16_and_prefixed_names(dflash: Callable[..., Result], tmp_path: Path) -> None:
     # safetensors.numpy cannot write bfloat16; F32 + a "model." prefix exercise the same header paths.
     directory = write_config(tmp_path / "d", small_config())
-    save(directory / "model.safetensors", shapes(prefix="model."), dtype=np.float32)
+    save(directory / "model.safetensors", small_shapes(prefix="model."), dtype=np.float32)
     _, findings = run_json(dflash, directory)
     assert only(findings, "DF5") == []
 
 
 def test_prefixed_names_still_checked(dflash: Callable[..., Result], tmp_path: Path) -> None:
     directory = write_config(tmp_path / "d", small_config())
-    save(directory / "model.safetensors", shapes(prefix="model.", kv=1))
+    save(directory / "model.safetensors", small_shapes(prefix="model.", kv=1))
     _, findings = run_json(dflash, directory)
     assert pairs(findings) == [("DF503", "/num_key_value_heads")] * 2
 
@@ -141,7 +87,7 @@ def test_no_checkpoint_no_weight_findings(dflash: Callable[..., Result], tmp_pat
 
 
 def test_df501_fc_for_eight_taps(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, drafter(tmp_path, tensors=shapes(taps=8)))
+    _, findings = run_json(dflash, drafter(tmp_path, tensors=small_shapes(taps=8)))
     assert pairs(findings) == [("DF501", "/dflash_config/target_layer_ids")]
     (f,) = only(findings, "DF501")
     assert f["severity"] == "error"
@@ -155,18 +101,18 @@ def test_df501_top_level_taps_pointer(dflash: Callable[..., Result], tmp_path: P
     cfg = small_config()
     del cfg["dflash_config"]["target_layer_ids"]
     cfg["target_layer_ids"] = list(TAPS)
-    _, findings = run_json(dflash, drafter(tmp_path, cfg, shapes(taps=3)))
+    _, findings = run_json(dflash, drafter(tmp_path, cfg, small_shapes(taps=3)))
     assert pairs(findings) == [("DF501", "/target_layer_ids")]
 
 
 def test_df501_width_not_a_multiple(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, drafter(tmp_path, tensors=shapes(fc_in=300)))
+    _, findings = run_json(dflash, drafter(tmp_path, tensors=small_shapes(fc_in=300)))
     (f,) = only(findings, "DF501")
     assert "300" in f["message"] and "taps' worth" not in f["message"]
 
 
 def test_df501_output_width(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    tensors = shapes()
+    tensors = small_shapes()
     tensors["fc.weight"] = (32, 320)
     _, findings = run_json(dflash, drafter(tmp_path, tensors=tensors))
     assert pairs(findings) == [("DF501", "/hidden_size")]
@@ -174,9 +120,9 @@ def test_df501_output_width(dflash: Callable[..., Result], tmp_path: Path) -> No
 
 def test_df501_target_hidden_size(dflash: Callable[..., Result], tmp_path: Path) -> None:
     cfg = small_config(target_hidden_size=128)
-    _, ok = run_json(dflash, drafter(tmp_path, cfg, shapes(fc_in=5 * 128), name="ok"))
+    _, ok = run_json(dflash, drafter(tmp_path, cfg, small_shapes(fc_in=5 * 128), name="ok"))
     assert only(ok, "DF501") == []
-    _, bad = run_json(dflash, drafter(tmp_path, cfg, shapes(), name="bad"))
+    _, bad = run_json(dflash, drafter(tmp_path, cfg, small_shapes(), name="bad"))
     (f,) = only(bad, "DF501")
     assert "5 taps × 128 = 640" in f["message"]
 
@@ -185,7 +131,7 @@ def test_df501_target_hidden_size(dflash: Callable[..., Result], tmp_path: Path)
 
 
 def test_df502_extra_layer(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, drafter(tmp_path, tensors=shapes(layers=6)))
+    _, findings = run_json(dflash, drafter(tmp_path, tensors=small_shapes(layers=6)))
     assert pairs(findings) == [("DF502", "/num_hidden_layers")]
     (f,) = only(findings, "DF502")
     assert f["severity"] == "error"
@@ -193,13 +139,13 @@ def test_df502_extra_layer(dflash: Callable[..., Result], tmp_path: Path) -> Non
 
 
 def test_df502_missing_layer(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, drafter(tmp_path, tensors=shapes(layers=4)))
+    _, findings = run_json(dflash, drafter(tmp_path, tensors=small_shapes(layers=4)))
     assert pairs(findings) == [("DF502", "/num_hidden_layers")]
     assert "0..3" in only(findings, "DF502")[0]["message"]
 
 
 def test_df502_gap(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, drafter(tmp_path, tensors=shapes(layers=[0, 1, 2, 4, 5])))
+    _, findings = run_json(dflash, drafter(tmp_path, tensors=small_shapes(layers=[0, 1, 2, 4, 5])))
     (f,) = only(findings, "DF502")
     assert "0, 1, 2, 4, 5" in f["message"]
 
@@ -208,7 +154,7 @@ def test_df502_gap(dflash: Callable[..., Result], tmp_path: Path) -> None:
 
 
 def test_df503_k_proj_with_one_kv_head(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    tensors = shapes()
+    tensors = small_shapes()
     for i in range(LAYERS):
         tensors[f"layers.{i}.self_attn.k_proj.weight"] = (1 * HEAD_DIM, HIDDEN)
     _, findings = run_json(dflash, drafter(tmp_path, tensors=tensors))
@@ -220,7 +166,7 @@ def test_df503_k_proj_with_one_kv_head(dflash: Callable[..., Result], tmp_path: 
 
 
 def test_df503_kv_heads_both_projections(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, drafter(tmp_path, tensors=shapes(kv=1)))
+    _, findings = run_json(dflash, drafter(tmp_path, tensors=small_shapes(kv=1)))
     assert pairs(findings) == [("DF503", "/num_key_value_heads")] * 2
     assert {"k_proj" in f["message"] or "v_proj" in f["message"] for f in findings} == {True}
 
@@ -229,7 +175,7 @@ def test_df503_head_dim(dflash: Callable[..., Result], tmp_path: Path) -> None:
     # Config says 8 heads × 8 = 64, the checkpoint has 4 heads × 16 = 64: projections agree, only the
     # q/k norms (one weight per head_dim) show the difference.
     cfg = small_config(num_attention_heads=8, num_key_value_heads=4, head_dim=8)
-    _, findings = run_json(dflash, drafter(tmp_path, cfg, shapes()))
+    _, findings = run_json(dflash, drafter(tmp_path, cfg, small_shapes()))
     assert pairs(findings) == [("DF503", "/head_dim")] * 2
     assert {m["message"].split(" is ")[0] for m in findings} == {
         "layers.0.self_attn.q_norm.weight",
@@ -239,7 +185,7 @@ def test_df503_head_dim(dflash: Callable[..., Result], tmp_path: Path) -> None:
 
 def test_df503_head_dim_default_like_mistake(dflash: Callable[..., Result], tmp_path: Path) -> None:
     # head_dim 128 written where the checkpoint has 16: every attention tensor disagrees.
-    _, findings = run_json(dflash, drafter(tmp_path, small_config(head_dim=128), shapes()))
+    _, findings = run_json(dflash, drafter(tmp_path, small_config(head_dim=128), small_shapes()))
     got = pairs(findings)
     assert ("DF503", "/head_dim") in got
     assert set(got) == {("DF503", "/head_dim"), ("DF503", "/num_attention_heads"), ("DF503", "/num_key_value_heads")}
@@ -247,7 +193,7 @@ def test_df503_head_dim_default_like_mistake(dflash: Callable[..., Result], tmp_
 
 
 def test_df503_intermediate_size(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, drafter(tmp_path, small_config(intermediate_size=256), shapes()))
+    _, findings = run_json(dflash, drafter(tmp_path, small_config(intermediate_size=256), small_shapes()))
     assert pairs(findings) == [("DF503", "/intermediate_size")] * 3
     assert {f["message"].split(" is ")[0].rsplit(".", 2)[-2] for f in findings} == {"gate_proj", "up_proj", "down_proj"}
 
@@ -257,7 +203,7 @@ def test_df503_kv_missing_from_config_still_checks_k_and_v(dflash: Callable[...,
     # finding points at is left open here (see the Qwen3Config-defaults test below).
     cfg = small_config()
     del cfg["num_key_value_heads"]
-    _, findings = run_json(dflash, drafter(tmp_path, cfg, shapes(kv=1)))
+    _, findings = run_json(dflash, drafter(tmp_path, cfg, small_shapes(kv=1)))
     shape_findings = only(findings, "DF503")
     assert sorted(f["message"].split(" is ")[0] for f in shape_findings) == [
         "layers.0.self_attn.k_proj.weight",
@@ -268,7 +214,7 @@ def test_df503_kv_missing_from_config_still_checks_k_and_v(dflash: Callable[...,
 def test_df503_missing_head_dim_does_not_hide_mlp_mismatch(dflash: Callable[..., Result], tmp_path: Path) -> None:
     cfg = small_config(intermediate_size=256)
     del cfg["head_dim"]
-    _, findings = run_json(dflash, drafter(tmp_path, cfg, shapes()))
+    _, findings = run_json(dflash, drafter(tmp_path, cfg, small_shapes()))
     assert pairs(findings).count(("DF503", "/intermediate_size")) == 3
 
 
@@ -284,13 +230,13 @@ def test_df503_absent_field_checked_at_qwen3config_default(
 ) -> None:
     cfg = small_config()
     del cfg[missing]
-    _, findings = run_json(dflash, drafter(tmp_path, cfg, shapes(kv=ckpt.get("kv", KV))))
+    _, findings = run_json(dflash, drafter(tmp_path, cfg, small_shapes(kv=ckpt.get("kv", KV))))
     assert ("DF010", f"/{missing}") in pairs(findings, "DF0")  # reported as missing today
     assert ("DF503", pointer) in pairs(findings)
 
 
 def test_several_defects_at_once(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, drafter(tmp_path, tensors=shapes(taps=8, layers=6, inter=96)))
+    _, findings = run_json(dflash, drafter(tmp_path, tensors=small_shapes(taps=8, layers=6, inter=96)))
     got = pairs(findings)
     assert ("DF501", "/dflash_config/target_layer_ids") in got
     assert ("DF502", "/num_hidden_layers") in got
@@ -315,19 +261,19 @@ def sharded(tmp_path: Path, tensors: dict[str, tuple[int, ...]], cfg: dict[str, 
 
 
 def test_sharded_consistent(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, sharded(tmp_path, shapes()))
+    _, findings = run_json(dflash, sharded(tmp_path, small_shapes()))
     assert findings == []
 
 
 def test_sharded_defects_across_shards(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    _, findings = run_json(dflash, sharded(tmp_path, shapes(taps=8, layers=6)))
+    _, findings = run_json(dflash, sharded(tmp_path, small_shapes(taps=8, layers=6)))
     assert pairs(findings) == [("DF501", "/dflash_config/target_layer_ids"), ("DF502", "/num_hidden_layers")]
     (fc,) = only(findings, "DF501")
     assert "model-00002-of-00002.safetensors" in fc["message"]
 
 
 def test_sharded_index_names_a_missing_shard(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    directory = sharded(tmp_path, shapes())
+    directory = sharded(tmp_path, small_shapes())
     (directory / "model-00002-of-00002.safetensors").unlink()
     _, findings = run_json(dflash, directory)
     assert pairs(findings) == [("DF500", "")]
@@ -335,7 +281,7 @@ def test_sharded_index_names_a_missing_shard(dflash: Callable[..., Result], tmp_
 
 
 def test_stray_file_beside_an_index_is_ignored(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    directory = sharded(tmp_path, shapes())
+    directory = sharded(tmp_path, small_shapes())
     (directory / "leftover.safetensors").write_bytes(b"xyz")  # not in the index, never loaded by engines
     _, findings = run_json(dflash, directory)
     assert only(findings, "DF5") == []
@@ -369,7 +315,7 @@ def test_df500_exit_code_is_1(dflash: Callable[..., Result], tmp_path: Path) -> 
 
 
 def test_weight_error_exit_code_is_1(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    result, findings = run_json(dflash, drafter(tmp_path, tensors=shapes(taps=8)))
+    result, findings = run_json(dflash, drafter(tmp_path, tensors=small_shapes(taps=8)))
     assert only(findings, "DF501")
     assert result.code == 1
 
@@ -396,7 +342,7 @@ def test_skipped_config_never_opens_its_shards(dflash: Callable[..., Result], tm
     target.mkdir(parents=True)
     (target / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}))
     (target / "model.safetensors").write_bytes(b"\x01\x02\x03")
-    drafter(tmp_path / "tree", name="drafter", tensors=shapes(taps=8))
+    drafter(tmp_path / "tree", name="drafter", tensors=small_shapes(taps=8))
     result = dflash("check", tmp_path / "tree", "--format", "json")
     doc = result.json()
     by_kind = {f["kind"]: f for f in doc["files"]}
@@ -407,7 +353,7 @@ def test_skipped_config_never_opens_its_shards(dflash: Callable[..., Result], tm
 def test_each_drafter_in_a_tree_gets_its_own_checkpoint(dflash: Callable[..., Result], tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     drafter(tree, name="a-good")
-    drafter(tree, name="b-bad", tensors=shapes(layers=6))
+    drafter(tree, name="b-bad", tensors=small_shapes(layers=6))
     doc = dflash("check", tree, "--format", "json").json()
     found = {Path(f["path"]).parent.name: [x["rule"] for x in f["findings"]] for f in doc["files"]}
     assert found == {"a-good": [], "b-bad": ["DF502"]}
@@ -435,7 +381,7 @@ def write_sparse_checkpoint(path: Path, tensors: dict[str, tuple[int, ...]], siz
 
 def b16_shapes(*, taps: int = 5, kv: int = 8) -> dict[str, tuple[int, ...]]:
     """The published Qwen3-4B-DFlash-b16 shapes (2560 wide, 32/8 heads of 128, MLP 9728, 5 layers)."""
-    return shapes(hidden=2560, heads=32, kv=kv, head_dim=128, inter=9728, layers=5, taps=taps)
+    return small_shapes(hidden=2560, heads=32, kv=kv, head_dim=128, inter=9728, layers=5, taps=taps)
 
 
 def test_huge_sparse_shard_with_published_config(dflash: Callable[..., Result], tmp_path: Path) -> None:
@@ -474,6 +420,6 @@ def test_huge_sparse_sharded_checkpoint(dflash: Callable[..., Result], tmp_path:
 
 
 def test_text_output_names_rule_and_pointer(dflash: Callable[..., Result], tmp_path: Path) -> None:
-    result = dflash("check", drafter(tmp_path, tensors=shapes(taps=8)))
+    result = dflash("check", drafter(tmp_path, tensors=small_shapes(taps=8)))
     assert "error DF501 fc-width /dflash_config/target_layer_ids" in result.out
     assert "1 error" in result.out

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from dflash_cfg.errors import LockError, WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
@@ -37,7 +38,6 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SOURCE = Source("z-lab/Qwen3.6-27B-DFlash", "main", COMMIT)
 BEFORE_REPLACE = ("locked", "backup", "temp-written", "fsynced")
 AFTER_REPLACE = ("replaced", "dir-fsynced", "verified")
-ROOT = Path(__file__).resolve().parent.parent
 CHILD = Path(__file__).with_name("writer_child.py")
 TEMP = re.compile(r"^\.config\.json\..*\.tmp$")
 
@@ -319,6 +319,7 @@ def kill(child: subprocess.Popen[bytes]) -> None:
     assert child.returncode == -signal.SIGKILL
 
 
+@pytest.mark.slow
 def test_a_writer_in_another_process_holds_the_directory(tmp_path: Path) -> None:
     config = model(tmp_path)
     flag = tmp_path / "flag"
@@ -379,6 +380,7 @@ def test_a_cache_snapshot_is_refused(tmp_path: Path) -> None:
 # --- killed at each step ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", [*BEFORE_REPLACE, *AFTER_REPLACE])
 def test_a_writer_killed_at_any_step_leaves_old_or_new_bytes(tmp_path: Path, step: str) -> None:
     config = model(tmp_path)
@@ -426,6 +428,7 @@ def test_a_write_that_ignores_the_lock_mid_fix_is_not_overwritten(tmp_path: Path
     assert temps(config.parent) == []
 
 
+@pytest.mark.slow
 def test_the_sweep_keeps_temps_of_live_processes_and_of_other_files(tmp_path: Path) -> None:
     config = model(tmp_path)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])

@@ -1,0 +1,68 @@
+"""Constants and helpers shared by the test modules (tests import these, never conftest or each other)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def _cache_dir() -> Path:
+    """$DFLASH_CFG_TEST_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/dflash-cfg-tests."""
+    if explicit := os.environ.get("DFLASH_CFG_TEST_CACHE"):
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "dflash-cfg-tests"
+
+
+# What the tests build once and reuse across runs (olah's venv, pre-commit's store, hypothesis' examples),
+# kept outside the checkout. Read from the environment at import time: conftest's autouse fixture points
+# XDG_CACHE_HOME at a fresh directory for each test, which is the tool's cache, not this one.
+CACHE = _cache_dir()
+
+# A real published drafter config (z-lab/Qwen3.5-4B-DFlash), the base the CLI tests mutate.
+REAL = FIXTURES / "upstream" / "z-lab__Qwen3.5-4B-DFlash" / "config.json"
+REAL_DATA: dict[str, Any] = json.loads(REAL.read_bytes())
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one CLI run showed: exit code, stdout, stderr."""
+
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def write_config(folder: Path, data: Any = None, *, raw: bytes | None = None) -> Path:
+    """A config.json in `folder`: the real bytes, `data` dumped like the Hub files are, or `raw`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "config.json"
+    if raw is not None:
+        path.write_bytes(raw)
+    elif data is None:
+        path.write_bytes(REAL.read_bytes())
+    else:
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def mutated(change: Callable[[dict[str, Any]], object], base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A deep copy of `base` (the real config by default) after `change`."""
+    data = copy.deepcopy(REAL_DATA if base is None else base)
+    change(data)
+    return data
+
+
+def set_taps(taps: list[int]) -> Callable[[dict[str, Any]], None]:
+    return lambda d: d["dflash_config"].__setitem__("target_layer_ids", taps)

@@ -12,7 +12,7 @@ import click
 import dflash_cfg as api
 from dflash_cfg import __version__
 from dflash_cfg.commands.common import HubOptions, select_rules
-from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, UsageError
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, UsageError, redact
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import Report, Severity
 from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
@@ -26,6 +26,24 @@ from dflash_cfg.report.commands import (
     where_json,
     where_text,
 )
+from dflash_cfg.report.escape import printable
+
+
+def _secrets() -> list[str | None]:
+    """Credentials a message must never show: the Hub token from the environment or its token file."""
+    found: list[str | None] = [os.environ.get(name) for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")]
+    try:
+        from huggingface_hub import get_token
+
+        found.append(get_token())
+    except Exception:  # noqa: BLE001 - only for hiding it; an unreadable token file hides nothing
+        pass
+    return found
+
+
+def _say(message: str) -> None:
+    """One line on stderr: no credential, no control character a terminal would act on."""
+    click.echo(printable(redact(message, _secrets())), err=True)
 
 
 def _colour() -> bool | None:
@@ -131,7 +149,7 @@ def check_command(
     )
     click.echo(REPORTERS[fmt](report), nl=False, color=_colour() if fmt == "text" else False)
     for error in report.errors:
-        click.echo(f"dflash-cfg: error: {error}", err=True)
+        _say(f"dflash-cfg: error: {error}")
     ctx.exit(exit_code(report, strict))
 
 
@@ -204,8 +222,8 @@ def fix_command(
         raise click.UsageError("missing PATH (a model dir or a config.json)")
 
     def confirm(p: Plan) -> bool:
-        click.echo(p.diff(), nl=False)
-        click.echo("".join(f"  - {summary}\n" for summary in p.applied), nl=False)
+        click.echo(printable(p.diff(), keep="\n\t"), nl=False)
+        click.echo(printable("".join(f"  - {summary}\n" for summary in p.applied), keep="\n"), nl=False)
         if dry_run:
             return False
         if not yes:
@@ -238,10 +256,9 @@ def fix_command(
             if exit_non_zero_on_fix:
                 code = EXIT_FINDINGS
         if result.remaining_errors:
-            click.echo(
+            _say(
                 f"{result.remaining_errors} error(s) remain that need upstream values or a human: "
-                f"dflash-cfg check {p.path.parent}",
-                err=True,
+                f"dflash-cfg check {p.path.parent}"
             )
             code = EXIT_FINDINGS
     ctx.exit(code)
@@ -260,9 +277,11 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> 
         source = f" from {entry.source.repo}@{entry.source.commit}" if entry.source else ""
         origin = f" (written {entry.written_at}{source}, dflash-cfg {entry.tool_version})"
     if v.ok:
-        click.echo(f"ok: {v.path} sha256 {v.sha256}{origin}")
+        click.echo(printable(f"ok: {v.path} sha256 {v.sha256}{origin}"))
         ctx.exit(EXIT_OK)
-    click.echo(f"MISMATCH: {v.path}\n  sha256   {v.sha256}\n  expected {v.expected}{origin}", err=True)
+    click.echo(
+        printable(f"MISMATCH: {v.path}\n  sha256   {v.sha256}\n  expected {v.expected}{origin}", keep="\n"), err=True
+    )
     ctx.exit(EXIT_FINDINGS)
 
 
@@ -299,7 +318,7 @@ def preflight_command(
         click.echo(preflight_text(result), nl=False, color=_colour())
     click.echo(REPORTERS[fmt](result.report), nl=False, color=_colour() if fmt == "text" else False)
     for error in result.report.errors:
-        click.echo(f"dflash-cfg: error: {error}", err=True)
+        _say(f"dflash-cfg: error: {error}")
     code = exit_code(result.report, strict)
     if exec_ and code == EXIT_OK:
         sys.stdout.flush()
@@ -352,7 +371,7 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
         exc.show()
         return EXIT_USAGE
     except DflashCfgError as exc:  # the user's or the environment's: one line, the class says the exit code
-        click.echo(f"dflash-cfg: error: {exc}", err=True)
+        _say(f"dflash-cfg: error: {exc}")
         return int(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("dflash-cfg: aborted", err=True)
@@ -367,10 +386,9 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except Exception as exc:  # a bug in dflash-cfg, not the user's fault: still one line
         if os.environ.get("DFLASH_CFG_DEBUG"):
             raise
-        click.echo(
+        _say(
             f"dflash-cfg: internal error: {type(exc).__name__}: {exc} "
-            "(set DFLASH_CFG_DEBUG=1 for the traceback, and please report it)",
-            err=True,
+            "(set DFLASH_CFG_DEBUG=1 for the traceback, and please report it)"
         )
         return EXIT_USAGE
 

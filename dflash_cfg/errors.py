@@ -7,13 +7,38 @@ with `exc.exit_code` (cli.run is the only place that does). Exit codes, for ever
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+# What a server, a proxy or a URL can put into a message that must never be printed: URL user info
+# (https://user:password@host), an Authorization header echoed back, a Hugging Face token.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
+_AUTHORIZATION = re.compile(
+    r"(?i)\b(authorization\s*[:=]\s*(?:bearer\s+|basic\s+|token\s+)?)[^\s'\",;]+"
+    r"|\b(bearer\s+|basic\s+)[A-Za-z0-9._~+/=-]{8,}"
+)
+_HF_TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{6,}")
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` without credentials: the given secrets (e.g. HF_TOKEN's value) and anything shaped like one."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    text = _USERINFO.sub(r"\1***@", text)
+    text = _AUTHORIZATION.sub(lambda m: f"{m.group(1) or m.group(2)}***", text)
+    return _HF_TOKEN.sub("hf_***", text)
 
 
 class DflashCfgError(Exception):
-    """A one-line cause and what to do; never a traceback."""
+    """A one-line cause and what to do; never a traceback, never a credential."""
 
     exit_code = EXIT_USAGE
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
 
 
 class UsageError(DflashCfgError):

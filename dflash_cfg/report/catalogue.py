@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from dflash_cfg.lint.rules import ALL, Rule
+from dflash_cfg.report.escape import dumps
 
 
 def catalogue_text(rules: tuple[Rule, ...] = ALL, verbose: bool = False) -> str:
@@ -21,13 +20,12 @@ def catalogue_text(rules: tuple[Rule, ...] = ALL, verbose: bool = False) -> str:
 
 def catalogue_json(rules: tuple[Rule, ...] = ALL) -> str:
     return (
-        json.dumps(
+        dumps(
             [
                 {"id": r.id, "name": r.name, "severity": r.severity.label, "summary": r.summary, "doc": r.doc}
                 for r in rules
             ],
             indent=2,
-            ensure_ascii=False,
         )
         + "\n"
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -12,6 +11,7 @@ import click
 
 from dflash_cfg.lint.rules import REGISTRY, Rule
 from dflash_cfg.model import FileReport, Finding, Report, Severity
+from dflash_cfg.report.escape import dumps, printable
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 JSON_VERSION = 1
@@ -57,26 +57,27 @@ def text(report: Report) -> str:
 
 def _text_file(f: FileReport) -> list[str]:
     if f.kind == "skipped":
-        return [click.style(f"{f.path}: skipped: {f.note}", dim=True)]
-    head = f"{click.style(f.path, bold=True)}  [{f.kind}, sha256 {(f.sha256 or '')[:12]}]"
+        return [click.style(printable(f"{f.path}: skipped: {f.note}"), dim=True)]
+    head = f"{click.style(printable(f.path), bold=True)}  [{f.kind}, sha256 {(f.sha256 or '')[:12]}]"
     lines = [head]
     if f.upstream is not None:
-        lines.append(f"  upstream {f.upstream.repo}@{f.upstream.commit[:12]} ({f.upstream.revision})")
-    lines.extend(f"  {p}" for p in f.picture)
+        up = f.upstream
+        lines.append(printable(f"  upstream {up.repo}@{up.commit[:12]} ({up.revision})"))
+    lines.extend(printable(f"  {p}") for p in f.picture)
     for x in f.findings:
         lines.append("  " + _text_finding(f.path, x))
         if x.fix is not None:
-            lines.append(f"      fix{'' if x.fix.safe else ' (needs review)'}: {x.fix.summary}")
+            lines.append(printable(f"      fix{'' if x.fix.safe else ' (needs review)'}: {x.fix.summary}"))
     if not f.findings:
         lines.append(click.style("  ok", fg="green"))
     return lines
 
 
 def _text_finding(path: str, x: Finding) -> str:
-    where = f"{path}:{x.line}:{x.column}" if x.line is not None else path
+    where = printable(f"{path}:{x.line}:{x.column}" if x.line is not None else path)
     level = click.style(x.severity.label, fg=COLOURS[x.severity], bold=x.severity == Severity.ERROR)
-    ptr = f" {x.pointer}" if x.pointer else ""
-    return f"{where}: {level} {x.rule} {x.name}{ptr}: {x.message}"
+    ptr = printable(f" {x.pointer}") if x.pointer else ""
+    return f"{where}: {level} {x.rule} {x.name}{ptr}: {printable(x.message)}"
 
 
 def as_json(report: Report) -> str:
@@ -89,7 +90,7 @@ def as_json(report: Report) -> str:
     }
     if report.errors:
         doc["errors"] = list(report.errors)
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return dumps(doc, indent=2) + "\n"
 
 
 def _json_file(f: FileReport) -> dict[str, Any]:
@@ -162,7 +163,7 @@ def sarif(report: Report) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return dumps(log, indent=2) + "\n"
 
 
 def _uri(path: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +9,7 @@ import click
 
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.report.check import JSON_VERSION
+from dflash_cfg.report.escape import dumps, printable
 
 if TYPE_CHECKING:  # the commands that produce these import them; `check` need not pay for it
     from dflash_cfg.commands.diff import DiffResult
@@ -28,7 +28,8 @@ def _cell(value: Any) -> str:
 def diff_text(result: DiffResult) -> str:
     """One table: field, local raw, local through Qwen3Config, upstream; critical rows first, marked `!`."""
     up = result.upstream
-    head = [f"{click.style(result.path, bold=True)}  vs  {up.repo}@{up.commit}  ({up.revision})"]
+    source = printable(f"{up.repo}@{up.commit}  ({up.revision})")
+    head = [f"{click.style(printable(result.path), bold=True)}  vs  {source}"]
     if result.identical:
         head.append(click.style(f"identical to upstream (git blob {up.blob_id})", fg="green"))
     else:
@@ -41,7 +42,8 @@ def diff_text(result: DiffResult) -> str:
         if not (changed or r.critical):
             continue
         mark = ("!" if r.critical else " ") + ("≠" if changed else "=")
-        table.append((mark, r.pointer[1:], _cell(r.local), _cell(r.local_effective), _cell(r.upstream)))
+        local, seen, theirs = _cell(r.local), _cell(r.local_effective), _cell(r.upstream)
+        table.append((mark, printable(r.pointer[1:]), printable(local), printable(seen), printable(theirs)))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = [*head, ""]
     for i, row in enumerate(table):
@@ -89,12 +91,12 @@ def diff_json(result: DiffResult) -> str:
             for r in result.rows
         ],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return dumps(doc, indent=2) + "\n"
 
 
 def fix_unchanged_text(p: Plan) -> str:
     same = f" (identical to {p.upstream.repo}@{p.upstream.commit})" if p.upstream and p.identical_to_upstream else ""
-    return f"{p.path}: nothing to change{same}"
+    return printable(f"{p.path}: nothing to change{same}")
 
 
 def fix_written_text(p: Plan, out: Outcome) -> str:
@@ -110,7 +112,7 @@ def fix_written_text(p: Plan, out: Outcome) -> str:
     if out.lock_file:
         lines.append(f"  recorded in {out.lock_file}; on each serving host: dflash-cfg verify {folder}")
     lines.append(f"  check it anywhere with: dflash-cfg check {folder} --expect-sha256 {w.sha256}")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n", keep="\n")
 
 
 def where_text(loc: Location) -> str:
@@ -122,7 +124,7 @@ def where_text(loc: Location) -> str:
         rows.append(("repo", loc.repo))
         rows.append(("commit", f"{loc.commit}{ref}"))
     rows += [("sha256", loc.sha256), ("git blob", loc.git_blob_sha1)]
-    return "".join(f"{k:<9} {v}\n" for k, v in rows)
+    return "".join(f"{k:<9} {printable(v)}\n" for k, v in rows)
 
 
 def where_json(loc: Location) -> str:
@@ -138,7 +140,7 @@ def where_json(loc: Location) -> str:
         "sha256": loc.sha256,
         "git_blob_sha1": loc.git_blob_sha1,
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return dumps(doc, indent=2) + "\n"
 
 
 def preflight_text(p: Preflight) -> str:
@@ -155,4 +157,4 @@ def preflight_text(p: Preflight) -> str:
         f"  drafter {launch.drafter} -> {p.drafter.config}"
         + (f" @ {p.drafter.commit[:12]}" if p.drafter.commit else ""),
     ]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n", keep="\n")

@@ -113,7 +113,7 @@ def integrity(path: Path, raw: bytes, expect_sha256: str | None) -> Integrity:
         entry = read_lock(path)
     except LockError as exc:
         lock_error = str(exc)
-    link = os.path.realpath(path) if path.is_symlink() else None
+    link = os.path.realpath(path) if os.path.islink(path) else None
     return Integrity(
         hashlib.sha256(raw).hexdigest(),
         entry,

@@ -63,8 +63,12 @@ def load_target_option(option: str | None) -> Target | None:
 
 
 def one_config(path_arg: str) -> Path:
-    """The single config.json a command that works on one file was pointed at (absolute)."""
-    found = files.discover(Path(path_arg))
+    """The single config.json a command that works on one file was pointed at (absolute). A model dir's
+    own config.json is taken without searching the tree (an unrelated unreadable subdir is no matter)."""
+    given = Path(path_arg)
+    if files.probe(given) == "dir" and files.probe(given / files.CONFIG) == "file":
+        return Path(os.path.abspath(given / files.CONFIG))
+    found = files.discover(given)
     if len(found) != 1:
         raise UsageError(f"{path_arg}: expected one config.json (a model dir or the file), found {len(found)}")
     return Path(os.path.abspath(found[0]))

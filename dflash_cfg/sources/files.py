@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 from dflash_cfg.errors import PathError
 from dflash_cfg.jsondoc.document import MAX_BYTES
@@ -17,12 +19,30 @@ CONFIG = "config.json"
 SKIP_DIRS = {"blobs", "node_modules", "__pycache__"}
 
 
+Kind = Literal["missing", "broken-link", "dir", "file", "other"]
+_ABSENT = (errno.ENOENT, errno.ENOTDIR)
+
+
+def probe(path: str | os.PathLike[str]) -> Kind:
+    """What is at `path` (symlinks followed). Unlike Path.exists(), never raises for a directory the
+    user cannot enter or a name too long for the file system: that is a one-line PathError."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno not in (*_ABSENT, errno.ELOOP):
+            raise PathError(f"cannot access {display(os.fspath(path))}: {exc.strerror or exc}") from None
+        return "broken-link" if os.path.islink(path) else "missing"
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    return "file" if stat.S_ISREG(st.st_mode) else "other"
+
+
 def discover(path: Path) -> list[Path]:
     """config.json files under `path`: the file itself, or a recursive search of a directory."""
-    if not path.exists():
-        kind = "broken symlink" if path.is_symlink() else "path not found"
-        raise PathError(f"{kind}: {display(path)}")
-    if not path.is_dir():
+    kind = probe(path)
+    if kind in ("missing", "broken-link"):
+        raise PathError(f"{'broken symlink' if kind == 'broken-link' else 'path not found'}: {display(path)}")
+    if kind != "dir":
         return [path]
     found = []
     try:
@@ -85,12 +105,12 @@ def read(path: Path, limit: int = MAX_BYTES) -> bytes:
 
 def read_optional(path: Path, limit: int = MAX_BYTES) -> bytes | None:
     """Like `read`, but None when there is no such file."""
-    if not os.path.exists(path):  # also a dangling symlink: nothing to read
+    if probe(path) in ("missing", "broken-link"):  # a dangling symlink too: nothing to read
         return None
     try:
         return read(path, limit)
     except PathError:
-        if not os.path.exists(path):  # removed in between
+        if probe(path) == "missing":  # removed in between
             return None
         raise
 

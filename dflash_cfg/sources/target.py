@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dflash_cfg.errors import TargetError
+from dflash_cfg.errors import PathError, TargetError
 from dflash_cfg.jsondoc.document import json_type
 from dflash_cfg.model import AddedToken, Target
 from dflash_cfg.sources import files
@@ -364,7 +364,10 @@ def _read(path: Path) -> bytes:
 
 def _present(path: Path) -> bool:
     # A dangling symlink (half-downloaded HF cache blob) must be read and fail, not be skipped as absent.
-    return path.exists() or path.is_symlink()
+    try:
+        return files.probe(path) != "missing"
+    except PathError as exc:
+        raise TargetError(f"{exc}; pass the right --target") from None
 
 
 def read_tokenizer_json(path: Path, wanted: frozenset[str] = frozenset()) -> TokenizerJsonFacts:
@@ -376,13 +379,17 @@ def load_target(path: Path | str) -> Target:
     """Read a target model dir (or its config.json) and the optional tokenizer/generation files beside it."""
     given = os.fspath(path)
     p = Path(given)
-    config_path = p / CONFIG if p.is_dir() else p
-    if not config_path.is_file():
+    try:
+        config_path = p / CONFIG if files.probe(p) == "dir" else p
+        found = files.probe(config_path)
+    except PathError as exc:
+        raise TargetError(f"{exc}; pass the right --target") from None
+    if found != "file":
         raise TargetError(
             f"target config not found: {config_path}; pass --target the target model directory containing config.json"
         )
     base = config_path.parent
-    files = [config_path.name]
+    names = [config_path.name]
 
     config = parse_config(parse_json_object(_read(config_path), str(config_path)), str(config_path))
 
@@ -390,13 +397,13 @@ def load_target(path: Path | str) -> Target:
     gen_path = base / GENERATION_CONFIG
     if _present(gen_path):
         generation = parse_generation_config(parse_json_object(_read(gen_path), str(gen_path)), str(gen_path))
-        files.append(GENERATION_CONFIG)
+        names.append(GENERATION_CONFIG)
 
     tokenizer_config: TokenizerConfigFacts | None = None
     tc_path = base / TOKENIZER_CONFIG
     if _present(tc_path):
         tokenizer_config = parse_tokenizer_config(parse_json_object(_read(tc_path), str(tc_path)), str(tc_path))
-        files.append(TOKENIZER_CONFIG)
+        names.append(TOKENIZER_CONFIG)
 
     tokenizer_json: TokenizerJsonFacts | None = None
     tj_path = base / TOKENIZER_JSON
@@ -407,11 +414,11 @@ def load_target(path: Path | str) -> Target:
             if tokenizer_config.mask_token is not None:
                 wanted.add(tokenizer_config.mask_token)
         tokenizer_json = read_tokenizer_json(tj_path, frozenset(wanted))
-        files.append(TOKENIZER_JSON)
+        names.append(TOKENIZER_JSON)
 
     return build_target(
         given,
-        tuple(files),
+        tuple(names),
         config,
         generation,
         tokenizer_config,

@@ -38,9 +38,10 @@ class Location:
 def locate(name: str, revision: str | None = None) -> Location:
     """A model argument as an engine sees it: an existing path wins over a Hub id, as in vLLM and SGLang."""
     path = Path(name).expanduser()
-    if path.exists():
-        config = path if path.is_file() else path / CONFIG
-        if not config.exists():
+    kind = files.probe(path)
+    if kind not in ("missing", "broken-link"):
+        config = path / CONFIG if kind == "dir" else path
+        if files.probe(config) in ("missing", "broken-link"):
             raise WhereError(f"{files.display(path)} has no {CONFIG}")
         cached = repo_from_cache_path(config)
         return _location(
@@ -85,5 +86,5 @@ def _location(
         revision,
         hashlib.sha256(data).hexdigest(),
         git_blob_sha1(data),
-        config.is_symlink(),
+        os.path.islink(config),
     )

@@ -27,12 +27,14 @@ from dflash_cfg.report.commands import (
     where_text,
 )
 from dflash_cfg.report.escape import printable
+from dflash_cfg.sources.hfenv import import_hub
 
 
 def _secrets() -> list[str | None]:
     """Credentials a message must never show: the Hub token from the environment or its token file."""
     found: list[str | None] = [os.environ.get(name) for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")]
     try:
+        import_hub()
         from huggingface_hub import get_token
 
         found.append(get_token())
@@ -323,12 +325,13 @@ def preflight_command(
     if exec_ and code == EXIT_OK:
         sys.stdout.flush()
         sys.stderr.flush()
-        # `NAME=value cmd ...` is shell syntax: env(1) applies the assignments, as the shell would have.
-        launch = ["env", *argv] if "=" in argv[0] else argv
+        # Exactly the program that was checked, with the `NAME=value` assignments applied as a shell would.
+        launch = result.launch
+        program = list(launch.command)
         try:
-            os.execvp(launch[0], launch)
+            os.execvpe(program[0], program, {**os.environ, **dict(launch.environment)})
         except OSError as exc:
-            raise UsageError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
+            raise UsageError(f"cannot run {program[0]!r}: {exc.strerror or exc}") from None
     if exec_ and code != EXIT_OK:
         click.echo("dflash-cfg: not launching: the check failed", err=True)
     ctx.exit(code)

@@ -30,7 +30,8 @@ FIELDS = (
     "max_position_embeddings",
 )
 # ASCII digits only: \d alone would also accept e.g. Arabic-Indic digits, which no loader produces.
-_LAYER = re.compile(r"(?:^|\.)layers\.([0-9]+)\.", re.ASCII)
+# At most 18 digits: a longer "index" is no layer of a real model, and int() of it could be refused.
+_LAYER = re.compile(r"(?:^|\.)layers\.([0-9]{1,18})\.", re.ASCII)
 
 JSON = Union[None, bool, int, float, str, list[Any], dict[str, Any]]  # noqa: UP007 - runtime alias on 3.10
 

@@ -18,7 +18,7 @@ from dflash_cfg.commands.common import (
     upstream_for,
 )
 from dflash_cfg.errors import LockError, PathError, UsageError, WeightsError
-from dflash_cfg.jsondoc.document import parse
+from dflash_cfg.jsondoc.document import MAX_BYTES, parse
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
 from dflash_cfg.model import FileReport, Integrity, Report, Target, Weights
@@ -114,8 +114,10 @@ def integrity(path: Path, raw: bytes, expect_sha256: str | None) -> Integrity:
     except LockError as exc:
         lock_error = str(exc)
     link = os.path.realpath(path) if os.path.islink(path) else None
+    # A file past the parser's limit was read only in part; its hash is still the whole file's.
+    sha256 = hashlib.sha256(raw).hexdigest() if len(raw) <= MAX_BYTES else files.hashes(path)[0]
     return Integrity(
-        hashlib.sha256(raw).hexdigest(),
+        sha256,
         entry,
         lock_error,
         expect_sha256,

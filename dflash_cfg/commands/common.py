@@ -39,12 +39,16 @@ def select_rules(select: str | None, ignore: str | None) -> tuple[Rule, ...]:
         return items
 
     chosen = ALL
-    if select:
+    if select is not None:
         wanted = parse(select)
+        if not wanted:
+            raise UsageError(f"--select {select!r} names no rule (comma-separated ids or prefixes, e.g. DF2,DF601)")
         chosen = tuple(r for r in chosen if any(r.id.startswith(w) for w in wanted))
-    if ignore:
+    if ignore is not None:
         dropped = parse(ignore)
         chosen = tuple(r for r in chosen if not any(r.id.startswith(d) for d in dropped))
+    if not chosen:  # a check that runs no rule would pass anything
+        raise UsageError("--select/--ignore leave no rule to run (see `dflash-cfg rules`)")
     return chosen
 
 

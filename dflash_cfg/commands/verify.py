@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +27,7 @@ class Verification:
 def verify(path_arg: str, expect_sha256: str | None) -> Verification:
     check_sha256_option(expect_sha256)
     path = one_config(path_arg)
-    data = files.read(path)
-    sha = hashlib.sha256(data).hexdigest()
+    sha, _ = files.hashes(path)  # the whole file, whatever its size
     try:
         entry = read_lock(path)
     except LockError:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dflash_cfg.errors import PatchError
+from dflash_cfg.jsondoc.encode import dumps
 from dflash_cfg.jsondoc.patch import apply_to_data, fail, index
 from dflash_cfg.jsondoc.pointer import split
 from dflash_cfg.jsondoc.spans import Item, Node, Unexpected, tree
@@ -96,7 +97,7 @@ _WS = " \t\r\n"
 
 def _canonical(data: Any) -> str:
     # Stricter than ==: 1, 1.0 and true differ, and NaN equals itself.
-    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return dumps(data, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -153,15 +154,11 @@ def _detect(text: str, root: Node | None) -> _Style:
 def _render(value: Any, style: _Style, multi: bool, base: str, item_sep: str | None = None) -> str:
     """`value` as JSON text; multi-line continuation lines start with `base`."""
     if not isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, ensure_ascii=False)
+        return dumps(value)
     if multi:
-        out = json.dumps(
-            value, ensure_ascii=False, indent=style.unit, separators=(",", style.key_sep), sort_keys=style.sort_keys
-        )
+        out = dumps(value, indent=style.unit, separators=(",", style.key_sep), sort_keys=style.sort_keys)
         return out.replace("\n", style.newline + base)
-    return json.dumps(
-        value, ensure_ascii=False, separators=(item_sep or style.item_sep, style.key_sep), sort_keys=style.sort_keys
-    )
+    return dumps(value, separators=(item_sep or style.item_sep, style.key_sep), sort_keys=style.sort_keys)
 
 
 def _edit(text: str, op: PatchOp, style: _Style) -> str:
@@ -190,7 +187,7 @@ def _edit(text: str, op: PatchOp, style: _Style) -> str:
             raise Unexpected
         keys = [item.key or "" for item in items]
         at = bisect.bisect_left(keys, last) if keys == sorted(keys) else len(keys)
-        member = json.dumps(last, ensure_ascii=False) + style.key_sep
+        member = dumps(last) + style.key_sep
 
         def make(indent: str, multi_value: bool, sep: str | None) -> str:
             return member + _render(op.value, style, multi_value, indent, sep)

@@ -239,7 +239,17 @@ class Launch:
     num_speculative_tokens: int | None  # vLLM: speculative_config.num_speculative_tokens
     num_draft_tokens: int | None  # SGLang: --speculative-num-draft-tokens
     tensor_parallel_size: int  # default 1
-    argv: tuple[str, ...]  # the command as given, for --exec
+    argv: tuple[str, ...]  # the command as given
+
+    @property
+    def environment(self) -> tuple[tuple[str, str], ...]:
+        """The leading `NAME=value` assignments (shell syntax, applied by the shell to the program)."""
+        return tuple((t.split("=", 1)[0], t.split("=", 1)[1]) for t in self.argv[: _assignments(self.argv)])
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """What --exec runs: the program that was parsed (or `env`, as given) and its arguments."""
+        return self.argv[_assignments(self.argv) :]
 
 
 @dataclass(frozen=True)
@@ -278,6 +288,14 @@ def parse_launch(argv: Sequence[str]) -> Launch:
 
 def _basename(token: str) -> str:
     return token.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _assignments(args: Sequence[str]) -> int:
+    """How many leading tokens are shell `NAME=value` assignments."""
+    i = 0
+    while i < len(args) and _ASSIGNMENT.fullmatch(args[i]):
+        i += 1
+    return i
 
 
 def _skip_environment(args: tuple[str, ...]) -> int:

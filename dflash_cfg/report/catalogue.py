@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from dflash_cfg.jsondoc.encode import dumps
 from dflash_cfg.lint.rules import ALL, Rule
-from dflash_cfg.report.escape import dumps
 
 
 def catalogue_text(rules: tuple[Rule, ...] = ALL, verbose: bool = False) -> str:

@@ -9,9 +9,10 @@ from urllib.parse import quote
 
 import click
 
+from dflash_cfg.jsondoc.encode import dumps
 from dflash_cfg.lint.rules import REGISTRY, Rule
 from dflash_cfg.model import FileReport, Finding, Report, Severity
-from dflash_cfg.report.escape import dumps, printable
+from dflash_cfg.report.escape import printable
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 JSON_VERSION = 1

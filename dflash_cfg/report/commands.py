@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from dflash_cfg.jsondoc.document import git_blob_sha1
+from dflash_cfg.jsondoc.encode import dumps
 from dflash_cfg.report.check import JSON_VERSION
-from dflash_cfg.report.escape import dumps, printable
+from dflash_cfg.report.escape import printable
 
 if TYPE_CHECKING:  # the commands that produce these import them; `check` need not pay for it
     from dflash_cfg.commands.diff import DiffResult

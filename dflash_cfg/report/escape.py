@@ -2,18 +2,15 @@
 
 `printable` escapes what a terminal would act on (C0 and C1 control characters, DEL: an OSC sequence
 in a JSON key can retitle a terminal or worse) and what cannot be encoded (lone surrogates, which JSON
-allows as `\\ud800`). `dumps` is json.dumps for our JSON outputs: it already escapes C0 controls, and
-lone surrogates become `\\uXXXX` escapes instead of failing at the encoder.
+allows as `\\ud800`). JSON outputs use jsondoc.encode.dumps, which json.dumps already makes safe for
+C0 controls and which escapes lone surrogates.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
 
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -26,8 +23,3 @@ def printable(text: str, keep: str = "") -> str:
     if not _UNSAFE.search(text):
         return text
     return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else _escape(m), text)
-
-
-def dumps(value: Any, **options: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, **options)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _SURROGATE.search(text) else text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from collections.abc import Iterator
@@ -101,6 +102,25 @@ def read(path: Path, limit: int = MAX_BYTES) -> bytes:
             return read_exact(fd, limit + 1)
     except OSError as exc:
         raise PathError(f"cannot read {display(path)}: {exc.strerror or exc}") from None
+
+
+def hashes(path: Path) -> tuple[str, str]:
+    """sha256 and git blob sha1 of the whole file, streamed: right for a file of any size, where `read`
+    stops at its limit."""
+    try:
+        with open_regular(path) as (fd, size):
+            sha256 = hashlib.sha256()
+            blob = hashlib.sha1(b"blob %d\0" % size)
+            done = 0
+            while chunk := os.read(fd, 1 << 20):
+                sha256.update(chunk)
+                blob.update(chunk)
+                done += len(chunk)
+    except OSError as exc:
+        raise PathError(f"cannot read {display(path)}: {exc.strerror or exc}") from None
+    if done != size:  # it changed while it was read: a blob id of the wrong length would mislead
+        raise PathError(f"cannot read {display(path)}: it changed while it was read")
+    return sha256.hexdigest(), blob.hexdigest()
 
 
 def read_optional(path: Path, limit: int = MAX_BYTES) -> bytes | None:

@@ -21,6 +21,7 @@ from dflash_cfg.errors import HubError, PathError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.model import HubFile
 from dflash_cfg.sources import files
+from dflash_cfg.sources.hfenv import import_hub
 from dflash_cfg.write.atomic import replace_atomically
 
 CONFIG = "config.json"
@@ -66,6 +67,7 @@ def repo_from_cache_path(path: Path) -> tuple[str, str] | None:
 
 def check_repo_id(repo: str) -> None:
     """Refuse a malformed repo id with one line, before huggingface_hub raises on it deep inside a call."""
+    import_hub()
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     try:

@@ -34,7 +34,7 @@ TOKENIZER_JSON = "tokenizer.json"
 _TOKENIZER_SPECIALS = ("eos_token", "bos_token", "pad_token")
 _GENERATION_SPECIALS = ("eos_token_id", "bos_token_id", "pad_token_id")
 # int() would also accept " 5", "+5", "1_000" and non-ASCII digits; token ids are plain decimal.
-_ID_KEY = re.compile(r"[0-9]+")
+_ID_KEY = re.compile(r"[0-9]{1,18}")  # and no id has more digits than an int64
 # Real tokenizer.json files are 10-35 MB; far larger is a wrong or hostile file, not worth loading.
 MAX_FILE_BYTES = 256 * 1024 * 1024
 
@@ -107,6 +107,10 @@ def parse_json_object(data: bytes, source: str) -> dict[str, Any]:
     except (UnicodeDecodeError, RecursionError) as exc:
         raise TargetError(
             f"{source}: not readable as JSON ({type(exc).__name__}); re-download it or pass the right --target"
+        ) from None
+    except ValueError as exc:  # an integer past Python's digit limit: no real config holds one
+        raise TargetError(
+            f"{source}: not readable as JSON ({str(exc).splitlines()[0]}); re-download it or pass the right --target"
         ) from None
     if not isinstance(obj, dict):
         raise TargetError(

@@ -19,6 +19,7 @@ from importlib import metadata
 from typing import Any
 
 from dflash_cfg.model import FIELDS, Effective
+from dflash_cfg.sources.hfenv import import_hub
 
 
 def transformers_version() -> str | None:
@@ -46,6 +47,7 @@ def _load() -> tuple[Any, _Capture, str]:
         # The config classes need no torch; importing it would cost seconds and may touch a GPU.
         if "torch" not in sys.modules:
             sys.modules["torch"] = None  # type: ignore[assignment]
+        import_hub()  # first, with the environment huggingface_hub can parse
         previous = os.environ.get("TRANSFORMERS_NO_ADVISORY_WARNINGS")
         os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"  # silences "PyTorch was not found"
         try:

@@ -29,6 +29,7 @@ MAX_HEADER_BYTES = 100_000_000
 MAX_INDEX_BYTES = MAX_HEADER_BYTES
 
 _LENGTH = struct.Struct("<Q")
+_MAX_DIM = 2**64 - 1
 
 
 # --- pure parsing ------------------------------------------------------------------------------
@@ -52,6 +53,8 @@ def _tensor(name: str, entry: Any, file: str) -> Tensor:
     # bool is an int subclass; a shape of [true] is malformed, not [1].
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise WeightsError(f"{file}: tensor {name!r} has no valid shape (need a list of non-negative ints)")
+    if any(d > _MAX_DIM for d in shape):  # safetensors stores sizes as u64; larger is not a real tensor
+        raise WeightsError(f"{file}: tensor {name!r} has a dimension past 2**64")
     dtype = entry.get("dtype")
     if not isinstance(dtype, str):
         raise WeightsError(f"{file}: tensor {name!r} has no string dtype")

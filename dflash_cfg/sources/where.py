@@ -4,13 +4,11 @@ network: the question the incident needed answered."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_cfg.errors import HubError, WhereError
-from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.sources import files
 from dflash_cfg.sources.hub import COMMIT, check_repo_id, repo_from_cache_path, settings
 
@@ -75,7 +73,7 @@ def _from_cache(repo: str, revision: str) -> Location:
 def _location(
     name: str, source: str, config: Path, repo: str | None, commit: str | None, revision: str | None
 ) -> Location:
-    data = files.read(config)
+    sha256, blob = files.hashes(config)  # the whole file, whatever its size
     return Location(
         name,
         source,
@@ -84,7 +82,7 @@ def _location(
         repo,
         commit,
         revision,
-        hashlib.sha256(data).hexdigest(),
-        git_blob_sha1(data),
+        sha256,
+        blob,
         os.path.islink(config),
     )

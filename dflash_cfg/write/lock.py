@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 from dflash_cfg.errors import WriteError
+from dflash_cfg.jsondoc.encode import dumps
 from dflash_cfg.model import Entry, Source
 from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, parse_files
 from dflash_cfg.write.verified import Written, locked_dir, read_at, replace_file
@@ -42,6 +42,6 @@ def record(config_path: Path, written: Written, source: Source | None, tool_vers
             tool_version,
         )
         files[name] = entry_to_json(entry)
-        text = json.dumps({"version": VERSION, "files": files}, indent=2, ensure_ascii=False) + "\n"
+        text = dumps({"version": VERSION, "files": files}, indent=2) + "\n"
         replace_file(dfd, LOCK_FILE, text.encode("utf-8"), directory)
     return entry

@@ -479,8 +479,11 @@ def test_ignore(dflash: Run, two_error_config: Path) -> None:
     remaining = rule_ids(dflash("check", two_error_config, "--format", "json", "--ignore", "DF1,DF3"))
     assert remaining == {"DF204"}
     everything = ",".join(sorted({r.id[:3] for r in ALL}))
-    result = dflash("check", two_error_config, "--format", "json", "--ignore", everything)
-    assert findings(result) == [] and result.code == 0
+    # A check that runs no rule would pass anything: that is a usage error, not "ok".
+    for options in (("--ignore", everything), ("--ignore", "DF"), ("--select", ","), ("--select", "")):
+        result = dflash("check", two_error_config, *options)
+        assert result.code == 2 and result.out == "", options
+        assert result.err.startswith("dflash-cfg: error: --select") and "no rule" in result.err, result.err
 
 
 # --- rules ----------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ every miss).
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import http.server
 import socket
 import subprocess
@@ -187,11 +188,21 @@ class ErrorHub:
         "broken": (500, ""),
     }
 
+    # Hostile behaviours, for the tests of what the tool does with a server it should not trust:
+    # "anyrev" serves CONFIG at every revision (a lax mirror or proxy), with COMMIT as its commit;
+    # "badcommit" answers with a commit id that is a path; "echo" answers a malformed status line that
+    # echoes the request's Authorization header (as a broken proxy did).
+    CONFIG: ClassVar[bytes] = b'{"architectures": ["DFlashDraftModel"], "dflash_config": {}}\n'
+    COMMIT: ClassVar[str] = "c0ffee" + "0" * 34
+
     def __init__(self) -> None:
         self.seen_auth: list[str] = []
-        routes, seen = self.ROUTES, self.seen_auth
+        self.seen_paths: list[str] = []
+        routes, seen, paths = self.ROUTES, self.seen_auth, self.seen_paths
         delay = {"slow": 0.0}
         self.delay = delay
+        config, commit = self.CONFIG, self.COMMIT
+        blob = hashlib.sha1(b"blob %d\0" % len(config) + config).hexdigest()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def log_message(self, *args: object) -> None:
@@ -199,8 +210,23 @@ class ErrorHub:
 
             def do_HEAD(self) -> None:
                 seen.append(self.headers.get("authorization", ""))
+                paths.append(self.path)
                 parts = self.path.split("/")
                 name = parts[2] if len(parts) > 2 else ""
+                if name == "echo":
+                    line = f"HTTP/1.1 {self.headers.get('authorization', '')}\r\n\r\n"
+                    self.wfile.write(line.encode("latin-1"))
+                    self.close_connection = True
+                    return
+                if name in ("anyrev", "badcommit"):
+                    self.send_response(200)
+                    self.send_header("X-Repo-Commit", commit if name == "anyrev" else "../../../../escaped")
+                    self.send_header("ETag", f'"{blob}"')
+                    self.send_header("Content-Length", str(len(config)))
+                    self.end_headers()
+                    if self.command == "GET":
+                        self.wfile.write(config)
+                    return
                 if name == "slow":
                     time.sleep(delay["slow"])
                 status, code = routes.get(name, (404, "RepoNotFound"))

@@ -125,7 +125,7 @@ class Finding:
         }
 
 
-Kind = Literal["dflash", "dflash2", "skipped"]
+Kind = Literal["dflash", "dflash2", "speculators", "skipped"]
 
 
 @dataclass(frozen=True)
@@ -273,12 +273,19 @@ class Weights:
 
 @dataclass(frozen=True)
 class Effective:
-    """What `Qwen3Config.from_dict` made of the file (JSON-able, so it can be cached by content)."""
+    """What the engine's config class (`config_class`) made of the file (JSON-able, so it can be cached by
+    content)."""
 
     transformers_version: str
     values: dict[str, Any] | None  # FIELDS as read back from the config object; None if rejected
     error: str | None
     warnings: tuple[str, ...]
+    config_class: str | None = None  # e.g. "Qwen3Config"; None when AutoConfig has no class for the file
+
+    @property
+    def through(self) -> str:
+        """How reports name the view: "Qwen3Config", or "the config class" when there was none."""
+        return self.config_class or "the config class"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -286,10 +293,15 @@ class Effective:
             "values": self.values,
             "error": self.error,
             "warnings": list(self.warnings),
+            "config_class": self.config_class,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Effective:
         return cls(
-            str(data["transformers_version"]), data["values"], data["error"], tuple(str(w) for w in data["warnings"])
+            str(data["transformers_version"]),
+            data["values"],
+            data["error"],
+            tuple(str(w) for w in data["warnings"]),
+            data["config_class"],
         )

@@ -75,9 +75,9 @@ def views(monkeypatch: pytest.MonkeyPatch) -> Counter:
     counter = Counter()
     real = dflash_cfg.sources.views.view
 
-    def counting(raw: dict[str, Any]) -> Effective:
+    def counting(raw: dict[str, Any], key: str | None = None) -> Effective:
         counter.calls += 1
-        return real(raw)
+        return real(raw, key)
 
     monkeypatch.setattr(dflash_cfg.sources.views, "view", counting)
     return counter
@@ -360,7 +360,9 @@ def test_another_transformers_version_misses(
     counting = dflash_cfg.sources.views.view
     monkeypatch.setattr(dflash_cfg.sources.cache, "transformers_version", lambda: "9.9.9")
     monkeypatch.setattr(
-        dflash_cfg.sources.views, "view", lambda raw: dataclasses.replace(counting(raw), transformers_version="9.9.9")
+        dflash_cfg.sources.views,
+        "view",
+        lambda raw, key=None: dataclasses.replace(counting(raw, key), transformers_version="9.9.9"),
     )
     dflash("check", path)
     assert views.calls == 2, "an entry of another transformers version was used"
@@ -469,9 +471,9 @@ def test_concurrent_writers(tmp_path: Path, overlap: bool) -> None:
     cache = EffectiveCache(dflash_cfg.sources.views.view, root)
     windows = []
     for sha in shas:
-        where = cache.path(sha)
+        where = cache.path(sha, "qwen3")
         assert where is not None and where in found
-        stored = cache._read(where, sha)  # parses, and is a valid entry for exactly this file
+        stored = cache._read(where, cache.key_fields(sha, "qwen3"))  # a valid entry for exactly this file
         assert stored is not None and stored.values is not None
         windows.append(stored.values["sliding_window"])
     assert windows == list(range(1024, 1124))
@@ -511,9 +513,9 @@ def test_check_from_hub_keys_each_copy_by_its_own_bytes(
     cache = EffectiveCache(dflash_cfg.sources.views.view, cache_dir.parent)
     for data in (REAL_BYTES, fake_upstream):
         sha = hashlib.sha256(data).hexdigest()
-        entry_path = cache.path(sha)
+        entry_path = cache.path(sha, "qwen3")
         assert entry_path is not None
-        stored = cache._read(entry_path, sha)
+        stored = cache._read(entry_path, cache.key_fields(sha, "qwen3"))
         assert stored == dflash_cfg.sources.views.view(json.loads(data))
 
 

@@ -50,6 +50,37 @@ BASES: dict[str, tuple[dict[str, Any], str]] = {
     "dflash2": (_load("z-lab__Qwen3.8-27B-DFlash2"), "z-lab/Qwen3.8-27B-DFlash2"),
     # The upstream file of the incident (Qwen3.6-27B target, 64 layers, composite config).
     "q36": (_load("z-lab__Qwen3.6-27B-DFlash"), "z-lab/Qwen3.6-27B-DFlash"),
+    # MiMo-V2.5-Pro's drafter: no layer_types, dflash_config.use_swa with swa_window_size (A, byte-verified).
+    "mimo": (
+        json.loads((UPSTREAM / "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash" / "dflash" / "config.json").read_text("utf-8")),
+        "XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash",
+    ),
+    # A speculators-format file in the layout of the speculators library's DFlashSpeculatorConfig, with the
+    # b16 drafter as its decoder (no published speculators DFlash config.json was found: see PROVENANCE.md).
+    "speculators": (
+        {
+            "architectures": ["DFlashSpeculator"],
+            "speculators_model_type": "dflash",
+            "aux_hidden_state_layer_ids": [
+                t + 1 for t in _load("z-lab__Qwen3-4B-DFlash-b16")["dflash_config"]["target_layer_ids"]
+            ],
+            "mask_token_id": 151669,
+            "block_size": 16,
+            "draft_vocab_size": 151936,
+            "speculators_config": {
+                "algorithm": "dflash",
+                "proposal_methods": [{"proposal_type": "dflash", "speculative_tokens": 15}],
+                "default_proposal_method": "dflash",
+                "verifier": {"name_or_path": "Qwen/Qwen3-4B", "architectures": ["Qwen3ForCausalLM"]},
+            },
+            "transformer_layer_config": {
+                k: v
+                for k, v in _load("z-lab__Qwen3-4B-DFlash-b16").items()
+                if k not in ("architectures", "auto_map", "block_size", "dflash_config", "num_target_layers")
+            },
+        },
+        "z-lab/Qwen3-4B-DFlash-b16",
+    ),
     # The b16 config shrunk to match checkpoints.small_shapes() (for the weights rules).
     "small": (small_config(), "z-lab/Qwen3-4B-DFlash-b16"),
 }
@@ -62,6 +93,14 @@ def setting(*path: str | int, value: Any) -> Mutation:
         for key in path[:-1]:
             node = node[key]
         node[path[-1]] = value
+
+    return apply
+
+
+def all_of(*steps: Mutation) -> Mutation:
+    def apply(data: dict[str, Any]) -> None:
+        for step in steps:
+            step(data)
 
     return apply
 
@@ -179,6 +218,19 @@ CASES = [
     row("DF121-pass-both-agree", "v1", setting("block_size", value=16), absent=("DF121",)),
     row("DF122-too-small", "v1", setting("num_target_layers", value=4), ("DF122", "/num_target_layers", ERR)),
     row("DF131-model-type", "v1", setting("model_type", value="dflash"), ("DF131", "/model_type", ERR)),
+    row("DF151-gelu", "v1", setting("hidden_act", value="gelu"), ("DF151", "/hidden_act", ERR)),
+    row(
+        "DF161-no-aux-ids",
+        "speculators",
+        dropping("aux_hidden_state_layer_ids"),
+        ("DF161", "/aux_hidden_state_layer_ids", ERR),
+    ),
+    row(
+        "DF103-speculators-aux-zero",
+        "speculators",
+        setting("aux_hidden_state_layer_ids", 0, value=0),
+        ("DF103", "/aux_hidden_state_layer_ids/0", ERR),
+    ),
     row(
         "DF141-conv-group-missing",
         "dflash2",
@@ -200,14 +252,27 @@ CASES = [
         ("DF205", "/layer_types", WARN),
     ),
     row("DF206-absent", "v1", dropping("layer_types"), ("DF206", "/layer_types", WARN)),
-    row("DF207-is-causal-true", "dflash2", setting("is_causal", value=True), ("DF207", "/is_causal", WARN)),
+    row("DF207-is-causal-true", "dflash2", setting("is_causal", value=True), ("DF207", "/is_causal", ERR)),
+    row(
+        "DF208-use-swa-no-window",
+        "v1",
+        all_of(dropping("layer_types"), dropping("sliding_window"), setting("dflash_config", "use_swa", value=True)),
+        ("DF208", "/dflash_config/swa_window_size", ERR),
+    ),
+    row(
+        "DF209-windows-differ",
+        "v1",
+        setting("dflash_config", "swa_window_size", value=1024),
+        ("DF209", "/dflash_config/swa_window_size", ERR),
+    ),
+    row("DF209-mimo-use-swa", "mimo", None, ("DF209", "/dflash_config/use_swa", WARN)),
     row(
         "DF2-pass-published-dflash2", "dflash2", absent=("DF201", "DF202", "DF203", "DF204", "DF205", "DF206", "DF207")
     ),
     # --- DF3xx: through the installed transformers' Qwen3Config
     row("DF301-head-dim-null", "v1", setting("head_dim", value=None), ("DF301", "", ERR)),
     row(
-        "DF302-kv-heads-null", "v1", setting("num_key_value_heads", value=None), ("DF302", "/num_key_value_heads", WARN)
+        "DF302-kv-heads-null", "v1", setting("num_key_value_heads", value=None), ("DF302", "/num_key_value_heads", ERR)
     ),
     row("DF303-top-level-mask-out-of-vocab", "v1", setting("mask_token_id", value=248320), ("DF303", "", WARN)),
     row(

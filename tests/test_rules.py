@@ -35,7 +35,9 @@ TAPS = "/dflash_config/target_layer_ids"
 # Rules that look at more than the file itself (--target, weights, --from-hub, the lock, a launch) are tested
 # with those inputs in their own test modules; everything that needs only the file must have a fail case here.
 FILE_ONLY_NEEDS = {"bytes", "data", "effective"}
-FILE_ONLY_RULES = sorted(r.id for r in ALL if set(r.needs) <= FILE_ONLY_NEEDS)
+# Rules of the speculators format only have their cases in test_rule_cases.py (this table's bases are
+# engine-format files).
+FILE_ONLY_RULES = sorted(r.id for r in ALL if set(r.needs) <= FILE_ONLY_NEEDS and r.kinds != ("speculators",))
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -341,7 +343,7 @@ CASES: tuple[Case, ...] = (
         rules=("DF107",),
     ),
     case("DF111-missing", "v1", dropping("dflash_config", "mask_token_id"), ("DF111", MASK, E)),
-    case("DF111-top-level-only", "legacy", moving_to_top("mask_token_id"), ("DF111", MASK, W)),
+    case("DF111-top-level-only", "legacy", moving_to_top("mask_token_id"), ("DF111", MASK, E)),
     case("DF112-equals-vocab", "v1", setting("dflash_config", "mask_token_id", value=248320), ("DF112", MASK, E)),
     case(
         "DF112-qwen35-id-in-qwen3-vocab",
@@ -364,12 +366,12 @@ CASES: tuple[Case, ...] = (
     case("DF121-only-top-level", "legacy", nothing, ("DF121", "/dflash_config/block_size", I)),
     case("DF121-only-in-dflash_config", "v1", nothing, ("DF121", "/block_size", I)),
     case("DF121-pass-both-agree", "v1", setting("block_size", value=16), rules=("DF121",)),
-    case("DF122-missing", "v1", dropping("num_target_layers"), ("DF122", "/num_target_layers", W)),
+    case("DF122-missing", "v1", dropping("num_target_layers"), ("DF122", "/num_target_layers", E)),
     case(
         "DF122-missing-taps-past-draft-depth",
         "legacy",
         dropping("num_target_layers"),
-        ("DF122", "/num_target_layers", W),
+        ("DF122", "/num_target_layers", E),
     ),
     case("DF122-too-small", "v1", setting("num_target_layers", value=4), ("DF122", "/num_target_layers", E)),
     case("DF122-zero", "v1", setting("num_target_layers", value=0), ("DF122", "/num_target_layers", E)),
@@ -447,16 +449,30 @@ CASES: tuple[Case, ...] = (
         "v1",
         setting("layer_types", 5, value="attention"),
         ("DF202", "/layer_types/5", E),
-        ("DF302", "/layer_types", W),
+        ("DF302", "/layer_types", E),
     ),
     case("DF203-window-null", "v1", setting("sliding_window", value=None), ("DF203", "/sliding_window", E)),
     case("DF203-window-absent", "v1", dropping("sliding_window"), ("DF203", "/sliding_window", E)),
     case("DF203-window-zero", "v1", setting("sliding_window", value=0), ("DF203", "/sliding_window", E)),
     case(
-        "DF203-pass-swa-window-size",
+        "DF203-swa-window-size-only",
         "v1",
         all_of(setting("sliding_window", value=None), setting("dflash_config", "swa_window_size", value=4096)),
-        rules=("DF203",),
+        ("DF203", "/sliding_window", E),
+    ),
+    case("DF151-gelu", "v1", setting("hidden_act", value="gelu"), ("DF151", "/hidden_act", E)),
+    case("DF151-pass-silu", "v1", nothing, rules=("DF151",)),
+    case(
+        "DF208-use-swa-no-window",
+        "v1",
+        all_of(dropping("layer_types"), dropping("sliding_window"), setting("dflash_config", "use_swa", value=True)),
+        ("DF208", "/dflash_config/swa_window_size", E),
+    ),
+    case(
+        "DF209-windows-differ",
+        "v1",
+        setting("dflash_config", "swa_window_size", value=1024),
+        ("DF209", "/dflash_config/swa_window_size", E),
     ),
     case("DF204-false", "v1", setting("use_sliding_window", value=False), ("DF204", "/use_sliding_window", E)),
     case("DF204-absent", "v1", dropping("use_sliding_window"), ("DF204", "/use_sliding_window", E)),
@@ -475,8 +491,8 @@ CASES: tuple[Case, ...] = (
         all_of(dropping("layer_types"), setting("dflash_config", "use_swa", value=True)),
         ("DF206", "/layer_types", I),
     ),
-    case("DF207-is-causal-absent", "dflash2", dropping("is_causal"), ("DF207", "/is_causal", W)),
-    case("DF207-is-causal-true", "dflash2", setting("is_causal", value=True), ("DF207", "/is_causal", W)),
+    case("DF207-is-causal-absent", "dflash2", dropping("is_causal"), ("DF207", "/is_causal", E)),
+    case("DF207-is-causal-true", "dflash2", setting("is_causal", value=True), ("DF207", "/is_causal", E)),
     case(
         "DF207-pass-one-full-layer",
         "dflash2",
@@ -492,7 +508,7 @@ CASES: tuple[Case, ...] = (
         ("DF301", "", E),
         ("DF201", "/layer_types", E),
     ),
-    case("DF302-kv-heads-null", "v1", setting("num_key_value_heads", value=None), ("DF302", "/num_key_value_heads", W)),
+    case("DF302-kv-heads-null", "v1", setting("num_key_value_heads", value=None), ("DF302", "/num_key_value_heads", E)),
     case(
         "DF302-window-dropped-no-sliding",
         "legacy",
@@ -808,7 +824,11 @@ def test_every_file_only_rule_has_a_fail_case() -> None:
     missing = [rule_id for rule_id in FILE_ONLY_RULES if rule_id not in failed]
     assert missing == [], f"rules without a (non-xfail) fail case in the table: {missing}"
     # Only the families that need more than the file are excluded: --target, weights (and --from-hub).
-    assert all(r.id.startswith(("DF4", "DF5", "DF6", "DF7", "DF8")) for r in ALL if r.id not in FILE_ONLY_RULES)
+    assert all(
+        r.id.startswith(("DF4", "DF5", "DF6", "DF7", "DF8")) or r.kinds == ("speculators",)
+        for r in ALL
+        if r.id not in FILE_ONLY_RULES
+    )
     assert {"DF001", "DF010", "DF141", "DF207", "DF304"} <= set(FILE_ONLY_RULES)
 
 

@@ -110,7 +110,14 @@ class Views:
         self._cache = EffectiveCache(view, default_root() if cached else None)
 
     def of(self, doc: Document) -> Effective | None:
-        """None for a document that is not a JSON object (no config class reads it)."""
+        """None for a document that is not a JSON object (no config class reads it). A speculators-format
+        file is viewed as vLLM loads it: translated, through its bare config class."""
+        from dflash_cfg.lint.speculators import is_speculators, translate
+        from dflash_cfg.sources.views import SPECULATORS, class_key
+
         if not isinstance(doc.data, dict):
             return None
-        return self._cache.get(hashlib.sha256(doc.raw).hexdigest(), doc.data)
+        sha256 = hashlib.sha256(doc.raw).hexdigest()
+        if is_speculators(doc.data):
+            return self._cache.get(sha256, translate(doc.data).data, SPECULATORS)
+        return self._cache.get(sha256, doc.data, class_key(doc.data))

@@ -3,6 +3,7 @@ edge (commands/) gathered beforehand, so linting never reads a file, the network
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -11,7 +12,21 @@ from typing import TYPE_CHECKING
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1
 from dflash_cfg.lint.rules import ALL, Context, Rule
 from dflash_cfg.lint.rules.attention import FULL, SLIDING, strip
-from dflash_cfg.model import Effective, FileReport, Finding, HubFile, Integrity, Kind, Target, Upstream, Weights
+from dflash_cfg.lint.speculators import Translation, translate
+from dflash_cfg.model import (
+    Effective,
+    FileReport,
+    Finding,
+    Fix,
+    HubFile,
+    Integrity,
+    Kind,
+    PatchOp,
+    Problem,
+    Target,
+    Upstream,
+    Weights,
+)
 
 if TYPE_CHECKING:  # the launch parser is only loaded by preflight
     from dflash_cfg.lint.launch import Launch
@@ -55,8 +70,10 @@ def classify(doc: Document, explicit: bool = True) -> tuple[Kind, str]:
         return "skipped", "not a DFlash drafter config (not a JSON object, no mention of DFlash)"
     archs = data.get("architectures")
     names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    if data.get("speculators_model_type") == "dflash":
+        return "speculators", ""
     if data.get("speculators_model_type") is not None:
-        return "skipped", f"speculators-format config ({data.get('speculators_model_type')}): not linted"
+        return "skipped", f"speculators-format config ({data.get('speculators_model_type')!r}): not a DFlash drafter"
     if "DFlash2DraftModel" in names:
         return "dflash2", ""
     if "dflash_config" in data or any("dflash" in n.lower() for n in names):
@@ -90,8 +107,10 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
     blob = git_blob_sha1(raw) if whole else None
     if kind == "skipped":
         return FileReport(inputs.path, kind, sha256, blob, note=note)
+    # A speculators-format file is linted as vLLM reads it: translated; findings point back into the file.
+    translation = translate(doc.data) if kind == "speculators" and isinstance(doc.data, dict) else None
     ctx = Context(
-        doc,
+        doc if translation is None else dataclasses.replace(doc, data=translation.data),
         kind,
         inputs.target,
         inputs.weights,
@@ -102,12 +121,15 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
         inputs.upstream_view,
         inputs.integrity,
         inputs.launch,
+        doc.data if translation is not None else None,
     )
     findings = []
     for r in rules:
         if not runnable(r, ctx):
             continue
         for problem in r.run(ctx):
+            if translation is not None:
+                problem = _into_file(problem, translation)
             where = problem.at or doc.locate(problem.pointer) or (None, None)
             severity = r.severity if problem.severity is None else problem.severity
             findings.append(
@@ -117,6 +139,24 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
     up = inputs.upstream
     source = None if up is None else Upstream(up.repo, up.revision, up.commit, up.blob_id)
     return FileReport(inputs.path, kind, sha256, blob, tuple(findings), picture(ctx), source)
+
+
+def _into_file(problem: Problem, translation: Translation) -> Problem:
+    """A problem found on the translated dict, pointed at the file as written; a fix is kept only when
+    every operation lands on a key the file itself holds (its own keys, never vLLM's translated ones)."""
+    mapped = translation.to_file(problem.pointer)
+    where = mapped if mapped is not None else problem.pointer
+    message = problem.message
+    if mapped is not None and mapped != problem.pointer:
+        message += f" (vLLM's translation reads it as {problem.pointer or '/'})"
+    fix = problem.fix
+    if fix is not None:
+        ops = [(op, translation.to_file(op.path)) for op in fix.patch]
+        if all(path for _, path in ops) and not fix.edits:
+            fix = Fix(fix.summary, tuple(PatchOp(op.op, path or "", op.value) for op, path in ops), fix.safe)
+        elif fix.patch:
+            fix = None
+    return dataclasses.replace(problem, pointer=where, message=message, fix=fix)
 
 
 def picture(ctx: Context) -> tuple[str, ...]:

@@ -37,10 +37,10 @@ from dflash_cfg.sources import files
 from dflash_cfg.sources.views import transformers_version
 from dflash_cfg.write.atomic import replace_atomically
 
-FORMAT = 1  # bump when the entry layout or the meaning of a stored view changes
+FORMAT = 2  # bump when the entry layout or the meaning of a stored view changes
 MAX_ENTRY_BYTES = 1 << 20  # far above any real entry; a bigger file is foreign
 
-View = Callable[[dict[str, Any]], Effective]
+View = Callable[[dict[str, Any], str], Effective]
 
 
 def default_root() -> Path | None:
@@ -65,32 +65,42 @@ class EffectiveCache:
         self.root = root
         self.transformers = transformers_version()  # None: transformers is missing; nothing to key on
 
-    def key_fields(self, sha256: str) -> dict[str, Any]:
+    def key_fields(self, sha256: str, config_class: str) -> dict[str, Any]:
+        """`config_class` is the view's class key (`views.class_key`): with the transformers version it
+        names the class the view was made through, so one file viewed through two classes has two entries."""
         assert self.transformers is not None
-        return {"format": FORMAT, "sha256": sha256, "transformers": self.transformers, "dflash_cfg": __version__}
+        return {
+            "format": FORMAT,
+            "sha256": sha256,
+            "config_class": config_class,
+            "transformers": self.transformers,
+            "dflash_cfg": __version__,
+        }
 
-    def path(self, sha256: str) -> Path | None:
+    def path(self, sha256: str, config_class: str) -> Path | None:
         if self.root is None or self.transformers is None:
             return None
-        fields = self.key_fields(sha256)
+        fields = self.key_fields(sha256, config_class)
         key = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
         return self.root / "effective" / key[:2] / f"{key}.json"
 
-    def get(self, sha256: str, raw: dict[str, Any]) -> Effective:
-        """The view of `raw`, the dict parsed from bytes whose sha256 is `sha256`."""
-        path = self.path(sha256)
+    def get(self, sha256: str, raw: dict[str, Any], config_class: str) -> Effective:
+        """The view of `raw` through the class keyed `config_class`; `raw` is the dict parsed from bytes
+        whose sha256 is `sha256` (or translated from it: the class key says which)."""
+        path = self.path(sha256, config_class)
         if path is None:
-            return self.view(raw)
-        hit = self._read(path, sha256)
+            return self.view(raw, config_class)
+        key = self.key_fields(sha256, config_class)
+        hit = self._read(path, key)
         if hit is not None:
             return hit
-        effective = self.view(raw)
-        self._write(path, sha256, effective)
+        effective = self.view(raw, config_class)
+        self._write(path, key, effective)
         return effective
 
     # ----------------------------------------------------------------------------------------------
 
-    def _read(self, path: Path, sha256: str) -> Effective | None:
+    def _read(self, path: Path, key: dict[str, Any]) -> Effective | None:
         try:
             data = files.read_optional(path, MAX_ENTRY_BYTES)
         except PathError:
@@ -101,15 +111,15 @@ class EffectiveCache:
             entry = json.loads(data)
         except ValueError:  # JSONDecodeError and UnicodeDecodeError
             return None
-        return _valid(entry, self.key_fields(sha256))
+        return _valid(entry, key)
 
-    def _write(self, path: Path, sha256: str, effective: Effective) -> None:
-        entry = {**self.key_fields(sha256), "effective": effective.to_json()}
+    def _write(self, path: Path, key: dict[str, Any], effective: Effective) -> None:
+        entry = {**key, "effective": effective.to_json()}
         try:
             text = json.dumps(entry, indent=1) + "\n"  # not sorted: rules may read values in FIELDS order
         except (TypeError, ValueError, RecursionError):  # a value transformers made that JSON cannot hold
             return
-        if _valid(json.loads(text), self.key_fields(sha256)) != effective:
+        if _valid(json.loads(text), key) != effective:
             return  # would not read back as the same result: keep this one uncached
         # Unwritable, full, or not a dir: this check simply runs uncached. The fan-out dir is created
         # only when the first temp file cannot be (a mkdir each time costs ~0.2 ms).
@@ -126,9 +136,11 @@ def _valid(entry: Any, key: dict[str, Any]) -> Effective | None:
         if type(got) is not type(want) or got != want:  # type: True == 1 must not pass for format 1
             return None
     eff = entry["effective"]
-    if not isinstance(eff, dict) or set(eff) != {"transformers_version", "values", "error", "warnings"}:
+    if not isinstance(eff, dict) or set(eff) != {"transformers_version", "values", "error", "warnings", "config_class"}:
         return None
     values, error, warnings = eff["values"], eff["error"], eff["warnings"]
+    if eff["config_class"] is not None and not isinstance(eff["config_class"], str):
+        return None
     if eff["transformers_version"] != key["transformers"]:
         return None
     if values is None:

@@ -1,11 +1,17 @@
-"""The drafter config as engines see it: through the real transformers `Qwen3Config`.
+"""The drafter config as engines see it: through the real transformers config class engines load it with.
 
-vLLM, SGLang and the reference code all load the drafter's config.json with transformers, which
-rewrites some values on the way (a falsy `use_sliding_window` nulls `sliding_window`, absent
-`layer_types` are derived, RoPE moves between versions). Rather than re-implementing that logic,
-we run the installed transformers and read back what it made: that is the point of this module.
+vLLM, SGLang and the reference code all load the drafter's config.json with transformers' `AutoConfig`,
+i.e. the class registered for the file's `model_type` (`Qwen3Config` for `qwen3` drafters, `GptOssConfig`
+for `gpt_oss`, `LagunaConfig` for `laguna`, ...), which rewrites some values on the way (Qwen3Config nulls
+`sliding_window` when `use_sliding_window` is falsy, derives absent `layer_types`, moves RoPE between
+versions). Rather than re-implementing that logic, we run the installed transformers and read back what it
+made: that is the point of this module. vLLM reads a speculators-format file through its own
+`SpeculatorsConfig`, a bare `PretrainedConfig` built from the translated dict: that is the class used for
+those (`SPECULATORS`).
 
-The import costs most of a cold run (~0.8 s), so it happens lazily, once per process.
+The class is looked up in `CONFIG_MAPPING` without loading remote code (never `trust_remote_code`), and
+only that class's module is imported; the import costs most of a cold run, so it happens lazily, once per
+process.
 """
 
 from __future__ import annotations
@@ -42,8 +48,18 @@ class _Capture(logging.Handler):
 _state: dict[str, Any] = {}
 
 
-def _load() -> tuple[Any, _Capture, str]:
-    if "cls" not in _state:
+SPECULATORS = "speculators"  # the class key of a translated speculators-format file
+
+
+def class_key(raw: dict[str, Any]) -> str:
+    """Which class the view uses for `raw`, named without importing transformers: its `model_type` (the
+    installed transformers version, also in every cache key, decides the class registered for it)."""
+    value = raw.get("model_type")
+    return value if isinstance(value, str) else ""
+
+
+def _load() -> tuple[_Capture, str]:
+    if "capture" not in _state:
         # The config classes need no torch; importing it would cost seconds and may touch a GPU.
         if "torch" not in sys.modules:
             sys.modules["torch"] = None  # type: ignore[assignment]
@@ -51,7 +67,6 @@ def _load() -> tuple[Any, _Capture, str]:
         previous = os.environ.get("TRANSFORMERS_NO_ADVISORY_WARNINGS")
         os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"  # silences "PyTorch was not found"
         try:
-            from transformers.models.qwen3.configuration_qwen3 import Qwen3Config
             from transformers.utils import logging as hf_logging
         finally:
             if previous is None:
@@ -63,8 +78,35 @@ def _load() -> tuple[Any, _Capture, str]:
         hf_logging.get_logger().addHandler(capture)
         import transformers
 
-        _state.update(cls=Qwen3Config, capture=capture, version=transformers.__version__)
-    return _state["cls"], _state["capture"], _state["version"]
+        _state.update(capture=capture, version=transformers.__version__)
+    return _state["capture"], _state["version"]
+
+
+def config_class(key: str) -> tuple[Any, str | None]:
+    """The config class for a `class_key`, or (None, why there is none).
+
+    `CONFIG_MAPPING[model_type]` is what `AutoConfig` uses: it imports that one configuration module and
+    never runs code from a model repo. `qwen3` is imported directly (the project's promise, and the
+    cheapest import); a speculators-format file gets the bare `PretrainedConfig`, as in vLLM.
+    """
+    if key == "qwen3":
+        from transformers.models.qwen3.configuration_qwen3 import Qwen3Config
+
+        return Qwen3Config, None
+    if key == SPECULATORS:
+        from transformers.configuration_utils import PretrainedConfig
+
+        return PretrainedConfig, None
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    if not key:
+        return None, "the file has no model_type, so AutoConfig cannot pick a config class"
+    try:
+        return CONFIG_MAPPING[key], None
+    except KeyError:
+        return None, f"AutoConfig has no config class for model_type {key!r}"
+    except Exception as exc:  # noqa: BLE001 - a registered module that fails to import without torch
+        return None, f"AutoConfig's class for model_type {key!r} cannot be imported: {_one_line(exc)}"
 
 
 # Qwen3Config builds one layer type per layer; a hostile num_hidden_layers of 10**9 would take minutes
@@ -72,18 +114,24 @@ def _load() -> tuple[Any, _Capture, str]:
 MAX_LAYERS = 10_000
 
 
-def view(raw: dict[str, Any]) -> Effective:
+def view(raw: dict[str, Any], key: str | None = None) -> Effective:
+    """What the config class for `key` (default: the file's `model_type`) makes of `raw`."""
+    key = class_key(raw) if key is None else key
     depth = raw.get("num_hidden_layers")
     if isinstance(depth, int) and not isinstance(depth, bool) and depth > MAX_LAYERS:
         version = transformers_version() or "unknown"
         return Effective(
             version,
             None,
-            f"num_hidden_layers {depth} was not passed to Qwen3Config: it would build "
+            f"num_hidden_layers {depth} was not passed to the config class: it would build "
             f"{depth} layer types (dflash-cfg stops at {MAX_LAYERS})",
             (),
         )
-    cls, capture, version = _load()
+    capture, version = _load()
+    cls, missing = config_class(key)
+    if cls is None:
+        return Effective(version, None, missing, (), None)
+    name = "PretrainedConfig (vLLM SpeculatorsConfig)" if key == SPECULATORS else cls.__name__
     capture.records.clear()
     # warning_once is an lru_cache: without clearing it, a second file would hide the same warning.
     cache_clear = getattr(getattr(logging.Logger, "warning_once", None), "cache_clear", None)
@@ -95,9 +143,9 @@ def view(raw: dict[str, Any]) -> Effective:
             # from_dict writes into its argument in some versions: never hand it the linted data.
             config = cls.from_dict(copy.deepcopy(raw))
         except Exception as exc:  # noqa: BLE001 - v5 raises StrictDataclass*Error, 4.x ValueError/TypeError
-            return Effective(version, None, _one_line(exc), _messages(capture.records, caught))
-        values = {name: _read(config, name) for name in FIELDS}
-    return Effective(version, values, None, _messages(capture.records, caught))
+            return Effective(version, None, _one_line(exc), _messages(capture.records, caught), name)
+        values = {field: _read(config, field) for field in FIELDS}
+    return Effective(version, values, None, _messages(capture.records, caught), name)
 
 
 def _read(config: Any, name: str) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from dflash_cfg.lint.rules.base import Context, is_int, rule
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
 SLIDING, FULL = "sliding_attention", "full_attention"
@@ -74,42 +74,55 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
             )
 
 
-@rule("DF203", "sliding-without-window", Severity.ERROR)
+@rule("DF203", "sliding-without-window", Severity.ERROR, reads=("vLLM:sliding_window", "SGLang:sliding_window"))
 def sliding_without_window(ctx: Context) -> Iterator[Problem]:
-    """Layers are ``sliding_attention`` but no positive ``sliding_window`` (nor
-    ``dflash_config.swa_window_size``) gives their window.
+    """Layers are ``sliding_attention`` but no positive ``sliding_window`` gives their window.
 
-    vLLM raises "DFlash sliding attention requires a window size"; SGLang raises; the HF reference
-    silently runs those layers unwindowed.
+    vLLM raises "DFlash sliding attention requires a window size" unless ``dflash_config.swa_window_size``
+    gives one; SGLang reads only ``sliding_window`` and raises "DFLASH sliding_attention layers require
+    config.sliding_window"; the HF reference silently runs those layers unwindowed.
 
     Fail: ``"layer_types": ["sliding_attention", ..., "full_attention"]``, ``"sliding_window": null``
     Pass: the same with ``"sliding_window": 2048``
     """
     types = ctx.layer_types()
-    if types and SLIDING in types and _window(ctx) is None and _swa_window(ctx) is None:
+    if types and SLIDING in types and _window(ctx) is None:
         value = ctx.raw.get("sliding_window")
-        yield Problem(
-            "/sliding_window",
-            f"{types.count(SLIDING)} sliding_attention layers but sliding_window is "
-            f"{'absent' if 'sliding_window' not in ctx.raw else repr(value)}; the trained window must "
-            "come from upstream",
-        )
+        state = "absent" if "sliding_window" not in ctx.raw else repr(value)
+        swa = _swa_window(ctx)
+        if swa is not None:
+            yield Problem(
+                "/sliding_window",
+                f"{types.count(SLIDING)} sliding_attention layers and sliding_window is {state}: vLLM takes "
+                f"dflash_config.swa_window_size {swa}, SGLang reads only sliding_window and refuses the file",
+            )
+        else:
+            yield Problem(
+                "/sliding_window",
+                f"{types.count(SLIDING)} sliding_attention layers but sliding_window is {state}: vLLM and "
+                "SGLang refuse the file; the trained window must come from upstream",
+            )
 
 
-@rule("DF204", "window-dropped", Severity.ERROR)
+@rule("DF204", "window-dropped", Severity.ERROR, "data", "effective", reads=("vLLM:sliding_window",))
 def window_dropped(ctx: Context) -> Iterator[Problem]:
-    """Layers are ``sliding_attention`` while ``use_sliding_window`` is false or absent.
+    """Layers are ``sliding_attention`` and the engine's config class drops the window, because
+    ``use_sliding_window`` is false or absent.
 
-    ``Qwen3Config`` then sets ``sliding_window`` to ``None`` (transformers ≥ 4.53), so engines see
+    ``Qwen3Config`` sets ``sliding_window`` to ``None`` then (transformers ≥ 4.53), so engines see
     sliding layers without a window: vLLM and SGLang raise, the HF reference runs them as full
-    attention. Safe fix (when a positive window is in the file): ``use_sliding_window: true``.
+    attention. Classes that keep the window (``LagunaConfig``, ``GptOssConfig``: no such switch) are
+    not reported. Safe fix (when a positive window is in the file): ``use_sliding_window: true``.
 
-    Fail: four ``sliding_attention`` layers, ``"sliding_window": 2048``, no ``use_sliding_window``
+    Fail: four ``sliding_attention`` layers, ``"sliding_window": 2048``, no ``use_sliding_window`` (qwen3)
     Pass: the same with ``"use_sliding_window": true``
     """
     types = ctx.layer_types()
     if not types or SLIDING not in types or ctx.raw.get("use_sliding_window") is True:
         return
+    seen = ctx.effective.values
+    if seen is None or _window(ctx) is None or seen.get("sliding_window") is not None:
+        return  # refused (DF301), no window to drop (DF203), or the class kept it
     state = "absent" if "use_sliding_window" not in ctx.raw else json.dumps(ctx.raw.get("use_sliding_window"))
     window = _window(ctx)
     fix = None
@@ -122,8 +135,8 @@ def window_dropped(ctx: Context) -> Iterator[Problem]:
     yield Problem(
         "/use_sliding_window",
         f"use_sliding_window is {state} while {types.count(SLIDING)} layers are "
-        f"sliding_attention: Qwen3Config turns sliding_window {window_text} into null, so engines get "
-        "sliding layers without a window",
+        f"sliding_attention: {ctx.effective.through} turns sliding_window {window_text} into null, so engines "
+        "get sliding layers without a window",
         fix,
     )
 
@@ -149,10 +162,17 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF206", "layer-types-absent", Severity.WARNING, "data", "effective")
+@rule(
+    "DF206",
+    "layer-types-absent",
+    Severity.WARNING,
+    "data",
+    "effective",
+    reads=("vLLM:layer_types", "SGLang:layer_types"),
+)
 def layer_types_absent(ctx: Context) -> Iterator[Problem]:
-    """``layer_types`` is absent, so ``Qwen3Config`` derives it (first ``max_window_layers`` full, the rest
-    sliding, and all full unless ``use_sliding_window`` is true).
+    """``layer_types`` is absent, so the config class derives it (``Qwen3Config``: first
+    ``max_window_layers`` full, the rest sliding, and all full unless ``use_sliding_window`` is true).
 
     Shows the derived layout. Information only when ``dflash_config.use_swa`` says every layer slides
     (MiMo-style drafters, which vLLM resolves from ``use_swa``/``swa_window_size``).
@@ -167,24 +187,25 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     if ctx.dflash.get("use_swa") is True:
         yield Problem(
             "/layer_types",
-            f"layer_types absent: Qwen3Config derives {shown}; vLLM uses "
+            f"layer_types absent: {ctx.effective.through} derives {shown}; vLLM uses "
             "dflash_config.use_swa (every layer sliding) instead",
             severity=Severity.INFO,
         )
     else:
         yield Problem(
             "/layer_types",
-            f"layer_types absent: Qwen3Config derives {shown} "
+            f"layer_types absent: {ctx.effective.through} derives {shown} "
             f"(transformers {ctx.effective.transformers_version}); write the trained layout explicitly",
         )
 
 
-@rule("DF207", "dflash2-causality", Severity.WARNING)
+@rule("DF207", "dflash2-causality", Severity.ERROR, reads=("vLLM:is_causal",))
 def dflash2_causality(ctx: Context) -> Iterator[Problem]:
     """A DFlash2 drafter with every layer sliding does not set ``is_causal: false``.
 
     vLLM and the later reference treat sliding layers as causal unless ``is_causal`` says otherwise;
-    DFlash2 checkpoints are trained non-causal.
+    DFlash2 checkpoints are trained non-causal, so vLLM drafts with another attention than the trained one
+    (every published DFlash2 drafter sets ``is_causal: false``).
 
     Fail: DFlash2, ``layer_types`` all ``sliding_attention``, no ``is_causal``
     Pass: the same with ``"is_causal": false``
@@ -199,6 +220,61 @@ def dflash2_causality(ctx: Context) -> Iterator[Problem]:
         )
 
 
+@rule("DF208", "swa-without-window", Severity.ERROR, kinds=ENGINE_FORMAT, reads=("vLLM:use_swa", "vLLM:sliding_window"))
+def swa_without_window(ctx: Context) -> Iterator[Problem]:
+    """``dflash_config.use_swa`` turns sliding attention on for every layer but no window is given anywhere.
+
+    vLLM resolves the window from ``dflash_config.swa_window_size``, then ``sliding_window``, and raises
+    "DFlash sliding attention requires a window size" when both are missing.
+
+    Fail: ``"dflash_config": {"use_swa": true}``, no ``swa_window_size``, no ``sliding_window``
+    Pass: ``"dflash_config": {"use_swa": true, "swa_window_size": 1024}``
+    """
+    if ctx.dflash.get("use_swa") and _swa_window(ctx) is None and _window(ctx) is None:
+        types = ctx.layer_types()
+        if types is None or all(t == FULL for t in types) or SLIDING in types:
+            yield Problem(
+                "/dflash_config/swa_window_size",
+                "dflash_config.use_swa is on but neither dflash_config.swa_window_size nor sliding_window gives "
+                "a window: vLLM refuses the file",
+            )
+
+
+@rule(
+    "DF209",
+    "engines-disagree-attention",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("vLLM:sliding_window", "SGLang:sliding_window", "vLLM:use_swa", "SGLang:layer_types"),
+)
+def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
+    """vLLM and SGLang read a different attention layout or window from the file.
+
+    vLLM takes the window from ``dflash_config.swa_window_size`` first, SGLang only from ``sliding_window``:
+    two different positive values mean two different windows (error). ``dflash_config.use_swa`` without
+    ``layer_types`` slides every layer in vLLM, while SGLang (models/dflash.py @003b23d7) does not read
+    ``use_swa`` and runs every layer as full attention: a warning, because a published drafter
+    (MiMo-V2.5-Pro-FP4-DFlash) is laid out this way for vLLM.
+
+    Fail: ``"sliding_window": 2048`` and ``"dflash_config": {"swa_window_size": 1024}``
+    Pass: both 1024, or only one of them
+    """
+    window, swa = _window(ctx), _swa_window(ctx)
+    if window is not None and swa is not None and window != swa:
+        yield Problem(
+            "/dflash_config/swa_window_size",
+            f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with a window "
+            f"of {swa}, SGLang with {window}",
+        )
+    if ctx.dflash.get("use_swa") is True and "layer_types" not in ctx.raw:
+        yield Problem(
+            "/dflash_config/use_swa",
+            "dflash_config.use_swa without layer_types: vLLM slides every layer, SGLang (which does not read "
+            "use_swa) runs every layer as full attention; serve this drafter with vLLM",
+            severity=Severity.WARNING,
+        )
+
+
 RULES = (
     layer_types_length,
     unknown_layer_type,
@@ -207,4 +283,6 @@ RULES = (
     window_without_sliding,
     layer_types_absent,
     dflash2_causality,
+    swa_without_window,
+    engines_disagree_attention,
 )

@@ -36,6 +36,8 @@ class Context:
     upstream_view: Effective | None = None
     integrity: Integrity | None = None
     launch: Launch | None = None  # the engine command line (preflight)
+    # The file as written, when `doc.data` is what an engine translates it into (the speculators format).
+    written: dict[str, Any] | None = None
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -104,11 +106,17 @@ class Rule:
     severity: Severity
     needs: tuple[Needs, ...]
     check: Check = field(compare=False)
-    kinds: tuple[Kind, ...] = ("dflash", "dflash2")
+    kinds: tuple[Kind, ...] = ("dflash", "dflash2", "speculators")
+    reads: tuple[str, ...] = ()  # keys of lint.engines.READS: the engine behaviour behind the rule
 
     @property
     def doc(self) -> str:
-        return inspect.cleandoc(self.check.__doc__ or "")
+        """The docstring, then the engine reads behind the rule with their sources (lint.engines)."""
+        from dflash_cfg.lint import engines
+
+        text = inspect.cleandoc(self.check.__doc__ or "")
+        behind = [engines.describe(engines.READS[key]) for key in self.reads]
+        return text + "\n\nWhat the engines do:\n" + "\n".join(f"- {b}" for b in behind) if behind else text
 
     @property
     def summary(self) -> str:
@@ -118,10 +126,19 @@ class Rule:
         yield from self.check(ctx)
 
 
+ALL_KINDS: tuple[Kind, ...] = ("dflash", "dflash2", "speculators")
+ENGINE_FORMAT: tuple[Kind, ...] = ("dflash", "dflash2")  # rules about keys only the z-lab/engine format has
+
+
 def rule(
-    rule_id: str, name: str, severity: Severity, *needs: Needs, kinds: tuple[Kind, ...] = ("dflash", "dflash2")
+    rule_id: str,
+    name: str,
+    severity: Severity,
+    *needs: Needs,
+    kinds: tuple[Kind, ...] = ALL_KINDS,
+    reads: tuple[str, ...] = (),
 ) -> Callable[[Check], Rule]:
     def wrap(check: Check) -> Rule:
-        return Rule(rule_id, name, severity, needs or ("data",), check, kinds)
+        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads)
 
     return wrap

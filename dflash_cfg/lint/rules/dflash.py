@@ -10,10 +10,12 @@ from collections import Counter
 from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
-from dflash_cfg.lint.rules.base import Context, is_int, rule
+from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
-DFLASH_ARCHITECTURES = {"dflash": "DFlashDraftModel", "dflash2": "DFlash2DraftModel"}
+# The architectures whose engine model is the Qwen3-style DFlash stack (vLLM qwen3_dflash, SGLang DFlashDraftModel).
+QWEN_STACK = ("DFlashDraftModel", "DFlash2DraftModel")
 TAPS = "/dflash_config/target_layer_ids"
 
 
@@ -33,7 +35,7 @@ def _where_taps(ctx: Context) -> str:
     return ctx.draft_pointer("target_layer_ids")
 
 
-@rule("DF101", "dflash-config-missing", Severity.ERROR)
+@rule("DF101", "dflash-config-missing", Severity.ERROR, kinds=ENGINE_FORMAT)
 def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
     """The file has no ``dflash_config`` object.
 
@@ -51,7 +53,7 @@ def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF102", "target-layer-ids-missing", Severity.ERROR)
+@rule("DF102", "target-layer-ids-missing", Severity.ERROR, reads=("vLLM:target_layer_ids", "SGLang:target_layer_ids"))
 def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     """``dflash_config.target_layer_ids`` is missing.
 
@@ -113,7 +115,7 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF104", "tap-out-of-range", Severity.ERROR)
+@rule("DF104", "tap-out-of-range", Severity.ERROR, reads=("SGLang:target_layer_ids",))
 def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
     """A tap is ≥ ``num_target_layers``: it names a target layer that does not exist.
 
@@ -183,7 +185,7 @@ def taps_not_standard(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF107", "eagle-aux-mismatch", Severity.ERROR)
+@rule("DF107", "eagle-aux-mismatch", Severity.ERROR, reads=("vLLM:target_layer_ids",))
 def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
     """``eagle_aux_hidden_state_layer_ids`` is present and is not ``target_layer_ids`` + 1.
 
@@ -205,13 +207,14 @@ def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF111", "mask-token-id-missing", Severity.ERROR)
+@rule("DF111", "mask-token-id-missing", Severity.ERROR, reads=("vLLM:mask_token_id", "SGLang:mask_token_id"))
 def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     """``dflash_config.mask_token_id`` is missing.
 
-    vLLM's proposer reads only ``dflash_config["mask_token_id"]``. Missing everywhere: an error (SGLang
-    would add a new, untrained ``<|MASK|>`` token). Only at the top level: a warning with a safe fix that
-    mirrors the same id into ``dflash_config``.
+    vLLM's proposer reads only ``dflash_config["mask_token_id"]`` and refuses the file without it. Missing
+    everywhere: SGLang would also add a new, untrained ``<|MASK|>`` token. Only at the top level: SGLang
+    finds it, vLLM does not (the engines disagree on the file); the safe fix mirrors the same id into
+    ``dflash_config``.
 
     Fail: ``"mask_token_id": 151669`` at the top level only
     Pass: ``"dflash_config": {"mask_token_id": 151669, ...}``
@@ -229,13 +232,13 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     else:
         yield Problem(
             where,
-            f"mask_token_id {top} only at the top level: vLLM's proposer reads dflash_config.mask_token_id",
+            f"mask_token_id {top} only at the top level: SGLang finds it there, vLLM's proposer reads only "
+            "dflash_config.mask_token_id and refuses the file",
             Fix("copy mask_token_id into dflash_config", (PatchOp("add", where, top),)),
-            Severity.WARNING,
         )
 
 
-@rule("DF112", "mask-token-id-range", Severity.ERROR)
+@rule("DF112", "mask-token-id-range", Severity.ERROR, reads=("SGLang:mask_token_id",))
 def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
     """``mask_token_id`` is outside ``[0, vocab_size)``, or top level and ``dflash_config`` disagree.
 
@@ -263,7 +266,7 @@ def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF121", "block-size", Severity.ERROR)
+@rule("DF121", "block-size", Severity.ERROR, reads=("SGLang:block_size", "vLLM:block_size"))
 def block_size(ctx: Context) -> Iterator[Problem]:
     """``block_size`` is missing, below 2, or the top level and ``dflash_config`` disagree.
 
@@ -308,13 +311,14 @@ def block_size(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF122", "num-target-layers", Severity.ERROR)
+@rule("DF122", "num-target-layers", Severity.ERROR, kinds=ENGINE_FORMAT, reads=("SGLang:num_target_layers",))
 def num_target_layers(ctx: Context) -> Iterator[Problem]:
     """``num_target_layers`` is missing (warning), too small to hold the taps, or the top level and
     ``dflash_config`` disagree (errors).
 
     The April reference and MLX require it; SGLang uses it as the upper bound for the taps and,
-    when absent, falls back to the *draft* depth, so any tap ≥ ``num_hidden_layers`` is refused.
+    when absent, falls back to the *draft* depth, so any tap ≥ ``num_hidden_layers`` is refused: missing
+    with such a tap is an error.
 
     Fail: ``"num_target_layers": 4`` with five taps; 32 at the top level and 36 in dflash_config
     Pass: ``"num_target_layers": 36``
@@ -329,7 +333,7 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             where,
             f"num_target_layers missing: the April reference and MLX require it{extra}",
-            severity=Severity.WARNING,
+            severity=Severity.ERROR if beyond else Severity.WARNING,
         )
     elif not is_int(value) or value < 1:
         yield Problem(where, f"num_target_layers {value!r} must be a positive integer")
@@ -344,38 +348,58 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF131", "architecture", Severity.ERROR)
+@rule(
+    "DF131",
+    "architecture",
+    Severity.ERROR,
+    "data",
+    "effective",
+    reads=("vLLM:architectures", "SGLang:architectures", "vLLM:model_type"),
+)
 def architecture(ctx: Context) -> Iterator[Problem]:
-    """``architectures`` is not exactly ``["DFlashDraftModel"]`` / ``["DFlash2DraftModel"]``, or
-    ``model_type`` is not ``"qwen3"``.
+    """No engine registers ``architectures``, or the installed transformers' ``AutoConfig`` cannot load
+    ``model_type``.
 
-    vLLM and SGLang pick the drafter class from ``architectures``; trainer-specific names (e.g.
-    ``Qwen3DFlashDraftModel``) are not registered. Engines load the config with ``AutoConfig``, which
-    needs ``model_type: qwen3`` to produce a ``Qwen3Config``.
+    vLLM and SGLang pick the drafter class from ``architectures``: ``DFlashDraftModel``,
+    ``DFlash2DraftModel``, ``DFlashLagunaForCausalLM`` (and SGLang's ``MuseGlimmerAssistantModel``) are
+    registered; a trainer-specific name (e.g. ``Qwen3DFlashDraftModel``) is not. Engines load the config
+    through ``AutoConfig``, i.e. the class registered for ``model_type`` (``qwen3``, ``gpt_oss``,
+    ``laguna``, ...); an exporter's invented type (``qwen3_dflash``) has none. A DFlash2 file must name
+    ``DFlash2DraftModel``, or engines build the plain DFlash model without its convolution and selector.
 
     Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``, ``"model_type": "dflash"``
-    Pass: ``"architectures": ["DFlashDraftModel"]``, ``"model_type": "qwen3"``
+    Pass: ``"architectures": ["DFlashDraftModel"]``, ``"model_type": "qwen3"``;
+    ``"architectures": ["DFlashLagunaForCausalLM"]``, ``"model_type": "laguna"``
     """
     archs = ctx.raw.get("architectures")
-    expected = DFLASH_ARCHITECTURES.get(ctx.kind, "DFlashDraftModel")
+    names = ", ".join(sorted(REGISTERED_ARCHITECTURES))
     if archs is None:
-        yield Problem("/architectures", f'architectures missing: engines need ["{expected}"] to pick the drafter class')
-    elif archs != [expected]:
+        yield Problem("/architectures", f"architectures missing: engines pick the drafter class from it ({names})")
+    elif not isinstance(archs, list) or len(archs) != 1 or not isinstance(archs[0], str):
+        yield Problem("/architectures", f"architectures {archs!r} should name one drafter class ({names})")
+    elif archs[0] not in REGISTERED_ARCHITECTURES:
         yield Problem(
-            "/architectures", f'architectures {archs!r} should be ["{expected}"]: engines only register that name'
+            "/architectures",
+            f"architectures {archs!r}: no engine registers {archs[0]} (vLLM and SGLang know {names})",
         )
-    model_type = ctx.raw.get("model_type")
-    if model_type != "qwen3":
-        what = "missing" if model_type is None else repr(model_type)
+    elif ctx.kind == "dflash2" and archs[0] != "DFlash2DraftModel":
+        yield Problem("/architectures", f'architectures {archs!r} on a DFlash2 drafter should be ["DFlash2DraftModel"]')
+    if ctx.kind == "speculators":
+        return  # vLLM builds a bare PretrainedConfig from the translated dict, whatever the model_type
+    eff = ctx.effective
+    if eff.config_class is None and eff.values is None and eff.error is not None and "AutoConfig" in eff.error:
+        model_type = ctx.raw.get("model_type")
         yield Problem(
-            "/model_type", f'model_type {what}: engines load the drafter config through AutoConfig, which needs "qwen3"'
+            "/model_type",
+            f"model_type {'missing' if model_type is None else repr(model_type)}: {eff.error} "
+            f"(transformers {eff.transformers_version}), so engines cannot load the file",
         )
 
 
 DFLASH2_PAIRS = (("conv_kernel_size", "conv_group_size"), ("selector_rank", "selector_top_k"))
 
 
-@rule("DF141", "dflash2-keys", Severity.ERROR)
+@rule("DF141", "dflash2-keys", Severity.ERROR, reads=("SGLang:dflash2_keys",))
 def dflash2_keys(ctx: Context) -> Iterator[Problem]:
     """A DFlash2 drafter lacks one of ``conv_kernel_size``, ``conv_group_size``, ``selector_rank``,
     ``selector_top_k``, or ``hidden_size`` is not a multiple of ``conv_group_size``.
@@ -403,6 +427,85 @@ def dflash2_keys(ctx: Context) -> Iterator[Problem]:
         )
 
 
+@rule("DF151", "hidden-act", Severity.ERROR, reads=("SGLang:hidden_act", "vLLM:hidden_act"))
+def hidden_act(ctx: Context) -> Iterator[Problem]:
+    """``hidden_act`` is not ``silu`` on a Qwen-stack drafter (``DFlashDraftModel``/``DFlash2DraftModel``).
+
+    SGLang's ``DFlashMLP`` raises "Unsupported DFlash activation ... Only silu is supported"; vLLM builds the
+    MLP as ``Qwen2MLP``, which refuses other activations too. Drafters of other families (Laguna) have their
+    own engine model and are not checked here.
+
+    Fail: ``"hidden_act": "gelu"``
+    Pass: ``"hidden_act": "silu"`` (or absent: the config class default is silu)
+    """
+    archs = ctx.raw.get("architectures")
+    if not isinstance(archs, list) or not any(a in QWEN_STACK for a in archs):
+        return
+    act = ctx.raw.get("hidden_act")
+    if act is not None and act != "silu":
+        yield Problem(
+            "/hidden_act",
+            f"hidden_act {act!r}: SGLang's DFlash MLP and vLLM's Qwen2MLP only build silu and refuse the file",
+        )
+
+
+SPECULATORS_REQUIRED = (
+    ("/aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"),
+    ("/mask_token_id", "mask_token_id"),
+)
+
+
+@rule(
+    "DF161",
+    "speculators-structure",
+    Severity.ERROR,
+    kinds=("speculators",),
+    reads=(
+        "speculators:aux_hidden_state_layer_ids",
+        "speculators:mask_token_id",
+        "speculators:transformer_layer_config",
+        "speculators:speculators_config",
+    ),
+)
+def speculators_structure(ctx: Context) -> Iterator[Problem]:
+    """A speculators-format file lacks what vLLM's translator needs, so vLLM refuses it.
+
+    ``SpeculatorsConfig`` requires ``transformer_layer_config`` (an object) and
+    ``speculators_config.proposal_methods[0].speculative_tokens`` and ``verifier.name_or_path``;
+    ``update_dflash`` indexes ``aux_hidden_state_layer_ids`` and ``mask_token_id`` (KeyError when absent).
+
+    Fail: ``{"speculators_model_type": "dflash", "transformer_layer_config": {...}}`` without
+    ``aux_hidden_state_layer_ids``
+    Pass: the same with ``"aux_hidden_state_layer_ids": [2, 10, 18, 26, 34]`` and ``"mask_token_id": 151669``
+    """
+    doc = ctx.written  # ctx.raw is vLLM's translation; the structure is checked on the file as written
+    if doc is None:
+        return
+    layer = doc.get("transformer_layer_config")
+    if not isinstance(layer, dict):
+        state = "missing" if layer is None else f"a {type(layer).__name__}, not an object"
+        yield Problem("/transformer_layer_config", f"transformer_layer_config is {state}: vLLM refuses the file")
+    for where, key in SPECULATORS_REQUIRED:
+        if key not in doc:
+            yield Problem(where, f"{key} missing: vLLM's speculators translator raises KeyError")
+    spec = doc.get("speculators_config")
+    methods = spec.get("proposal_methods") if isinstance(spec, dict) else None
+    first = methods[0] if isinstance(methods, list) and methods else None
+    verifier = spec.get("verifier") if isinstance(spec, dict) else None
+    if not isinstance(first, dict) or "speculative_tokens" not in first:
+        yield Problem(
+            "/speculators_config/proposal_methods",
+            "speculators_config.proposal_methods[0].speculative_tokens missing: vLLM refuses the file "
+            "(Invalid speculators config structure)",
+        )
+    if not isinstance(verifier, dict) or "name_or_path" not in verifier:
+        yield Problem(
+            "/speculators_config/verifier",
+            "speculators_config.verifier.name_or_path missing: vLLM refuses the file "
+            "(Invalid speculators config structure)",
+        )
+
+
 RULES = (
     dflash_config_missing,
     target_layer_ids_missing,
@@ -417,4 +520,6 @@ RULES = (
     num_target_layers,
     architecture,
     dflash2_keys,
+    hidden_act,
+    speculators_structure,
 )

@@ -1,7 +1,8 @@
-"""Rules on the file as transformers' `Qwen3Config` delivers it to the engine.
+"""Rules on the file as the engine's config class (the one AutoConfig registers for its model_type:
+`Qwen3Config` for qwen3 drafters) delivers it to the engine.
 
-The values come from running the installed transformers (see effective.py); these rules only
-compare its answer with the raw file.
+The values come from running the installed transformers (see sources/views.py); these rules only
+compare its answer with the raw file, and name the class.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ def _raw_theta(raw: dict[str, Any]) -> tuple[Any, Any]:
     return raw.get("rope_theta"), nested
 
 
-@rule("DF301", "qwen3config-rejects", Severity.ERROR, "data", "effective")
-def qwen3config_rejects(ctx: Context) -> Iterator[Problem]:
-    """The installed transformers' ``Qwen3Config`` refuses the file.
+@rule("DF301", "config-class-rejects", Severity.ERROR, "data", "effective", reads=("vLLM:model_type",))
+def config_class_rejects(ctx: Context) -> Iterator[Problem]:
+    """The installed transformers' config class for the file (``Qwen3Config`` for qwen3) refuses it.
 
-    Every engine loads the drafter config through it, so the engine will not start. The message is
+    Every engine loads the drafter config through it, so the engine will not start. A ``model_type``
+    AutoConfig has no class for is DF131. The message is
     transformers' own, with its version: 4.57+ and v5 refuse a ``layer_types`` length mismatch that
     4.53–4.56 accept, and v5 type-checks fields (``null`` or ``"2048"`` where an int belongs).
 
@@ -32,8 +34,10 @@ def qwen3config_rejects(ctx: Context) -> Iterator[Problem]:
     Pass: ``"head_dim": 128``
     """
     eff = ctx.effective
-    if eff.error is not None:
-        yield Problem("", f"Qwen3Config (transformers {eff.transformers_version}) rejects the file: {eff.error}")
+    if eff.error is not None and eff.config_class is not None:
+        yield Problem("", f"{eff.through} (transformers {eff.transformers_version}) rejects the file: {eff.error}")
+    elif eff.error is not None and "AutoConfig" not in eff.error:
+        yield Problem("", f"transformers {eff.transformers_version} cannot load the file: {eff.error}")
 
 
 # Fields where a silent raw -> effective change alters what the drafter computes, except the ones
@@ -42,9 +46,12 @@ def qwen3config_rejects(ctx: Context) -> Iterator[Problem]:
 _COMPARED = ("layer_types", "sliding_window", "num_key_value_heads", "head_dim", "dtype")
 
 
-@rule("DF302", "effective-differs", Severity.WARNING, "data", "effective")
+@rule("DF302", "effective-differs", Severity.ERROR, "data", "effective")
 def effective_differs(ctx: Context) -> Iterator[Problem]:
-    """A DFlash-relevant value is not what the raw file says once ``Qwen3Config`` has loaded it.
+    """A DFlash-relevant value is not what the raw file says once the config class has loaded it.
+
+    Engines draft with the loaded value, not the written one (an error; information when it changes
+    nothing an engine computes).
 
     Covers ``layer_types`` (e.g. v5 renames legacy names), ``sliding_window`` dropped where no layer
     slides (information: harmless unless the window was meant to be used), ``num_key_value_heads``
@@ -73,7 +80,7 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
                 continue  # DF204 explains it
             yield Problem(
                 "/sliding_window",
-                f"sliding_window {before!r} becomes {after!r} through Qwen3Config "
+                f"sliding_window {before!r} becomes {after!r} through {eff.through} "
                 f"(transformers {eff.transformers_version}, use_sliding_window "
                 f"{raw.get('use_sliding_window', 'absent')}); no layer slides, so only engines reading "
                 "the raw file see a window",
@@ -87,7 +94,7 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
         where = "/torch_dtype" if name == "dtype" and "dtype" not in raw else f"/{name}"
         yield Problem(
             where,
-            f"{name} {shown[0]} in the file becomes {shown[1]} through Qwen3Config "
+            f"{name} {shown[0]} in the file becomes {shown[1]} through {eff.through} "
             f"(transformers {eff.transformers_version}); engines see the latter",
         )
 
@@ -106,7 +113,7 @@ def transformers_warning(ctx: Context) -> Iterator[Problem]:
         yield Problem("", f"transformers {ctx.effective.transformers_version}: {message}")
 
 
-@rule("DF304", "rope-theta", Severity.WARNING, "data", "effective")
+@rule("DF304", "rope-theta", Severity.WARNING, "data", "effective", reads=("vLLM:rope_theta",))
 def rope_theta(ctx: Context) -> Iterator[Problem]:
     """RoPE θ is missing, ambiguous, or not what transformers reads.
 
@@ -141,7 +148,8 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     if seen is not None and seen != stated:
         yield Problem(
             "/rope_theta" if flat is not None else "/rope_parameters/rope_theta",
-            f"the file says RoPE theta {stated} but Qwen3Config (transformers {eff.transformers_version}) reads {seen}",
+            f"the file says RoPE theta {stated} but {eff.through} "
+            f"(transformers {eff.transformers_version}) reads {seen}",
             severity=Severity.ERROR,
         )
     elif flat is None:
@@ -154,4 +162,4 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (qwen3config_rejects, effective_differs, transformers_warning, rope_theta)
+RULES = (config_class_rejects, effective_differs, transformers_warning, rope_theta)

@@ -50,8 +50,8 @@ def _hub(from_hub: str | None, revision: str | None, offline: bool) -> Any:
     from dflash_cfg.errors import UsageError
 
     if from_hub is None:
-        if revision or offline:
-            raise UsageError("revision and offline need from_hub")
+        if revision:
+            raise UsageError("revision needs from_hub")
         return None
     return HubOptions(from_hub or None, revision, offline)
 
@@ -67,24 +67,41 @@ def check(
     offline: bool = False,
     expect_sha256: str | None = None,
     use_cache: bool = True,
+    config: Path | None = None,
+    isolated: bool = False,
+    fail_on: str | None = None,
+    gate: bool = False,
 ) -> Report:
-    """Lint each drafter config.json under `paths` (model dirs, files or trees).
+    """Lint each drafter config.json under `paths` (model dirs, files, trees, or Hub ids).
 
     `select`/`ignore`: comma-separated rule ids or prefixes. `from_hub`: compare with this Hub repo
-    ("" infers it from a cache snapshot path or the lock). Raises DflashCfgError (with `exit_code`)
-    for a usage or environment problem; files that cannot be read are listed in `Report.errors`.
+    ("" infers it from a cache snapshot path or the lock). The project config (dflash-cfg.toml or
+    [tool.dflash-cfg]) is found from the first path unless `config` names one or `isolated` is set.
+    `fail_on` ("error" or "warning") and `gate` decide `Report.fail_on`/`Report.gate`, which the CLI's
+    exit code follows. Raises DflashCfgError (with `exit_code`) for a usage or environment problem;
+    files that cannot be read are listed in `Report.errors`.
     """
     from dflash_cfg.commands.check import CheckOptions
     from dflash_cfg.commands.check import check as run
-    from dflash_cfg.commands.common import select_rules
+    from dflash_cfg.model import Severity
 
+    if fail_on not in (None, "error", "warning"):
+        from dflash_cfg.errors import UsageError
+
+        raise UsageError(f'fail_on must be "error" or "warning", not {fail_on!r}')
     options = CheckOptions(
         tuple(os.fspath(p) for p in paths),
         None if target is None else os.fspath(target),
-        select_rules(select, ignore),
+        select,
+        ignore,
         _hub(from_hub, revision, offline),
         expect_sha256,
         not use_cache,
+        offline=offline,
+        config=None if config is None else os.fspath(config),
+        isolated=isolated,
+        fail_on=None if fail_on is None else Severity[fail_on.upper()],
+        gate=gate,
     )
     return run(options)
 

@@ -13,10 +13,11 @@ import dflash_cfg as api
 from dflash_cfg import __version__
 from dflash_cfg.commands.common import HubOptions, select_rules
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, UsageError, redact
+from dflash_cfg.lint.gate import verdict
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import Report, Severity
 from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
-from dflash_cfg.report.check import REPORTERS
+from dflash_cfg.report.check import REPORTERS, as_json
 from dflash_cfg.report.commands import (
     diff_json,
     diff_text,
@@ -28,6 +29,7 @@ from dflash_cfg.report.commands import (
 )
 from dflash_cfg.report.escape import printable
 from dflash_cfg.sources.hfenv import import_hub
+from dflash_cfg.sources.views import transformers_version
 
 
 def _secrets() -> list[str | None]:
@@ -53,12 +55,42 @@ def _colour() -> bool | None:
     return False if os.environ.get("NO_COLOR") else None
 
 
-def exit_code(report: Report, strict: bool) -> int:
-    if report.errors:
-        return EXIT_USAGE
-    worst = report.worst()
-    failing = Severity.WARNING if strict else Severity.ERROR
-    return EXIT_FINDINGS if worst is not None and worst >= failing else EXIT_OK
+def exit_code(report: Report) -> int:
+    """The run's verdict, and on a failure caused by warnings only, the ways forward (stderr)."""
+    result = verdict(report, report.fail_on, gate=report.gate)
+    if result.advice:
+        _say(f"dflash-cfg: {result.advice}")
+    return result.code
+
+
+def project_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """What decides a gate: the project config, and what fails."""
+    f = click.option(
+        "--fail-on",
+        "fail_on",
+        type=click.Choice(("error", "warning")),
+        help="Fail (exit 1) on findings this severe (default: the project's fail-on, else error; gates: warning).",
+    )(f)
+    f = click.option("--strict", is_flag=True, help="Warnings fail too (as --fail-on warning).")(f)
+    f = click.option("--isolated", is_flag=True, help="Ignore every project config file.")(f)
+    return click.option(
+        "--config",
+        "config",
+        metavar="FILE",
+        type=click.Path(path_type=str),
+        help="The project config (default: the nearest dflash-cfg.toml or pyproject.toml [tool.dflash-cfg]).",
+    )(f)
+
+
+def _fail_on(fail_on: str | None, strict: bool) -> str | None:
+    if strict and fail_on == "error":
+        raise UsageError("--strict and --fail-on error contradict each other")
+    return "warning" if strict else fail_on
+
+
+def _json_error(exc: DflashCfgError) -> str:
+    """--format json writes one document even when the run cannot be done: CI parses stdout."""
+    return as_json(Report((), transformers_version(), __version__, (str(exc),)))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -90,8 +122,8 @@ def _hub(
     paths: tuple[str, ...], from_hub: str | None, revision: str | None, offline: bool
 ) -> tuple[tuple[str, ...], HubOptions | None]:
     if from_hub is None:
-        if revision or offline:
-            raise UsageError("--revision and --offline need --from-hub")
+        if revision:
+            raise UsageError("--revision needs --from-hub")
         return paths, None
     # `--from-hub PATH` (REPO omitted, PATH swallowed as its value): take it back as the path.
     if not paths and from_hub and os.path.exists(from_hub):
@@ -110,7 +142,13 @@ def _hub(
     help="Fail (DF702) unless the file's sha256 is this one (as printed by `fix`).",
 )
 @click.option("--format", "fmt", type=click.Choice(tuple(REPORTERS)), default="text", show_default=True)
-@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@project_options
+@click.option(
+    "--gate",
+    is_flag=True,
+    help="As the pre-commit hook: fail on warnings unless the project relaxes it or the file is identical to "
+    "its upstream, and compare with upstream whenever the repo is known.",
+)
 @click.option("--select", metavar="IDS", help="Only these rules: comma-separated ids or prefixes (DF2 = DF2xx).")
 @click.option("--ignore", metavar="IDS", help="Skip these rules: comma-separated ids or prefixes.")
 @click.option(
@@ -129,30 +167,43 @@ def check_command(
     offline: bool,
     expect_sha256: str | None,
     fmt: str,
+    config: str | None,
+    isolated: bool,
     strict: bool,
+    fail_on: str | None,
+    gate: bool,
     select: str | None,
     ignore: str | None,
     no_cache: bool,
 ) -> None:
-    """Lint drafter config.json files: PATH is a model dir, a config.json, or a tree to search."""
+    """Lint drafter config.json files: PATH is a model dir, a config.json, a tree to search, or a Hub id."""
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir, a config.json, or a tree)")
-    report = api.check(
-        paths,
-        target=target,
-        select=select,
-        ignore=ignore,
-        from_hub=None if hub is None else hub.repo or "",
-        revision=revision,
-        offline=offline,
-        expect_sha256=expect_sha256,
-        use_cache=not no_cache,
-    )
+    try:
+        report = api.check(
+            paths,
+            target=target,
+            select=select,
+            ignore=ignore,
+            from_hub=None if hub is None else hub.repo or "",
+            revision=revision,
+            offline=offline,
+            expect_sha256=expect_sha256,
+            use_cache=not no_cache,
+            config=config,
+            isolated=isolated,
+            fail_on=_fail_on(fail_on, strict),
+            gate=gate,
+        )
+    except DflashCfgError as exc:
+        if fmt == "json":
+            click.echo(_json_error(exc), nl=False)
+        raise
     click.echo(REPORTERS[fmt](report), nl=False, color=_colour() if fmt == "text" else False)
     for error in report.errors:
         _say(f"dflash-cfg: error: {error}")
-    ctx.exit(exit_code(report, strict))
+    ctx.exit(exit_code(report))
 
 
 @cli.command("diff")
@@ -291,7 +342,7 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> 
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @hub_options
 @click.option("--format", "fmt", type=click.Choice(tuple(REPORTERS)), default="text", show_default=True)
-@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@project_options
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of transformers results.")
 @click.option("--exec", "exec_", is_flag=True, help="Replace this process with COMMAND when the check is clean.")
 @click.pass_context
@@ -302,7 +353,10 @@ def preflight_command(
     revision: str | None,
     offline: bool,
     fmt: str,
+    config: str | None,
+    isolated: bool,
     strict: bool,
+    fail_on: str | None,
     no_cache: bool,
     exec_: bool,
 ) -> None:
@@ -315,13 +369,27 @@ def preflight_command(
 
     argv = list(command[1:] if command and command[0] == "--" else command)
     _, hub = _hub((), from_hub, revision, offline)
-    result = preflight.run(argv, hub, no_cache)
+    failing = _fail_on(fail_on, strict)
+    try:
+        result = preflight.run(
+            argv,
+            hub,
+            no_cache,
+            offline=offline,
+            config=config,
+            isolated=isolated,
+            fail_on=None if failing is None else Severity[failing.upper()],
+        )
+    except DflashCfgError as exc:
+        if fmt == "json":
+            click.echo(_json_error(exc), nl=False)
+        raise
     if fmt == "text":
         click.echo(preflight_text(result), nl=False, color=_colour())
     click.echo(REPORTERS[fmt](result.report), nl=False, color=_colour() if fmt == "text" else False)
     for error in result.report.errors:
         _say(f"dflash-cfg: error: {error}")
-    code = exit_code(result.report, strict)
+    code = exit_code(result.report)
     if exec_ and code == EXIT_OK:
         sys.stdout.flush()
         sys.stderr.flush()

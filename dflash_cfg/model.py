@@ -156,6 +156,10 @@ class Report:
     tool_version: str
     # Files that could not be read (permission, vanished): an environment problem, exit 2.
     errors: tuple[str, ...] = ()
+    # What fails this run (the option, else the project config, else the command's default), and
+    # whether it was a gate (preflight, hooks), where a file identical to its upstream fails on errors only.
+    fail_on: Severity = Severity.ERROR
+    gate: bool = False
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.files for x in f.findings if x.severity == severity)

@@ -41,14 +41,21 @@ def rules(result: Result) -> set[tuple[str, str]]:
     return {(f["rule"], f["severity"]) for f in result.json()["files"][0]["findings"]}
 
 
-def test_incident_pair_reports_what_the_files_show(dflash: Run, tmp_path: Path) -> None:
+def test_incident_pair_stops_the_launch_by_default(dflash: Run, tmp_path: Path) -> None:
+    """The incident's stale drafter with its target, nothing else said: the gate fails on its warnings."""
     d, t = pair(tmp_path, INCIDENT)
     result = dflash("preflight", "--", *vllm(t, d))
-    assert result.code == 0, result.err
+    assert result.code == 1, result.err
     assert result.out.startswith("preflight vllm: method dflash, num_speculative_tokens 15, tensor-parallel 1")
     assert "DF205 window-without-sliding" in result.out and "DF105 tap-on-last-layer" in result.out
     assert "of 64 (target)" in result.out  # the target's depth came from the launch's target dir
-    assert dflash("preflight", "--strict", "--", *vllm(t, d)).code == 1
+    # Only warnings failed it: the three ways forward are said.
+    assert "failed on warnings only" in result.err and "--from-hub" in result.err
+    assert 'fail-on = "error"' in result.err and "per-file-ignores" in result.err
+    relaxed = dflash("preflight", "--fail-on", "error", "--", *vllm(t, d))
+    assert relaxed.code == 0 and "failed on warnings" not in relaxed.err
+    (tmp_path / "dflash-cfg.toml").write_text('fail-on = "error"\n')
+    assert dflash("preflight", "--config", tmp_path / "dflash-cfg.toml", "--", *vllm(t, d)).code == 0
 
 
 def test_incident_pair_with_from_hub_names_every_stale_field(dflash: Run, hub: Olah, tmp_path: Path) -> None:

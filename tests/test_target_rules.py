@@ -565,7 +565,7 @@ def test_missing_target_dir_exits_2_with_one_line(dflash: Callable[..., Result],
     missing = tmp_path / "no-such-target"
     result = dflash("check", drafter, "--target", missing, "--format", "json")
     assert result.code == 2
-    assert result.out == ""
+    assert json.loads(result.out)["errors"] == [result.err.strip().removeprefix("dflash-cfg: error: ")]
     lines = result.err.splitlines()
     assert len(lines) == 1, result.err
     assert lines[0].startswith("dflash-cfg: error: --target:")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,19 +14,25 @@ from dflash_cfg.commands.common import (
     HubOptions,
     Views,
     check_sha256_option,
+    known_upstream,
     load_target_option,
+    select_rules,
     upstream_for,
 )
 from dflash_cfg.errors import LockError, PathError, UsageError, WeightsError
-from dflash_cfg.jsondoc.document import MAX_BYTES, parse
+from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
-from dflash_cfg.model import FileReport, Integrity, Report, Target, Weights
+from dflash_cfg.model import FileReport, Integrity, Report, Severity, Target, Weights
 from dflash_cfg.sources import files
 from dflash_cfg.sources.hub import repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
+from dflash_cfg.sources.project import NONE as NO_PROJECT
+from dflash_cfg.sources.project import ProjectConfig
+from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.sources.views import transformers_version
 from dflash_cfg.sources.weights import read_weights
+from dflash_cfg.sources.where import model_dir
 
 if TYPE_CHECKING:  # the launch parser is only loaded by preflight
     from dflash_cfg.lint.launch import Launch
@@ -38,57 +44,138 @@ _BLOB = re.compile(r"/models--[^/]+/blobs/[^/]+$")
 class CheckOptions:
     paths: tuple[str, ...]
     target: str | None = None
-    rules: tuple[Rule, ...] = ALL
-    hub: HubOptions | None = None
+    select: str | None = None  # None: the project config's, else every rule
+    ignore: str | None = None
+    hub: HubOptions | None = None  # --from-hub: every drafter against this repo (or the one it came from)
     expect_sha256: str | None = None
     no_cache: bool = False  # --no-cache: neither read nor write the transformers-view cache
     launch: Launch | None = None  # preflight: the engine command the drafter is checked against
+    project: ProjectConfig = NO_PROJECT  # per-drafter upstream and target, per-file ignores
+    offline: bool = False  # answer Hub questions from the cache only (also for the project's upstreams)
+    config: str | None = None  # --config FILE
+    isolated: bool = False  # --isolated: no project config
+    fail_on: Severity | None = None  # --fail-on / --strict; None: the project's, else the command's default
+    # The gates (preflight, hooks): fail on warnings by default, compare with upstream whenever the repo
+    # can be known without being told (a cache snapshot path, the lock's record of where the file came from).
+    gate: bool = False
+
+
+def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[Rule, ...], Severity]:
+    """The options with the project config applied: which config, which rules, what fails."""
+    start = Path(options.paths[0]) if options.paths else Path.cwd()
+    project = (
+        options.project
+        if options.project is not NO_PROJECT
+        else resolve_project(start, options.config, options.isolated)
+    )
+    select = options.select if options.select is not None else project.select
+    ignore = options.ignore if options.ignore is not None else project.ignore
+    rules = select_rules(select, ignore) if select is not None or ignore is not None else ALL
+    default = Severity.WARNING if options.gate else Severity.ERROR
+    fail_on = options.fail_on or project.fail_on or default
+    return replace(options, project=project), project, rules, fail_on
+
+
+@dataclass(frozen=True)
+class FileSettings:
+    """What applies to one config.json: its upstream, its target and its rules."""
+
+    hub: HubOptions | None
+    target: str | None
+    rules: tuple[Rule, ...]
+
+
+def settings_for(path: Path, options: CheckOptions, rules: tuple[Rule, ...]) -> FileSettings:
+    entry = options.project.model_for(path)
+    hub = options.hub
+    if hub is not None and hub.repo is None and entry is not None and entry.upstream is not None:
+        hub = HubOptions(entry.upstream, hub.revision or entry.revision, hub.offline)
+    elif hub is None and entry is not None and entry.upstream is not None:
+        hub = HubOptions(entry.upstream, entry.revision, options.offline)
+    elif hub is None and options.gate and known_upstream(path) is not None:
+        hub = HubOptions(None, None, options.offline)
+    target = options.target if options.target is not None else entry.target if entry is not None else None
+    ignored = options.project.ignored_for(path)
+    return FileSettings(hub, target, tuple(r for r in rules if not any(r.id.startswith(i) for i in ignored)))
 
 
 def check(options: CheckOptions) -> Report:
-    target = load_target_option(options.target)
+    options, project, rules, fail_on = resolved(options)
+    targets = _Targets(options.offline)
+    if options.target is not None:
+        targets.get(options.target)  # a bad --target is refused before any file is read
     check_sha256_option(options.expect_sha256)
     # explicit: the file itself, or the config.json of a model dir the user named.
-    found = {given: files.discover(Path(given)) for given in options.paths}
+    # A Hub id (org/name that is no path here) is checked where the engines would read it: the cache, or
+    # a download at a commit.
+    dirs = {given: model_dir(given, offline=options.offline) for given in options.paths}
+    found = {given: files.discover(where) for given, where in dirs.items()}
     empty = [given for given, listed in found.items() if not listed]
     if empty:  # a typo in a CI path must not pass as "0 files, all clean"
         raise UsageError(f"no config.json under {files.display(empty[0])}")
-    paths = [(p, p == Path(given) or p.parent == Path(given)) for given, listed in found.items() for p in listed]
-    views = Views(cached=not options.no_cache) if needs(options.rules, "effective") else None
+    paths = [(p, p == dirs[given] or p.parent == dirs[given]) for given, listed in found.items() for p in listed]
+    views = Views(cached=not options.no_cache) if needs(rules, "effective") else None
     weights_seen: dict[Path, tuple[Weights | None, str | None]] = {}
     reports: list[FileReport] = []
     errors: list[str] = []
+    one_repo_for: Path | None = None
     for path, explicit in paths:
         try:
             raw = files.read(path)
         except PathError as exc:
             errors.append(str(exc))
             continue
-        inputs = gather(path, raw, explicit, options, target, views, weights_seen)
-        reports.append(lint(inputs, options.rules))
-    return Report(tuple(reports), transformers_version(), __version__, tuple(errors))
+        settings = settings_for(path, options, rules)
+        doc = parse(raw)
+        if options.hub is not None and options.hub.repo and classify(doc, explicit)[0] != "skipped":
+            if one_repo_for is not None and project.model_for(path) is None:
+                raise UsageError(
+                    f"--from-hub {options.hub.repo} names one repo, but {files.display(one_repo_for)} and "
+                    f"{files.display(path)} are two drafters: check them one at a time, or map each to its "
+                    "upstream in the project config ([[tool.dflash-cfg.models]])"
+                )
+            one_repo_for = path
+        target = targets.get(settings.target) if settings.target is not None else None
+        inputs = gather(path, doc, explicit, options, settings, target, views, weights_seen)
+        reports.append(lint(inputs, settings.rules))
+    return Report(tuple(reports), transformers_version(), __version__, tuple(errors), fail_on, options.gate)
+
+
+class _Targets:
+    """Each target read once per run, whether named by --target or by the project config."""
+
+    def __init__(self, offline: bool) -> None:
+        self.offline = offline
+        self.seen: dict[str, Target] = {}
+
+    def get(self, name: str) -> Target:
+        if name not in self.seen:
+            found = load_target_option(name, offline=self.offline)
+            assert found is not None  # a name always gives a target or an error
+            self.seen[name] = found
+        return self.seen[name]
 
 
 def gather(
     path: Path,
-    raw: bytes,
+    doc: Document,
     explicit: bool,
     options: CheckOptions,
+    settings: FileSettings,
     target: Target | None,
     views: Views | None,
     weights_seen: dict[Path, tuple[Weights | None, str | None]],
 ) -> Inputs:
     """Everything `lint` reads about one file, read now: only what a drafter file and the selected
     rules need, so a tree of target models never has its shards opened or the Hub asked."""
-    doc = parse(raw)
     shown = files.display(path)
     kind, _ = classify(doc, explicit)
     if kind == "skipped":
         return Inputs(shown, doc, explicit)
     weights, weights_error = None, None
-    if needs(options.rules, "weights"):
+    if needs(settings.rules, "weights"):
         weights, weights_error = _weights(path.parent, weights_seen)
-    upstream = upstream_for(path, options.hub) if options.hub is not None else None
+    upstream = upstream_for(path, settings.hub) if settings.hub is not None else None
     upstream_doc = parse(upstream.data) if upstream is not None else None
     return Inputs(
         shown,
@@ -101,7 +188,7 @@ def gather(
         upstream,
         upstream_doc,
         views.of(upstream_doc) if views and upstream_doc else None,
-        integrity(path, raw, options.expect_sha256),
+        integrity(path, doc.raw, options.expect_sha256),
         options.launch,
     )
 

@@ -16,7 +16,8 @@ from dflash_cfg.sources import files
 from dflash_cfg.sources.cache import EffectiveCache, default_root
 from dflash_cfg.sources.hub import fetch_config, repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
-from dflash_cfg.sources.target import load_target
+from dflash_cfg.sources.target import TARGET_FILES, load_target
+from dflash_cfg.sources.where import model_dir
 
 SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -57,11 +58,14 @@ def check_sha256_option(value: str | None) -> None:
         raise UsageError(f"--expect-sha256 {value!r} is not a sha256 (64 hex digits)")
 
 
-def load_target_option(option: str | None) -> Target | None:
+def load_target_option(option: str | None, *, offline: bool = False) -> Target | None:
+    """The target model: a dir or config.json, or a Hub id (from the cache, else the Hub, as engines
+    resolve it). A drafter's own config is refused: its depth is not the target's."""
     if option is None:
         return None
     try:
-        return load_target(Path(option))
+        where = model_dir(option, offline=offline, extra=TARGET_FILES)
+        return load_target(where)
     except TargetError as exc:
         raise TargetError(f"--target: {exc}") from None
 
@@ -78,20 +82,28 @@ def one_config(path_arg: str) -> Path:
     return Path(os.path.abspath(found[0]))
 
 
-def repo_for(path: Path, hub: HubOptions) -> tuple[str, str]:
-    """The Hub repo and revision a drafter config is compared with: as given, else from the cache
-    snapshot it lives in, else from the source dflash-cfg recorded when it last wrote it."""
-    if hub.repo:
-        return hub.repo, hub.revision or "main"
+def known_upstream(path: Path) -> tuple[str, str] | None:
+    """The Hub repo and revision a drafter config came from, when that can be known without being told:
+    the cache snapshot it lives in, else the source dflash-cfg recorded when it last wrote it."""
     cached = repo_from_cache_path(path)
     if cached is not None:
-        return cached[0], hub.revision or cached[1]
+        return cached
     try:
         entry = read_lock(path)
     except LockError:
         entry = None
     if entry is not None and entry.source is not None:
-        return entry.source.repo, hub.revision or entry.source.revision
+        return entry.source.repo, entry.source.revision
+    return None
+
+
+def repo_for(path: Path, hub: HubOptions) -> tuple[str, str]:
+    """The Hub repo and revision a drafter config is compared with: as given, else as known."""
+    if hub.repo:
+        return hub.repo, hub.revision or "main"
+    known = known_upstream(path)
+    if known is not None:
+        return known[0], hub.revision or known[1]
     raise UsageError(f"cannot tell which Hub repo {path} comes from: pass it, e.g. --from-hub ORG/NAME")
 
 

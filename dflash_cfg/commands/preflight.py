@@ -10,8 +10,7 @@ from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import LaunchError, UsageError
 from dflash_cfg.lint.launch import Launch, parse_launch
-from dflash_cfg.lint.rules import ALL
-from dflash_cfg.model import Report
+from dflash_cfg.model import Report, Severity
 from dflash_cfg.sources.where import Location, locate
 
 
@@ -23,7 +22,18 @@ class Preflight:
     report: Report
 
 
-def run(argv: Sequence[str], hub: HubOptions | None = None, no_cache: bool = False) -> Preflight:
+def run(
+    argv: Sequence[str],
+    hub: HubOptions | None = None,
+    no_cache: bool = False,
+    *,
+    offline: bool = False,
+    config: str | None = None,
+    isolated: bool = False,
+    fail_on: Severity | None = None,
+) -> Preflight:
+    """A gate: warnings fail unless the project relaxes it, and the drafter is compared with its upstream
+    whenever the repo can be known (--from-hub, the project config, a cache snapshot, the lock)."""
     try:
         launch = parse_launch(argv)
     except LaunchError as exc:  # said with what it is about
@@ -37,7 +47,17 @@ def run(argv: Sequence[str], hub: HubOptions | None = None, no_cache: bool = Fal
         )
     drafter = locate(launch.drafter, launch.drafter_revision)
     target = locate(launch.target, launch.target_revision)
-    report = check(
-        CheckOptions((str(drafter.config),), str(target.model_dir), ALL, hub, no_cache=no_cache, launch=launch)
+    options = CheckOptions(
+        (str(drafter.config),),
+        str(target.model_dir),
+        hub=hub,
+        no_cache=no_cache,
+        launch=launch,
+        offline=offline,
+        config=config,
+        isolated=isolated,
+        fail_on=fail_on,
+        gate=True,
     )
+    report = check(options)
     return Preflight(launch, drafter, target, report)

@@ -106,6 +106,34 @@ def fetch_config(repo: str, revision: str, *, offline: bool = False) -> HubFile:
     return _download(repo, revision, commit, blob_id, s)
 
 
+def fetch_snapshot(repo: str, revision: str, extra: tuple[str, ...] = ()) -> Path:
+    """The snapshot dir of `repo` at `revision` in the cache, holding config.json and those of the
+    `extra` files the repo has, downloaded at the resolved commit (no ref in the cache moves)."""
+    from huggingface_hub import errors, hf_hub_download, try_to_load_from_cache
+
+    found = fetch_config(repo, revision)
+    s = settings()
+    for name in extra:
+        try:
+            hf_hub_download(
+                repo,
+                name,
+                revision=found.commit,
+                cache_dir=s.cache_dir,
+                token=s.token,
+                endpoint=s.endpoint,
+                etag_timeout=s.timeout,
+            )
+        except errors.EntryNotFoundError:
+            continue  # optional: the repo does not have it
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one line (see _explain)
+            raise HubError(_explain(exc, repo, revision, s)) from None
+    config = try_to_load_from_cache(repo, CONFIG, cache_dir=s.cache_dir, revision=found.commit)
+    if not isinstance(config, str):
+        raise HubError(f"{repo}@{found.commit[:12]}: {CONFIG} is not in the cache after downloading it")
+    return Path(config).parent
+
+
 def _from_cache(repo: str, revision: str, s: Settings) -> tuple[HubFile | None, str | None]:
     """The cached file, if present and still what the Hub served; else why not."""
     from huggingface_hub import try_to_load_from_cache

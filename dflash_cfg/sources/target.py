@@ -28,6 +28,8 @@ CONFIG = "config.json"
 GENERATION_CONFIG = "generation_config.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
 TOKENIZER_JSON = "tokenizer.json"
+# What a target dir is read for (tokenizer.json is large: used when present, never fetched for this).
+TARGET_FILES = (GENERATION_CONFIG, TOKENIZER_CONFIG)
 
 # The tokenizer_config keys whose tokens the model treats as control tokens. `mask_token` is kept apart
 # (Target.mask_token): it is the *expected* drafter mask, not a collision to warn about.
@@ -366,6 +368,16 @@ def _read(path: Path) -> bytes:
         ) from None
 
 
+def _is_drafter(cfg: dict[str, Any]) -> bool:
+    archs = cfg.get("architectures")
+    names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    return (
+        "dflash_config" in cfg
+        or cfg.get("speculators_model_type") is not None
+        or any("dflash" in name.lower() for name in names)
+    )
+
+
 def _present(path: Path) -> bool:
     # A dangling symlink (half-downloaded HF cache blob) must be read and fail, not be skipped as absent.
     try:
@@ -395,7 +407,13 @@ def load_target(path: Path | str) -> Target:
     base = config_path.parent
     names = [config_path.name]
 
-    config = parse_config(parse_json_object(_read(config_path), str(config_path)), str(config_path))
+    raw_config = parse_json_object(_read(config_path), str(config_path))
+    if _is_drafter(raw_config):
+        # Its depth and width are the drafter's own: checking against them would "confirm" wrong values.
+        raise TargetError(
+            f"{config_path} is a DFlash drafter's config, not a target model's; pass the target the drafter serves"
+        )
+    config = parse_config(raw_config, str(config_path))
 
     generation: tuple[tuple[str, int], ...] = ()
     gen_path = base / GENERATION_CONFIG

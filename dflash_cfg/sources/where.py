@@ -10,7 +10,14 @@ from pathlib import Path
 
 from dflash_cfg.errors import HubError, WhereError
 from dflash_cfg.sources import files
-from dflash_cfg.sources.hub import COMMIT, check_repo_id, repo_from_cache_path, settings
+from dflash_cfg.sources.hub import (
+    COMMIT,
+    check_repo_id,
+    check_revision,
+    fetch_snapshot,
+    repo_from_cache_path,
+    settings,
+)
 
 CONFIG = "config.json"
 
@@ -45,7 +52,7 @@ def locate(name: str, revision: str | None = None) -> Location:
         return _location(
             name, "local directory", config, cached[0] if cached else None, cached[1] if cached else None, None
         )
-    if name.count("/") != 1 or name.startswith((".", "/")):
+    if not is_hub_id(name):
         raise WhereError(f"{name!r} is neither an existing path nor a Hub repo id (org/name)")
     try:
         check_repo_id(name)
@@ -54,9 +61,29 @@ def locate(name: str, revision: str | None = None) -> Location:
     return _from_cache(name, revision or "main")
 
 
+def is_hub_id(name: str) -> bool:
+    """Shaped like org/name and not a path (an existing path wins, as in the engines)."""
+    return name.count("/") == 1 and not name.startswith((".", "/", "~")) and "\\" not in name
+
+
+def model_dir(name: str, *, revision: str | None = None, offline: bool = False, extra: tuple[str, ...] = ()) -> Path:
+    """A model argument as a directory to read: an existing path as it is; a Hub id from the local
+    cache, else fetched at a commit (config.json and the `extra` files it has) unless offline."""
+    path = Path(name).expanduser()
+    if files.probe(path) not in ("missing", "broken-link") or not is_hub_id(name):
+        return path
+    try:
+        return locate(name, revision).model_dir
+    except WhereError:
+        if offline or settings().offline:
+            raise
+    return fetch_snapshot(name, revision or "main", extra)
+
+
 def _from_cache(repo: str, revision: str) -> Location:
     from huggingface_hub import try_to_load_from_cache
 
+    check_revision(revision)
     s = settings()
     found = try_to_load_from_cache(repo, CONFIG, cache_dir=s.cache_dir, revision=revision)
     if not isinstance(found, str):

@@ -1,0 +1,206 @@
+"""The project config: `dflash-cfg.toml`, or `[tool.dflash-cfg]` in pyproject.toml, found like ruff's.
+
+The nearest one walking up from the checked path (or the current directory) applies; `--config FILE`
+names one, `--isolated` ignores them all. It says which rules run, what fails a gate, which findings
+are accepted on purpose (JSON has no comments, so a per-file ignore is the only way), and, for each
+drafter, where its trained values come from (upstream repo and revision) and which target it serves:
+
+    [[tool.dflash-cfg.models]]
+    path = "models/drafter"            # relative to the config file
+    upstream = "z-lab/Qwen3.6-27B-DFlash"
+    revision = "main"                  # optional
+    target = "models/target"           # a dir (relative to the config file) or a Hub id
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dflash_cfg.errors import PathError, UsageError
+from dflash_cfg.model import Severity
+from dflash_cfg.sources import files
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the 3.10 backport
+    import tomli as tomllib
+
+CONFIG_NAME = "dflash-cfg.toml"
+PYPROJECT = "pyproject.toml"
+MAX_BYTES = 1024 * 1024
+_KEYS = {"select", "ignore", "fail-on", "per-file-ignores", "models"}
+_MODEL_KEYS = {"path", "upstream", "revision", "target"}
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    path: Path  # absolute: the drafter's model dir (or its config.json)
+    upstream: str | None
+    revision: str | None
+    target: str | None  # an absolute dir, or a Hub id
+
+    def matches(self, config: Path) -> bool:
+        """Whether `config` (a config.json) is this drafter's."""
+        mine = os.path.abspath(self.path)
+        return os.path.abspath(config) in (mine, os.path.join(mine, files.CONFIG))
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    source: Path | None  # the file it was read from; None: no project config
+    select: str | None = None
+    ignore: str | None = None
+    fail_on: Severity | None = None
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob relative to the config's dir, ids)
+    models: tuple[ModelEntry, ...] = ()
+
+    def model_for(self, config: Path) -> ModelEntry | None:
+        return next((m for m in self.models if m.matches(config)), None)
+
+    def ignored_for(self, config: Path) -> tuple[str, ...]:
+        """Rule ids (or prefixes) accepted on purpose for this file."""
+        if self.source is None:
+            return ()
+        base = self.source.parent
+        try:
+            rel = Path(os.path.abspath(config)).relative_to(os.path.abspath(base)).as_posix()
+        except ValueError:
+            return ()
+        return tuple(i for glob, ids in self.per_file_ignores if _glob_match(rel, glob) for i in ids)
+
+
+NONE = ProjectConfig(None)
+
+
+def _glob_match(rel: str, glob: str) -> bool:
+    # "models/*/config.json", "models/drafter/" (a dir: everything under it) or "**/config.json".
+    pattern = glob.rstrip("/") + "/*" if glob.endswith("/") else glob
+    return fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern.removeprefix("**/"))
+
+
+def find(start: Path) -> Path | None:
+    """The nearest dflash-cfg.toml, or pyproject.toml with a [tool.dflash-cfg] table, from `start` up."""
+    here = Path(os.path.abspath(start))
+    if files.probe(here) != "dir":
+        here = here.parent
+    for folder in (here, *here.parents):
+        own = folder / CONFIG_NAME
+        if files.probe(own) == "file":
+            return own
+        pyproject = folder / PYPROJECT
+        if files.probe(pyproject) == "file" and _tool_table(_read_toml(pyproject), pyproject) is not None:
+            return pyproject
+    return None
+
+
+def load(path: Path) -> ProjectConfig:
+    """Read and validate one config file; every mistake is a one-line UsageError naming file and key."""
+    data = _read_toml(path)
+    table = data if path.name != PYPROJECT else _tool_table(data, path)
+    if table is None:
+        raise UsageError(f"{path}: no [tool.dflash-cfg] table")
+    return parse(table, path)
+
+
+def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
+    def bad(key: str, why: str) -> UsageError:
+        return UsageError(f"{path}: {key}: {why}")
+
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise bad(unknown[0], f"unknown key (known: {', '.join(sorted(_KEYS))})")
+    select, ignore = _ids(table, "select", bad), _ids(table, "ignore", bad)
+    fail_on = None
+    if "fail-on" in table:
+        value = table["fail-on"]
+        if value not in ("error", "warning"):
+            raise bad("fail-on", f'must be "error" or "warning", not {value!r}')
+        fail_on = Severity[value.upper()]
+    per_file: list[tuple[str, tuple[str, ...]]] = []
+    raw_pfi = table.get("per-file-ignores", {})
+    if not isinstance(raw_pfi, dict):
+        raise bad("per-file-ignores", "must be a table of glob = [rule ids]")
+    for glob, ids in raw_pfi.items():
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i.strip() for i in ids):
+            raise bad(f"per-file-ignores.{glob}", "must be a non-empty list of rule ids")
+        per_file.append((glob, tuple(i.strip().upper() for i in ids)))
+    models = []
+    raw_models = table.get("models", [])
+    if not isinstance(raw_models, list):
+        raise bad("models", "must be an array of tables ([[models]])")
+    for n, entry in enumerate(raw_models):
+        where = f"models[{n}]"
+        if not isinstance(entry, dict):
+            raise bad(where, "must be a table")
+        extra = sorted(set(entry) - _MODEL_KEYS)
+        if extra:
+            raise bad(f"{where}.{extra[0]}", f"unknown key (known: {', '.join(sorted(_MODEL_KEYS))})")
+        values = {}
+        for key in _MODEL_KEYS:
+            value = entry.get(key)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise bad(f"{where}.{key}", "must be a non-empty string")
+            values[key] = value
+        if values["path"] is None:
+            raise bad(f"{where}.path", "is required (the drafter's model dir, relative to this file)")
+        if values["revision"] is not None and values["upstream"] is None:
+            raise bad(f"{where}.revision", "needs upstream")
+        target = values["target"]
+        if target is not None and not _looks_like_hub_id(target, path.parent):
+            target = os.path.normpath(path.parent / target)
+        models.append(
+            ModelEntry(
+                Path(os.path.normpath(path.parent / values["path"])), values["upstream"], values["revision"], target
+            )
+        )
+    return ProjectConfig(path, select, ignore, fail_on, tuple(per_file), tuple(models))
+
+
+def _looks_like_hub_id(value: str, base: Path) -> bool:
+    """org/name that is not an existing path beside the config: a Hub id (a path wins, as in the engines)."""
+    return value.count("/") == 1 and not value.startswith((".", "/")) and files.probe(base / value) == "missing"
+
+
+def _ids(table: dict[str, Any], key: str, bad: Any) -> str | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(i, str) for i in value):
+        raise bad(key, 'must be a list of rule ids or prefixes, e.g. ["DF2", "DF601"]')
+    return ",".join(value)
+
+
+def _tool_table(data: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    tool = data.get("tool")
+    table = tool.get("dflash-cfg") if isinstance(tool, dict) else None
+    if table is not None and not isinstance(table, dict):
+        raise UsageError(f"{path}: [tool.dflash-cfg] must be a table")
+    return table
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        raw = files.read(path, MAX_BYTES)
+    except PathError as exc:
+        raise UsageError(f"project config: {exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise UsageError(f"{path}: larger than {MAX_BYTES} bytes: not a project config")
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: not valid TOML ({' '.join(str(exc).split())})") from None
+
+
+def resolve(start: Path, config: str | None, isolated: bool) -> ProjectConfig:
+    """The project config that applies: --isolated none, --config FILE that one, else the nearest."""
+    if isolated:
+        return NONE
+    if config is not None:
+        return load(Path(os.path.abspath(config)))
+    found = find(start)
+    return load(found) if found is not None else NONE

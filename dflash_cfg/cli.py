@@ -314,6 +314,14 @@ def fix_command(
                 f"dflash-cfg check {p.path.parent}"
             )
             code = EXIT_FINDINGS
+        if result.upstream_hint is not None:
+            repo = result.upstream_hint or "ORG/NAME"
+            _say(
+                f"dflash-cfg: {p.path} has findings no safe fix settles: the trained values (taps, mask id, "
+                f"layer types, window, RoPE) come from its upstream repo: dflash-cfg fix {p.path.parent} "
+                f"--from-hub {repo} (add --only-critical to keep local edits); or name it as `upstream` in a "
+                "[[tool.dflash-cfg.models]] entry so every check compares with it"
+            )
     ctx.exit(code)
 
 

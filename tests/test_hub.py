@@ -269,3 +269,54 @@ def test_malformed_repo_id_is_a_usage_error(dflash: Run, tmp_path: Path, command
     result = dflash(command, drafter(tmp_path, INCIDENT), "--from-hub", "not a repo!")
     assert result.code == 2 and result.err.count("\n") == 1
     assert "is not a Hub repo id" in result.err and "internal error" not in result.err
+
+
+def test_a_check_never_moves_what_an_engine_resolves(dflash: Run, olah: Olah, hub: Olah, tmp_path: Path) -> None:
+    """An engine started with HF_HUB_OFFLINE=1 resolves the same snapshot before and after a check."""
+    from huggingface_hub import snapshot_download
+
+    repo = "dflash-cfg-tests/engine-cache"
+    weights = b"not really weights"
+    first = olah.publish(repo, {"config.json": UPSTREAM.read_bytes(), "model.safetensors": weights})
+    full = snapshot_download(repo, revision="main", endpoint=hub.endpoint)  # what the engine downloaded
+    assert Path(full).name == first
+    changed = json.loads(UPSTREAM.read_text())
+    changed["dflash_config"]["mask_token_id"] = 248077
+    second = olah.publish(repo, {"config.json": (json.dumps(changed, indent=2, sort_keys=True) + "\n").encode()})
+    result = dflash("check", Path(full), "--from-hub", repo, "--format", "json")
+    assert result.json()["files"][0]["upstream"]["commit"] == second != first
+    after = snapshot_download(repo, revision="main", local_files_only=True)
+    assert after == full and (Path(after) / "model.safetensors").read_bytes() == weights
+    # dflash-cfg keeps its own record of the branch, so --offline still answers by branch name.
+    offline = dflash("check", Path(full), "--from-hub", repo, "--offline", "--format", "json")
+    assert offline.json()["files"][0]["upstream"]["commit"] == second
+
+
+def test_the_project_config_names_each_drafters_upstream_and_target(
+    dflash: Run, hub: Olah, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No flags: the project config says where the incident drafter's trained values come from."""
+    models = tmp_path / "models"
+    models.mkdir()
+    stale = drafter(models, INCIDENT)
+    shutil.copytree(FIXTURES / "targets" / "Qwen__Qwen3.6-27B", models / "target")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "fleet"\n\n'
+        "[[tool.dflash-cfg.models]]\n"
+        f'path = "models/{stale.name}"\nupstream = "{REPO}"\ntarget = "models/target"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    result = dflash("check", f"models/{stale.name}", "--format", "json")
+    assert result.code == 1
+    found = findings(result)
+    for pointer in ("/dflash_config/mask_token_id", "/dflash_config/target_layer_ids", "/layer_types"):
+        assert ("DF601", pointer, "error") in found
+    assert any(rule == "DF404" for rule, _, _ in found)  # the target's tokenizer was read too
+    # --isolated: no project config, so no upstream and no target.
+    isolated = findings(dflash("check", f"models/{stale.name}", "--isolated", "--format", "json"))
+    assert not [r for r, _, _ in isolated if r in ("DF601", "DF404")]
+    # The same through the gate: the hook fails, and after `fix --from-hub` it passes (identical: DF603).
+    assert dflash("check", "--gate", f"models/{stale.name}").code == 1
+    assert dflash("fix", f"models/{stale.name}", "--from-hub", REPO, "--yes").code == 0
+    healed = dflash("check", "--gate", f"models/{stale.name}", "--format", "json")
+    assert healed.code == 0 and ("DF603", "", "info") in findings(healed)

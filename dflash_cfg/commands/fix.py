@@ -9,7 +9,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dflash_cfg import __version__
-from dflash_cfg.commands.common import HubOptions, Views, load_target_option, one_config, upstream_for
+from dflash_cfg.commands.common import (
+    HubOptions,
+    Views,
+    known_upstream,
+    load_target_option,
+    one_config,
+    upstream_for,
+)
 from dflash_cfg.errors import PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.jsondoc.textpatch import apply_byte_edits, apply_to_text
@@ -18,6 +25,7 @@ from dflash_cfg.lint.linter import Inputs, lint
 from dflash_cfg.model import ByteEdit, Entry, HubFile, PatchOp, Severity, Source, Target
 from dflash_cfg.sources import files
 from dflash_cfg.sources.lockfile import lock_path, read_lock
+from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.write.lock import record
 from dflash_cfg.write.verified import Written, write_verified
 
@@ -165,6 +173,9 @@ class FixResult:
     plan: Plan
     outcome: Outcome | None  # None: nothing written (nothing to change, or not confirmed)
     remaining_errors: int  # errors the file still has that only upstream or a human can settle
+    # When the file still has errors or warnings no safe fix settles and it was not taken from
+    # upstream: the repo its trained values come from, if it can be known ("" when it cannot).
+    upstream_hint: str | None = None
 
 
 def fix_each(
@@ -184,12 +195,25 @@ def fix_each(
     for path in paths:
         p = plan(replace(options, path=path))
         if not p.changed:
-            yield FixResult(p, None, remaining_errors(p))
+            yield FixResult(p, None, remaining_errors(p), _hint(p, options))
         elif not confirm(p):
             yield FixResult(p, None, 0)
         else:
             out = write(p, backup=backup, record_lock=record_lock)
-            yield FixResult(p, out, out.remaining_errors)
+            yield FixResult(p, out, out.remaining_errors, _hint(p, options))
+
+
+def _hint(p: Plan, options: FixOptions) -> str | None:
+    """Where the trained values of a file that still has findings only upstream can settle come from."""
+    if p.upstream is not None:
+        return None
+    doc = parse(p.new)
+    report = lint(Inputs(str(p.path), doc, view=Views().of(doc)))
+    if not any(f.severity >= Severity.WARNING and (f.fix is None or not f.fix.safe) for f in report.findings):
+        return None
+    entry = resolve_project(p.path, None, False).model_for(p.path)
+    known = (entry.upstream, entry.revision or "main") if entry and entry.upstream else known_upstream(p.path)
+    return known[0] if known else ""
 
 
 def remaining_errors(p: Plan) -> int:

@@ -93,7 +93,14 @@ def fetch_config(repo: str, revision: str, *, offline: bool = False) -> HubFile:
     check_revision(revision)
     s = settings(offline)
     if s.offline or COMMIT.match(revision):
-        cached, problem = _from_cache(repo, revision, s)
+        # Offline, a branch resolves to the commit dflash-cfg last saw for it online (its own record),
+        # else to the cache's refs/ (what huggingface_hub last downloaded).
+        recorded = _recorded_commit(repo, revision) if s.offline else None
+        cached, problem = _from_cache(repo, recorded or revision, s)
+        if cached is not None and recorded is not None:
+            cached = HubFile(repo, revision, cached.commit, cached.blob_id, cached.data)
+        elif cached is None and recorded is not None:
+            cached, problem = _from_cache(repo, revision, s)
         if cached is not None:
             return cached
         if s.offline:
@@ -200,26 +207,45 @@ def _download(repo: str, revision: str, commit: str, blob_id: str, s: Settings) 
     raise HubError(f"downloaded {CONFIG} of {repo}@{commit[:12]} does not match the Hub's blob id {blob_id[:12]}")
 
 
+def _refs_root(repo: str) -> Path | None:
+    """dflash-cfg's own record of branch -> commit for `repo`, beside its result cache."""
+    from dflash_cfg.sources.cache import default_root
+
+    root = default_root()
+    return None if root is None else root / "hub-refs" / repo.replace("/", "--")
+
+
 def _remember_ref(repo: str, revision: str, commit: str, s: Settings) -> None:
-    """Record `revision -> commit` in the cache's refs/, as huggingface_hub does for a branch download.
+    """Record `revision -> commit` in dflash-cfg's own cache, so --offline finds the file by branch name.
 
-    We download at the commit (so one HEAD resolves the branch), which huggingface_hub does not record
-    as the branch's ref; without it, --offline could not find the file by branch name later.
+    Never in the Hugging Face cache's refs/: the download is at a commit whose snapshot holds only
+    config.json, and moving refs/main there would make an engine started later with HF_HUB_OFFLINE=1
+    resolve a snapshot without weights. A lint must not change what an engine on the same host resolves.
     """
-    if revision == commit:
+    root = _refs_root(repo)
+    if revision == commit or root is None:
         return
-    from huggingface_hub.file_download import repo_folder_name
-
-    refs = Path(s.cache_dir) / repo_folder_name(repo_id=repo, repo_type="model") / "refs"
-    ref = refs / revision
-    if not os.path.abspath(ref).startswith(os.path.abspath(refs) + os.sep):  # check_revision already refuses it
+    ref = root / revision
+    if not os.path.abspath(ref).startswith(os.path.abspath(root) + os.sep):  # check_revision already refuses it
         return
     try:
         if files.read_optional(ref, 64) == commit.encode():
             return
         replace_atomically(ref, commit.encode(), make_parents=True)
     except (OSError, PathError):
-        pass  # a read-only cache still answers online; only --offline by branch name needs the ref
+        pass  # an unwritable cache still answers online; only --offline by branch name needs the record
+
+
+def _recorded_commit(repo: str, revision: str) -> str | None:
+    root = _refs_root(repo)
+    if root is None or COMMIT.match(revision):
+        return None
+    try:
+        found = files.read_optional(root / revision, 64)
+    except PathError:
+        return None
+    text = found.decode("ascii", "replace").strip() if found else ""
+    return text if COMMIT.match(text) else None
 
 
 def _explain(exc: BaseException, repo: str, revision: str, s: Settings) -> str:

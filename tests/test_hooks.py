@@ -150,3 +150,21 @@ def test_pre_commit_validates_the_repositorys_own_config() -> None:
     hooks = [h for repo in yaml.safe_load(config.read_text())["repos"] for h in repo["hooks"]]
     assert {h["id"] for h in hooks} == {"ruff-check", "ruff-format", "mypy"}
     assert all(h["language"] == "system" and h["entry"].startswith(".venv/bin/") for h in hooks)
+
+
+@pytest.mark.slow
+def test_the_incident_file_is_stopped_by_the_default_hook(repo: Path) -> None:
+    """The stale drafter of the incident has only warnings on its own: the hook is a gate and fails."""
+    put(
+        repo, "drafters/qwen36/config.json", (FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json").read_bytes()
+    )
+    commit = git(repo, "commit", "-m", "stale drafter", check=False)
+    out = commit.stdout + commit.stderr
+    assert commit.returncode != 0, out
+    assert re.search(r"dflash-cfg check.*Failed", out), out
+    assert "DF205 window-without-sliding" in out and "failed on warnings only" in out
+    # The project relaxes it on purpose: the same commit passes.
+    (repo / "dflash-cfg.toml").write_text('fail-on = "error"\n')
+    git(repo, "add", "dflash-cfg.toml")
+    relaxed = git(repo, "commit", "-m", "stale drafter, accepted", check=False)
+    assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr

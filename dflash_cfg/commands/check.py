@@ -118,7 +118,8 @@ def check(options: CheckOptions) -> Report:
     weights_seen: dict[Path, tuple[Weights | None, str | None]] = {}
     reports: list[FileReport] = []
     errors: list[str] = []
-    one_repo_for: Path | None = None
+    if options.hub is not None and options.hub.repo:
+        _one_drafter_per_repo(options.hub.repo, paths, project)
     for path, explicit in paths:
         try:
             raw = files.read(path)
@@ -127,18 +128,31 @@ def check(options: CheckOptions) -> Report:
             continue
         settings = settings_for(path, options, rules)
         doc = parse(raw)
-        if options.hub is not None and options.hub.repo and classify(doc, explicit)[0] != "skipped":
-            if one_repo_for is not None and project.model_for(path) is None:
-                raise UsageError(
-                    f"--from-hub {options.hub.repo} names one repo, but {files.display(one_repo_for)} and "
-                    f"{files.display(path)} are two drafters: check them one at a time, or map each to its "
-                    "upstream in the project config ([[tool.dflash-cfg.models]])"
-                )
-            one_repo_for = path
         target = targets.get(settings.target) if settings.target is not None else None
         inputs = gather(path, doc, explicit, options, settings, target, views, weights_seen)
         reports.append(lint(inputs, settings.rules))
     return Report(tuple(reports), transformers_version(), __version__, tuple(errors), fail_on, options.gate)
+
+
+def _one_drafter_per_repo(repo: str, paths: list[tuple[Path, bool]], project: ProjectConfig) -> None:
+    """--from-hub REPO compares with one repo: refuse, before any request, a tree of several drafters
+    that the project config does not map each to its own upstream."""
+    drafters = []
+    for path, explicit in paths:
+        if project.model_for(path) is not None:
+            continue
+        try:
+            doc = parse(files.read(path))
+        except PathError:
+            continue  # reported with the file later
+        if classify(doc, explicit)[0] != "skipped":
+            drafters.append(path)
+        if len(drafters) == 2:
+            raise UsageError(
+                f"--from-hub {repo} names one repo, but {files.display(drafters[0])} and "
+                f"{files.display(drafters[1])} are two drafters: check them one at a time, or map each to its "
+                "upstream in the project config ([[tool.dflash-cfg.models]])"
+            )
 
 
 class _Targets:

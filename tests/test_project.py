@@ -1,0 +1,135 @@
+"""The project config and the gates: what a team writes once so every check, hook and preflight knows
+what to accept, what fails, and where each drafter's trained values and target are."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, Result, write_config
+
+Run = Callable[..., Result]
+INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
+TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
+MIMO = FIXTURES / "upstream" / "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash" / "dflash"
+
+
+def rules(result: Result) -> set[str]:
+    return {f["rule"] for file in result.json()["files"] for f in file["findings"]}
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository of model dirs: the incident's stale drafter, its target, and a real MiMo drafter."""
+    shutil.copytree(INCIDENT, tmp_path / "models" / "stale")
+    shutil.copytree(TARGET, tmp_path / "models" / "target")
+    shutil.copytree(MIMO, tmp_path / "models" / "mimo")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_found_walking_up_from_the_checked_path(dflash: Run, project: Path) -> None:
+    (project / "dflash-cfg.toml").write_text('select = ["DF2"]\n')
+    assert rules(dflash("check", "models/stale", "--format", "json")) == {"DF205"}
+    assert "DF105" in rules(dflash("check", "models/stale", "--format", "json", "--isolated"))
+    # The command line wins over the project.
+    assert rules(dflash("check", "models/stale", "--format", "json", "--select", "DF105")) == {"DF105"}
+
+
+def test_pyproject_table_and_the_nearest_file_wins(dflash: Run, project: Path) -> None:
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.dflash-cfg]\nignore = ["DF1"]\n')
+    assert not {r for r in rules(dflash("check", "models/stale", "--format", "json")) if r.startswith("DF1")}
+    (project / "models" / "dflash-cfg.toml").write_text('select = ["DF205"]\n')
+    assert rules(dflash("check", "models/stale", "--format", "json")) == {"DF205"}
+    # A pyproject.toml without the table is no project config: the search goes on upward.
+    (project / "models" / "dflash-cfg.toml").unlink()
+    (project / "models" / "pyproject.toml").write_text('[project]\nname = "y"\n')
+    assert "DF205" in rules(dflash("check", "models/stale", "--format", "json"))
+
+
+def test_fail_on_and_per_file_ignores_decide_the_gate(dflash: Run, project: Path) -> None:
+    gate = dflash("check", "--gate", "models/stale", "models/mimo")
+    assert gate.code == 1 and "failed on warnings only" in gate.err
+    assert dflash("check", "models/stale", "models/mimo").code == 0  # plain check: ruff-like, errors only
+    (project / "dflash-cfg.toml").write_text(
+        '[per-file-ignores]\n"models/stale/config.json" = ["DF105", "DF205"]\n"models/mimo/" = ["DF105", "DF209"]\n'
+    )
+    checked = dflash("check", "--gate", "models/stale", "models/mimo", "--format", "json")
+    assert checked.code == 0, checked.err
+    assert not rules(checked) & {"DF105", "DF205", "DF209"}
+    (project / "dflash-cfg.toml").write_text('fail-on = "error"\n')
+    assert dflash("check", "--gate", "models/stale", "models/mimo").code == 0
+    assert dflash("check", "--gate", "--fail-on", "warning", "models/stale").code == 1  # the option wins
+
+
+def test_each_model_gets_its_target(dflash: Run, project: Path) -> None:
+    (project / "dflash-cfg.toml").write_text('[[models]]\npath = "models/stale"\ntarget = "models/target"\n')
+    result = dflash("check", "models", "--format", "json")
+    by_file = {f["path"]: {x["rule"] for x in f["findings"]} for f in result.json()["files"]}
+    assert "DF404" in by_file["models/stale/config.json"]  # the target's tokenizer was read for it
+    assert "DF404" not in by_file["models/mimo/config.json"]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('fail-on = "warnings"\n', 'fail-on: must be "error" or "warning"'),
+        ("selct = []\n", "selct: unknown key"),
+        ('select = "DF2"\n', "select: must be a list"),
+        ('[[models]]\nupstream = "a/b"\n', "models[0].path: is required"),
+        ('[[models]]\npath = "x"\nrevision = "v1"\n', "models[0].revision: needs upstream"),
+        ('[[models]]\npath = "x"\ncolour = 1\n', "models[0].colour: unknown key"),
+        ("[per-file-ignores]\n'a' = []\n", "per-file-ignores.a: must be a non-empty list"),
+        ("select = [\n", "not valid TOML"),
+    ],
+)
+def test_a_bad_project_config_is_a_one_line_usage_error(dflash: Run, project: Path, text: str, says: str) -> None:
+    (project / "dflash-cfg.toml").write_text(text)
+    result = dflash("check", "models/stale")
+    assert result.code == 2 and says in result.err and result.err.count("\n") == 1, result.err
+
+
+def test_config_option_names_the_file(dflash: Run, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere.toml"
+    other.write_text('select = ["DF205"]\n')
+    assert rules(dflash("check", "models/stale", "--config", other, "--format", "json")) == {"DF205"}
+    missing = dflash("check", "models/stale", "--config", tmp_path / "nope.toml")
+    assert missing.code == 2 and "nope.toml" in missing.err
+
+
+# --- refusing instead of answering wrongly ----------------------------------------------------------
+
+
+def test_a_drafter_is_not_a_target(dflash: Run, project: Path) -> None:
+    for command in (("check", "models/mimo"), ("fix", "models/mimo", "--dry-run")):
+        result = dflash(*command, "--target", "models/stale")
+        assert result.code == 2 and "is a DFlash drafter's config, not a target model's" in result.err, result.err
+    assert json.loads((project / "models" / "mimo" / "config.json").read_text())  # untouched
+
+
+def test_one_repo_for_a_tree_of_drafters_is_refused(dflash: Run, project: Path) -> None:
+    result = dflash("check", "models", "--from-hub", "z-lab/Qwen3.6-27B-DFlash")
+    assert result.code == 2 and "two drafters" in result.err and "[[tool.dflash-cfg.models]]" in result.err
+
+
+def test_json_is_one_document_even_on_exit_2(dflash: Run, project: Path) -> None:
+    result = dflash("check", "models/stale", "--select", "XX1", "--format", "json")
+    assert result.code == 2
+    doc = result.json()
+    assert doc["files"] == [] and doc["errors"] == ["unknown rule id XX1 (see `dflash-cfg rules`)"]
+
+
+def test_the_api_reports_the_gate_it_ran(project: Path) -> None:
+    import dflash_cfg
+
+    report = dflash_cfg.check(["models/stale"], gate=True)
+    assert report.gate and report.fail_on is dflash_cfg.Severity.WARNING
+    assert dflash_cfg.check(["models/stale"]).fail_on is dflash_cfg.Severity.ERROR
+
+
+def test_a_clean_drafter_passes_every_gate(dflash: Run, tmp_path: Path) -> None:
+    drafter = write_config(tmp_path / "clean")
+    assert dflash("check", "--gate", drafter).code == 0

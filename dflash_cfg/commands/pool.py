@@ -1,0 +1,60 @@
+"""One function over many inputs on every core: forked workers, results in input order.
+
+Workers are forked, so they start with everything the caller loaded before (transformers, the schema
+validator) instead of importing it again, and the function need not be picklable; only the results
+cross back. Where fork does not exist (Windows), everything stays in one process.
+
+`DFLASH_CFG_JOBS` sets the number of processes: 1 never starts a pool, N > 1 starts one of N workers
+whenever there are at least two inputs; unset (or 0), a pool of one worker per core is started for
+`THRESHOLD` inputs or more.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+# Below this many inputs one process is faster: starting the workers and sending the results back
+# cost more than the work they share (bench/bench.py measures both sides of it).
+THRESHOLD = 48
+MAX_CHUNK = 32
+
+_work: Callable[[int], Any] | None = None
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+def jobs(count: int) -> int:
+    """How many processes `count` inputs get (1: no pool)."""
+    if count < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    setting = os.environ.get("DFLASH_CFG_JOBS", "").strip()
+    if setting.isdigit() and int(setting) > 0:
+        return min(int(setting), count)
+    if count < THRESHOLD:
+        return 1
+    return min(cores(), count)
+
+
+def _call(i: int) -> Any:
+    assert _work is not None
+    return _work(i)
+
+
+def ordered_map(work: Callable[[int], Any], indices: Sequence[int], processes: int) -> Iterator[Any]:
+    """work(i) for each i, computed by `processes` forked workers, yielded in the order of `indices`."""
+    global _work
+    _work = work  # the workers inherit it through fork
+    try:
+        chunk = max(1, min(MAX_CHUNK, len(indices) // (processes * 4)))
+        with multiprocessing.get_context("fork").Pool(processes) as workers:
+            yield from workers.imap(_call, indices, chunksize=chunk)
+    finally:
+        _work = None

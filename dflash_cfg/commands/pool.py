@@ -11,7 +11,6 @@ whenever there are at least two inputs; unset (or 0), a pool of one worker per c
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -33,7 +32,7 @@ def cores() -> int:
 
 def jobs(count: int) -> int:
     """How many processes `count` inputs get (1: no pool)."""
-    if count < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if count < 2 or not hasattr(os, "fork"):
         return 1
     setting = os.environ.get("DFLASH_CFG_JOBS", "").strip()
     if setting.isdigit() and int(setting) > 0:
@@ -50,6 +49,8 @@ def _call(i: int) -> Any:
 
 def ordered_map(work: Callable[[int], Any], indices: Sequence[int], processes: int) -> Iterator[Any]:
     """work(i) for each i, computed by `processes` forked workers, yielded in the order of `indices`."""
+    import multiprocessing  # only a tree pays for it
+
     global _work
     _work = work  # the workers inherit it through fork
     try:

@@ -49,13 +49,18 @@ def _call(i: int) -> Any:
 
 def ordered_map(work: Callable[[int], Any], indices: Sequence[int], processes: int) -> Iterator[Any]:
     """work(i) for each i, computed by `processes` forked workers, yielded in the order of `indices`."""
+    import gc
     import multiprocessing  # only a tree pays for it
 
     global _work
     _work = work  # the workers inherit it through fork
+    # What is loaded now (transformers, the schema validator) lives as long as the workers: out of the
+    # collector's sight, a worker's collections neither walk it nor copy its pages.
+    gc.freeze()
     try:
         chunk = max(1, min(MAX_CHUNK, len(indices) // (processes * 4)))
         with multiprocessing.get_context("fork").Pool(processes) as workers:
             yield from workers.imap(_call, indices, chunksize=chunk)
     finally:
         _work = None
+        gc.unfreeze()

@@ -15,9 +15,10 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-# Below this many inputs one process is faster: starting the workers and sending the results back
-# cost more than the work they share (bench/bench.py measures both sides of it).
-THRESHOLD = 48
+# Below this many inputs one process is faster. Measured on 2 cores: a file costs about 1 ms (2-4 ms on
+# a busy machine), forking the workers after transformers is loaded and sending the results back about
+# 75 ms (100-200 ms busy), so two workers pay off from about 150 files; a busy machine has no spare core.
+THRESHOLD = 128
 MAX_CHUNK = 32
 
 _work: Callable[[int], Any] | None = None

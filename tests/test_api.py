@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +76,23 @@ def test_a_cold_check_loads_neither_the_writer_nor_deepdiff() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("[]"), out
+
+
+def test_the_fix_hook_on_an_unchanged_clean_file_answers_from_the_cache(tmp_path: Path) -> None:
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_bytes((UPSTREAM / "config.json").read_bytes())
+    hook = "['fix', '--yes', '--no-backup', '--no-lock', '--exit-non-zero-on-fix', '--min-severity', 'warning']"
+    code = (
+        "import sys, dflash_cfg.cli as c\n"
+        f"rc = c.run(c.cli, {hook} + [sys.argv[1]])\n"
+        "heavy = ('transformers', 'dflash_cfg.write.verified', 'dflash_cfg.write.lock', 'deepdiff',"
+        " 'dflash_cfg.jsondoc.textpatch')\n"
+        "print(rc, [m for m in heavy if m in sys.modules])\n"
+    )
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    check = [sys.executable, "-m", "dflash_cfg", "check", str(model)]
+    subprocess.run(check, capture_output=True, env=env, check=False)  # the check hook fills the cache
+    run = [sys.executable, "-c", code, str(model / "config.json")]
+    out = subprocess.run(run, capture_output=True, text=True, env=env, check=True).stdout
+    assert out.strip().splitlines()[-1] == "0 []", out

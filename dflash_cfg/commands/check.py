@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dflash_cfg import __version__
+from dflash_cfg.commands import pool
 from dflash_cfg.commands.common import (
     HubOptions,
     Views,
@@ -116,21 +118,29 @@ def check(options: CheckOptions) -> Report:
     paths = [(p, p == dirs[given] or p.parent == dirs[given]) for given, listed in found.items() for p in listed]
     views = Views(cached=not options.no_cache) if needs(rules, "effective") else None
     weights_seen: dict[Path, tuple[Weights | None, str | None]] = {}
-    reports: list[FileReport] = []
-    errors: list[str] = []
     if options.hub is not None and options.hub.repo:
         _one_drafter_per_repo(options.hub.repo, paths, project)
-    for path, explicit in paths:
+
+    def one(i: int) -> FileReport | str:
+        path, explicit = paths[i]
         try:
             raw = files.read(path)
         except PathError as exc:
-            errors.append(str(exc))
-            continue
+            return str(exc)
         settings = settings_for(path, options, rules)
-        doc = parse(raw)
         target = targets.get(settings.target) if settings.target is not None else None
-        inputs = gather(path, doc, explicit, options, settings, target, views, weights_seen)
-        reports.append(lint(inputs, settings.rules))
+        inputs = gather(path, parse(raw), explicit, options, settings, target, views, weights_seen)
+        return lint(inputs, settings.rules)
+
+    # Anything that may talk to the Hub stays in this process: --from-hub, a project upstream, a gate.
+    local = options.hub is None and not options.gate and not any(m.upstream for m in project.models)
+    reports: list[FileReport] = []
+    errors: list[str] = []
+    for outcome in _each(one, len(paths), parallel=local):
+        if isinstance(outcome, str):
+            errors.append(outcome)
+        else:
+            reports.append(outcome)
     return Report(tuple(reports), transformers_version(), __version__, tuple(errors), fail_on, options.gate)
 
 
@@ -168,6 +178,24 @@ class _Targets:
             assert found is not None  # a name always gives a target or an error
             self.seen[name] = found
         return self.seen[name]
+
+
+def _each(one: Callable[[int], FileReport | str], count: int, parallel: bool) -> Iterator[FileReport | str]:
+    """one(0), one(1), ... in order. A tree is spread over the cores: the first drafter is read here (it
+    loads transformers on a cache miss, builds the schema validator), then the rest go to forked workers,
+    which inherit all of that. Small inputs, and anything that talks to the Hub, stay in this process."""
+    done = 0
+    while done < count:
+        outcome = one(done)
+        done += 1
+        yield outcome
+        if not isinstance(outcome, str) and outcome.kind != "skipped":
+            break
+    jobs = pool.jobs(count - done) if parallel else 1
+    if jobs <= 1:
+        yield from (one(i) for i in range(done, count))
+    else:
+        yield from pool.ordered_map(one, range(done, count), jobs)
 
 
 def gather(

@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dflash_cfg import __version__
 from dflash_cfg.commands.common import (
@@ -19,15 +20,15 @@ from dflash_cfg.commands.common import (
 )
 from dflash_cfg.errors import PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
-from dflash_cfg.jsondoc.textpatch import apply_byte_edits, apply_to_text
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.linter import Inputs, lint
 from dflash_cfg.model import ByteEdit, Entry, HubFile, PatchOp, Severity, Source, Target
 from dflash_cfg.sources import files
 from dflash_cfg.sources.lockfile import lock_path, read_lock
 from dflash_cfg.sources.project import resolve as resolve_project
-from dflash_cfg.write.lock import record
-from dflash_cfg.write.verified import Written, write_verified
+
+if TYPE_CHECKING:  # the writer loads only when a plan is written: an unchanged file never needs it
+    from dflash_cfg.write.verified import Written
 
 MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the JSON parse); they settle fast
 
@@ -96,6 +97,8 @@ def mechanical(
         fixes = [f.fix for f in report.findings if f.fix is not None and f.fix.safe and f.severity >= min_severity]
         if not fixes:
             return current, tuple(applied)
+        from dflash_cfg.jsondoc.textpatch import apply_byte_edits, apply_to_text  # only when there is a fix
+
         byte_level = [fx for fx in fixes if fx.edits]
         if byte_level:  # below JSON (the BOM), so they go first and the rest is re-linted after them
             edits: list[ByteEdit] = [e for fx in byte_level for e in fx.edits]
@@ -128,6 +131,8 @@ def adopt_critical(path: Path, old: bytes, upstream: HubFile) -> Plan:
         raise UsageError(
             f"{path}: --only-critical needs both files to be JSON objects; without it, fix takes the upstream bytes"
         )
+    from dflash_cfg.jsondoc.textpatch import apply_to_text
+
     ops: list[PatchOp] = []
     applied = []
     for row in compare(mine, theirs):
@@ -162,6 +167,9 @@ class Outcome:
 
 def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
     """Write the plan through the verified writer and record it in the lock file."""
+    from dflash_cfg.write.lock import record
+    from dflash_cfg.write.verified import write_verified
+
     written = write_verified(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
     source = None if p.upstream is None else Source(p.upstream.repo, p.upstream.revision, p.upstream.commit)
     entry = record(p.path, written, source, __version__) if record_lock else None

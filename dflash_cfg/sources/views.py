@@ -25,6 +25,7 @@ from importlib import metadata
 from typing import Any
 
 from dflash_cfg.model import FIELDS, Effective
+from dflash_cfg.sources.construct import construct
 from dflash_cfg.sources.hfenv import import_hub
 
 
@@ -141,7 +142,7 @@ def view(raw: dict[str, Any], key: str | None = None) -> Effective:
         warnings.simplefilter("always")
         try:
             # from_dict writes into its argument in some versions: never hand it the linted data.
-            config = cls.from_dict(copy.deepcopy(raw))
+            config = construct(cls, copy.deepcopy(raw))
         except Exception as exc:  # noqa: BLE001 - v5 raises StrictDataclass*Error, 4.x ValueError/TypeError
             return Effective(version, None, _one_line(exc), _messages(capture.records, caught), name)
         values = {field: _read(config, field) for field in FIELDS}

@@ -1,0 +1,91 @@
+"""A tree checked by forked workers reads exactly as one process reads it: same bytes out, same order,
+same errors and exit code; and small inputs never start a pool."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, REAL_DATA, ROOT, Result, mutated, write_config
+
+from dflash_cfg.commands import pool
+
+
+def _tree(root: Path) -> Path:
+    """Every fixture and golden input, and variants of the real drafter, in nested dirs, plus a FIFO."""
+    inputs = sorted(FIXTURES.rglob("config.json")) + sorted((ROOT / "tests" / "golden" / "inputs").glob("*.json"))
+    for i, src in enumerate(inputs):
+        dest = root / f"org-{i % 3}" / f"m{i:02d}" / "config.json"
+        dest.parent.mkdir(parents=True)
+        shutil.copyfile(src, dest)
+    for i in range(40):
+        data = mutated(lambda d: None)
+        data.update(num_target_layers=20 + i, block_size=2 + i % 15)
+        if i % 7 == 0:
+            data.pop("use_sliding_window", None)
+        write_config(root / "variants" / f"v{i:02d}" / "checkpoint-1", data)
+    os.mkfifo(root / "org-0" / "zz-fifo-config.json")
+    (root / "org-0" / "zz").mkdir()
+    os.symlink(root / "org-0" / "zz-fifo-config.json", root / "org-0" / "zz" / "config.json")
+    return root
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "sarif"])
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_tree_reads_the_same_with_and_without_the_pool(
+    tmp_path: Path,
+    dflash: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: str,
+    cache: bool,
+) -> None:
+    tree = _tree(tmp_path / "tree")
+    args = ["check", tree, "--format", fmt, *([] if cache else ["--no-cache"])]
+    started: list[int] = []
+    real = pool.ordered_map
+
+    def spy(work: Callable[[int], object], indices: list[int], processes: int) -> Iterator[object]:
+        started.append(processes)
+        return real(work, indices, processes)
+
+    monkeypatch.setattr(pool, "ordered_map", spy)
+    monkeypatch.setenv("DFLASH_CFG_JOBS", "1")
+    one = dflash(*args)
+    assert started == []
+    monkeypatch.setenv("DFLASH_CFG_JOBS", "2")
+    two = dflash(*args)
+    assert started == [2]
+    monkeypatch.setenv("DFLASH_CFG_JOBS", "2")
+    again = dflash(*args)  # cache filled by the runs before (when on)
+    assert one == two == again
+    assert one.code == 2 and "not a regular file" in one.err
+    if fmt == "json":
+        assert len(one.json()["files"]) > 60
+
+
+def test_the_default_starts_a_pool_for_a_tree_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DFLASH_CFG_JOBS", raising=False)
+    monkeypatch.setattr(pool, "cores", lambda: 4)
+    assert pool.jobs(1) == 1
+    assert pool.jobs(pool.THRESHOLD - 1) == 1
+    assert pool.jobs(pool.THRESHOLD) == 4
+    monkeypatch.setenv("DFLASH_CFG_JOBS", "3")
+    assert pool.jobs(1) == 1  # never for a single file
+    assert pool.jobs(2) == 2
+    assert pool.jobs(100) == 3
+    monkeypatch.setenv("DFLASH_CFG_JOBS", "1")
+    assert pool.jobs(1000) == 1
+
+
+def test_a_single_file_never_starts_a_pool(
+    tmp_path: Path, dflash: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DFLASH_CFG_JOBS", "8")
+    monkeypatch.setattr(pool, "ordered_map", None)  # would fail if called
+    path = write_config(tmp_path / "m", REAL_DATA)
+    result = dflash("check", path, "--format", "json")
+    assert result.code in (0, 1) and json.loads(result.out)["summary"]["files"] == 1

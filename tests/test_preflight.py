@@ -212,3 +212,54 @@ def test_where_errors(dflash: Run, tmp_path: Path) -> None:
     assert missing.code == 2 and "hf download z-lab/not-downloaded" in missing.err
     assert dflash("where", str(tmp_path)).code == 2  # a dir without config.json
     assert dflash("where", "not a model").code == 2
+
+
+def test_docker_run_is_checked_through_its_mounts(dflash: Run, tmp_path: Path) -> None:
+    # The vLLM docs' docker shape (deployment/docker.md) with a host model dir mounted at /models.
+    d, t = pair(tmp_path, UPSTREAM)
+    docker = ["docker", "run", "--gpus", "all", "-v", f"{tmp_path}:/models:ro", "--ipc=host", "vllm/vllm-openai"]
+    good = dflash("preflight", "--", *docker, *vllm(f"/models/{t.name}", f"/models/{d.name}")[2:])
+    assert good.code == 0, good.err
+    assert f"target  /models/{t.name} -> {t / 'config.json'}" in good.out
+    bad = dflash("preflight", "--format", "json", "--", *docker, *vllm(f"/models/{t.name}", f"/models/{d.name}", 7)[2:])
+    assert bad.code == 1 and ("DF801", "error") in rules(bad)
+    unmounted = dflash("preflight", "--", *docker, *vllm("/opt/target", f"/models/{d.name}")[2:])
+    assert unmounted.code == 2 and "'/opt/target' is not under any bind mount" in unmounted.err
+    assert unmounted.err.count("\n") == 1
+
+
+def test_docker_hub_id_resolves_in_the_mounted_cache(dflash: Run, tmp_path: Path) -> None:
+    cache = tmp_path / "hfcache"
+    commit = "0" * 40
+    for repo, source in ((REPO, UPSTREAM.parent), (TARGET_REPO, TARGET)):
+        folder = cache / "hub" / f"models--{repo.replace('/', '--')}"
+        shutil.copytree(source, folder / "snapshots" / commit)
+        (folder / "refs").mkdir()
+        (folder / "refs" / "main").write_text(commit)
+    argv = ["docker", "run", "-v", f"{cache}:/root/.cache/huggingface", "lmsysorg/sglang:latest", "python3", "-m",
+            "sglang.launch_server", "--model-path", TARGET_REPO, "--speculative-algorithm", "DFLASH",
+            "--speculative-draft-model-path", REPO, "--speculative-num-draft-tokens", "16"]  # fmt: skip
+    result = dflash("preflight", "--", *argv)
+    assert result.code == 0, result.err
+    assert (
+        f"drafter {REPO} -> {cache}/hub/models--z-lab--Qwen3.6-27B-DFlash/snapshots/{commit}/config.json" in result.out
+    )
+
+
+def test_config_files_are_read(dflash: Run, tmp_path: Path) -> None:
+    # vLLM docs, configuration/serve_args.md: `vllm serve --config config.yaml`, the file naming the model.
+    d, t = pair(tmp_path, UPSTREAM)
+    config = tmp_path / "serve.yaml"
+    config.write_text(
+        f"model: {t}\nspeculative-config:\n  method: dflash\n  model: {d}\n  num_speculative_tokens: 7\n"
+        "tensor-parallel-size: 2\n"
+    )
+    result = dflash("preflight", "--format", "json", "--", "vllm", "serve", "--config", str(config))
+    assert result.code == 1 and ("DF801", "error") in rules(result)
+    # the command line wins over the file
+    assert dflash("preflight", "--", "vllm", "serve", "--config", str(config), *vllm(t, d)[3:]).code == 0
+    config.write_text("model: [unclosed\n")
+    broken = dflash("preflight", "--", "vllm", "serve", "--config", str(config))
+    assert broken.code == 2 and "not YAML" in broken.err and broken.err.count("\n") == 1
+    missing = dflash("preflight", "--", "vllm", "serve", "--config", str(tmp_path / "absent.yaml"))
+    assert missing.code == 2 and "cannot read" in missing.err

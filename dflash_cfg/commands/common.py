@@ -14,7 +14,7 @@ from dflash_cfg.lint.rules import ALL, Rule
 from dflash_cfg.model import Effective, HubFile, Target
 from dflash_cfg.sources import files
 from dflash_cfg.sources.cache import EffectiveCache, default_root
-from dflash_cfg.sources.hub import fetch_config, repo_from_cache_path
+from dflash_cfg.sources.hub import cache_root, fetch_config, repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
 from dflash_cfg.sources.target import TARGET_FILES, load_target
 from dflash_cfg.sources.where import model_dir
@@ -109,6 +109,11 @@ def repo_for(path: Path, hub: HubOptions) -> tuple[str, str]:
 
 def upstream_for(path: Path, hub: HubOptions) -> HubFile:
     repo, revision = repo_for(path, hub)
+    cached = repo_from_cache_path(path)
+    if hub.repo is None and hub.revision is None and cached is not None:
+        # A file in a cache snapshot, compared at that snapshot's commit: the cache it lives in holds the
+        # upstream copy (any cache: the user's, or one mounted into an engine's container).
+        return fetch_config(repo, revision, offline=hub.offline, cache_dir=cache_root(path))
     return fetch_config(repo, revision, offline=hub.offline)
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
-from dflash_cfg.errors import LaunchError, UsageError
-from dflash_cfg.lint.launch import Launch, parse_launch
+from dflash_cfg.errors import LaunchError, PathError, UsageError, WhereError
+from dflash_cfg.lint.launch import Container, Launch, parse_launch
 from dflash_cfg.model import Report, Severity
+from dflash_cfg.sources import files
 from dflash_cfg.sources.where import Location, locate
 
 
@@ -35,7 +38,7 @@ def run(
     """A gate: warnings fail unless the project relaxes it, and the drafter is compared with its upstream
     whenever the repo can be known (--from-hub, the project config, a cache snapshot, the lock)."""
     try:
-        launch = parse_launch(argv)
+        launch = parse_launch(argv, read_config)
     except LaunchError as exc:  # said with what it is about
         raise LaunchError(f"launch command: {exc}") from None
     if launch.drafter is None:
@@ -45,8 +48,11 @@ def run(
             f"the {launch.engine} command names no speculative method and its drafter "
             f"{launch.drafter!r} does not say dflash: is this a DFlash launch?"
         )
-    drafter = locate(launch.drafter, launch.drafter_revision)
-    target = locate(launch.target, launch.target_revision)
+    try:
+        drafter = _locate(launch, launch.drafter, launch.drafter_revision)
+        target = _locate(launch, launch.target, launch.target_revision)
+    except LaunchError as exc:
+        raise LaunchError(f"launch command: {exc}") from None
     options = CheckOptions(
         (str(drafter.config),),
         str(target.model_dir),
@@ -61,3 +67,48 @@ def run(
     )
     report = check(options)
     return Preflight(launch, drafter, target, report)
+
+
+CONFIG_MAX_BYTES = 1024 * 1024  # an engine's YAML config is a few hundred bytes
+
+
+def read_config(path: str) -> Any:
+    """The YAML of an engine's `--config FILE` (a path on this host), as the engines load it."""
+    import yaml
+
+    try:
+        raw = files.read(Path(path), CONFIG_MAX_BYTES)
+    except PathError as exc:
+        raise LaunchError(f"--config {path!r}: {exc}") from None
+    if len(raw) > CONFIG_MAX_BYTES:
+        raise LaunchError(f"--config {path!r}: larger than {CONFIG_MAX_BYTES} bytes, not an engine config")
+    try:
+        return yaml.safe_load(raw.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
+        raise LaunchError(f"--config {path!r}: not YAML ({' '.join(str(exc).split())[:160]})") from None
+
+
+def _locate(launch: Launch, name: str, revision: str | None) -> Location:
+    """A model argument found where the engine will find it: on this host, or through the container's
+    bind mounts (a path) and its mounted Hugging Face cache (a Hub id)."""
+    if launch.container is None:
+        return locate(name, revision)
+    if name.startswith("/"):
+        return locate(launch.container.host_path(name), None)
+    if name.count("/") != 1 or name.startswith((".", "~")):
+        raise LaunchError(f"container model {name!r}: neither an absolute container path nor a Hub id (org/name)")
+    return _from_container_cache(launch.container, name, revision or "main")
+
+
+def _from_container_cache(container: Container, repo: str, revision: str) -> Location:
+    from huggingface_hub import try_to_load_from_cache
+
+    cache = container.hub_cache()
+    host = container.host_path(cache)
+    found = try_to_load_from_cache(repo, "config.json", cache_dir=host, revision=revision)
+    if not isinstance(found, str):
+        raise WhereError(
+            f"{repo}@{revision}: no config.json in the container's Hugging Face cache {cache} (on this host"
+            f" {host}); the engine would download it (download it into that cache first), or mount a local path"
+        )
+    return locate(str(Path(found).parent), None)

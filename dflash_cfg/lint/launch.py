@@ -36,8 +36,19 @@ SGLang (`python/sglang/srt/server_args.py`, `python/sglang/launch_server.py`, `p
     `--speculative-draft-model`, `--speculative-draft-model-revision`, `--speculative-num-draft-tokens`,
     `--tp-size`/`--tensor-parallel-size`, and `--tp`, which argparse accepts as the unique prefix of
     `--tp-size` (abbreviations in general are not resolved here).
-Both: leading `NAME=value` assignments and `env [-i] [-u NAME] NAME=value ...` are skipped; `--config FILE`
-(options read from YAML) is refused, since a pure parser cannot see them.
+Both: `--config FILE` (YAML) is read through the `read_config` callback, as each engine merges it: vLLM
+  (`FlexibleArgumentParser._pull_args_from_config`) after the model and before the other options,
+  SGLang (`ConfigArgumentMerger`) before every option; the command line wins. `--config=FILE` is refused
+  (neither engine loads the file written that way), as is a second `--config`.
+  vLLM before 0.8: `--speculative-model`, `--num-speculative-tokens`, `--speculative-draft-tensor-parallel-size`.
+  vLLM refuses `vllm serve --opt ... --served-model-name ...` with no model first; so does this parser.
+Wrappers (each refused on an option it does not know, since the wrapped command's start is then unknown):
+  leading `NAME=value`, `env [-i] [-u NAME] NAME=value`, `nohup`, `numactl [options]`, `uv run [options]
+  [-m MODULE]`, `torchrun`/`python -m torch.distributed.run [options] (-m MODULE | --no-python PROGRAM)`,
+  and `docker run [options] IMAGE [ARGS]`: vllm/vllm-openai (latest, nightly: ENTRYPOINT vllm serve; other
+  tags and platform images are read both as `vllm serve` and as the api_server module, and must agree),
+  lmsysorg/sglang (ARGS are the command), or any image with `--entrypoint`. `-v`/`--mount` binds map
+  container paths back to host paths (`Container.host_path`); `-e` gives the container's HF cache.
 
 Options this module does not know are skipped. The rule for the tokens after one (`--foo x`): an unknown
 option may be a flag or take values, so the bare tokens right after it are read as its values whenever
@@ -51,7 +62,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -72,6 +83,9 @@ ALGORITHM = "algorithm"
 DRAFT = "draft"
 DRAFT_REVISION = "draft_revision"
 DRAFT_TOKENS = "draft_tokens"
+OLD_MODEL = "old_model"
+OLD_TOKENS = "old_tokens"
+DRAFT_TP = "draft_tp"
 
 # Arity: FLAG takes nothing, VALUE exactly one token, MANY every bare token that follows (nargs="+").
 FLAG, VALUE, MANY = 0, 1, 2
@@ -89,9 +103,20 @@ _VLLM: dict[str, tuple[str, int]] = {
     "--spec-model": (SPEC_MODEL, VALUE),
     "--spec-tokens": (SPEC_TOKENS, VALUE),
     "--config": (CONFIG, VALUE),
+    # Before vLLM 0.8 (vllm/engine/arg_utils.py of 0.6-0.7): the drafter and its drafts as flat options.
+    "--speculative-model": (OLD_MODEL, VALUE),
+    "--num-speculative-tokens": (OLD_TOKENS, VALUE),
+    "--speculative-draft-tensor-parallel-size": (DRAFT_TP, VALUE),
+    "-spec-draft-tp": (DRAFT_TP, VALUE),
     **{
         name: ("", VALUE)
         for name in (
+            "--speculative-model-quantization",
+            "--speculative-max-model-len",
+            "--speculative-disable-by-batch-size",
+            "--ngram-prompt-lookup-max",
+            "--ngram-prompt-lookup-min",
+            "--spec-decoding-acceptance-method",
             "--tokenizer",
             "--tokenizer-revision",
             "--code-revision",
@@ -148,6 +173,7 @@ _VLLM: dict[str, tuple[str, int]] = {
             "--async-scheduling",
             "--no-async-scheduling",
             "--grpc",
+            "--speculative-disable-mqa-scorer",
         )
     },
 }
@@ -215,9 +241,78 @@ _SGLANG: dict[str, tuple[str, int]] = {
     },
 }
 
+# Wrappers before the engine: option -> FLAG or VALUE, from each tool's own --help. An option not listed
+# is refused: without its arity the start of the wrapped command is unknown.
+_NUMACTL: dict[str, int] = {
+    **dict.fromkeys(
+        ("--interleave", "-i", "--preferred", "-p", "--preferred-many", "-P", "--membind", "-m", "--cpunodebind",
+         "-N", "--physcpubind", "-C", "--weighted-interleave", "-w"),
+        VALUE,
+    ),
+    **dict.fromkeys(("--localalloc", "-l", "--all", "-a", "--balancing", "-b"), FLAG),
+}  # fmt: skip
+_UV_RUN: dict[str, int] = {
+    **dict.fromkeys(
+        ("--with", "-w", "--with-editable", "--with-requirements", "--python", "-p", "--extra", "--group",
+         "--only-group", "--no-group", "--package", "--env-file", "--project", "--directory", "--index",
+         "--default-index", "--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--index-strategy",
+         "--resolution", "--prerelease", "--exclude-newer", "--link-mode", "--config-setting", "-C", "--cache-dir",
+         "--config-file", "--color", "--refresh-package", "--reinstall-package", "--upgrade-package", "-P",
+         "--no-binary-package", "--no-build-package", "--keyring-provider", "--allow-insecure-host",
+         "--python-platform", "--no-extra"),
+        VALUE,
+    ),
+    **dict.fromkeys(
+        ("--module", "-m", "--all-extras", "--no-dev", "--dev", "--only-dev", "--all-groups", "--frozen", "--locked",
+         "--no-sync", "--isolated", "--active", "--no-project", "--no-config", "--offline", "--no-cache", "-n",
+         "--quiet", "-q", "--verbose", "-v", "--no-env-file", "--no-editable", "--exact", "--refresh",
+         "--reinstall", "--upgrade", "-U", "--compile-bytecode", "--no-build-isolation", "--managed-python",
+         "--no-managed-python", "--no-python-downloads", "--native-tls", "--no-progress", "--preview",
+         "--no-build", "--no-binary"),
+        FLAG,
+    ),
+}  # fmt: skip
+# torch.distributed.run (torchrun); `_` spellings are read as `-`, as torchrun registers both.
+_TORCHRUN: dict[str, int] = {
+    **dict.fromkeys(
+        ("--nnodes", "--nproc-per-node", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--rdzv-conf",
+         "--max-restarts", "--monitor-interval", "--start-method", "--role", "--node-rank", "--master-addr",
+         "--master-port", "--local-addr", "--log-dir", "--redirects", "-r", "--tee", "-t", "--local-ranks-filter",
+         "--logs-specs"),
+        VALUE,
+    ),
+    **dict.fromkeys(("--standalone", "--module", "-m", "--no-python", "--run-path"), FLAG),
+}  # fmt: skip
+_DOCKER: dict[str, int] = {
+    **dict.fromkeys(
+        ("-a", "--attach", "-c", "--cpu-shares", "-e", "--env", "-h", "--hostname", "-l", "--label", "-m", "--memory",
+         "-p", "--publish", "-u", "--user", "-v", "--volume", "-w", "--workdir", "--add-host", "--annotation",
+         "--blkio-weight", "--blkio-weight-device", "--cap-add", "--cap-drop", "--cgroup-parent", "--cgroupns",
+         "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-rt-period", "--cpu-rt-runtime", "--cpus",
+         "--cpuset-cpus", "--cpuset-mems", "--detach-keys", "--device", "--device-cgroup-rule", "--device-read-bps",
+         "--device-read-iops", "--device-write-bps", "--device-write-iops", "--dns", "--dns-option",
+         "--dns-search", "--domainname", "--entrypoint", "--env-file", "--expose", "--gpus", "--group-add",
+         "--health-cmd", "--health-interval", "--health-retries", "--health-start-interval",
+         "--health-start-period", "--health-timeout", "--ip", "--ip6", "--ipc", "--isolation", "--kernel-memory",
+         "--label-file", "--link", "--link-local-ip", "--log-driver", "--log-opt", "--mac-address",
+         "--memory-reservation", "--memory-swap", "--memory-swappiness", "--mount", "--name", "--network", "--net",
+         "--network-alias", "--oom-score-adj", "--pid", "--pids-limit", "--platform", "--pull", "--restart",
+         "--runtime", "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt",
+         "--sysctl", "--tmpfs", "--ulimit", "--userns", "--uts", "--volume-driver", "--volumes-from"),
+        VALUE,
+    ),
+    **dict.fromkeys(
+        ("-d", "--detach", "-i", "--interactive", "-t", "--tty", "-P", "--publish-all", "-q", "--quiet", "--rm",
+         "--init", "--privileged", "--read-only", "--no-healthcheck", "--oom-kill-disable", "--sig-proxy",
+         "--disable-content-trust", "--use-api-socket"),
+        FLAG,
+    ),
+}  # fmt: skip
+
 API_SERVER = "vllm.entrypoints.openai.api_server"
 VLLM_CLI = "vllm.entrypoints.cli.main"
 SGLANG_SERVER = "sglang.launch_server"
+TORCHRUN = "torch.distributed.run"
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _PYTHON = re.compile(r"python[0-9.]*")
@@ -240,6 +335,8 @@ class Launch:
     num_draft_tokens: int | None  # SGLang: --speculative-num-draft-tokens
     tensor_parallel_size: int  # default 1
     argv: tuple[str, ...]  # the command as given
+    config_file: str | None = None  # the `--config FILE` whose options were read, as given
+    container: Container | None = None  # `docker run`: the container the engine runs in
 
     @property
     def environment(self) -> tuple[tuple[str, str], ...]:
@@ -248,8 +345,83 @@ class Launch:
 
     @property
     def command(self) -> tuple[str, ...]:
-        """What --exec runs: the program that was parsed (or `env`, as given) and its arguments."""
+        """What --exec runs: the whole command as given (wrappers and `docker run` included), after the
+        leading assignments."""
         return self.argv[_assignments(self.argv) :]
+
+
+@dataclass(frozen=True)
+class Mount:
+    host: str | None  # the host directory of a bind mount; None for a named or anonymous volume
+    container: str  # absolute, normalised
+    volume: str | None = None  # the volume's name (or kind), when it is not a bind mount
+
+
+@dataclass(frozen=True)
+class Container:
+    """What `docker run` says about the engine's file system: the check runs on the host, so container
+    paths are mapped back through the bind mounts (the most specific mount wins, as in the container)."""
+
+    image: str
+    mounts: tuple[Mount, ...]
+    environment: tuple[tuple[str, str | None], ...]  # -e NAME=value (None: `-e NAME`, the host's value)
+    workdir: str | None
+    user: bool  # -u/--user given: the home directory (and so the default HF cache) is not known
+    env_file: bool  # --env-file given: variables not on the command line
+    entrypoint_known: bool | None = True  # False: a vllm/vllm-openai image without --entrypoint
+
+    def host_path(self, path: str) -> str:
+        """The host path of a container path; LaunchError when no bind mount covers it."""
+        if not path.startswith("/"):
+            where = f"the working directory {self.workdir}" if self.workdir else "the image's working directory"
+            raise LaunchError(f"container path {_quote(path)} is relative (to {where}); use an absolute path")
+        normal = "/" + "/".join(p for p in path.split("/") if p not in ("", "."))
+        if any(p == ".." for p in normal.split("/")):
+            raise LaunchError(f"container path {_quote(path)}: '..' is not followed here")
+        best: Mount | None = None
+        for mount in self.mounts:
+            inside = mount.container == "/" or normal == mount.container or normal.startswith(mount.container + "/")
+            if inside and (best is None or len(mount.container) >= len(best.container)):
+                best = mount
+        if best is None:
+            shown = ", ".join(f"{m.host or m.volume or '(anonymous)'}:{m.container}" for m in self.mounts) or "none"
+            raise LaunchError(
+                f"container path {_quote(path)} is not under any bind mount of the docker run (mounts: {shown});"
+                f" add -v HOST_DIR:{_parent(normal)} so the host copy can be checked"
+            )
+        if best.host is None:
+            raise LaunchError(
+                f"container path {_quote(path)} is in the volume {_quote(best.volume or '(anonymous)')} at"
+                f" {best.container}, not in a host directory that can be checked; bind-mount a host dir"
+            )
+        rest = normal[len(best.container) :].lstrip("/") if best.container != "/" else normal.lstrip("/")
+        return best.host.rstrip("/") + "/" + rest if rest else best.host
+
+    def hub_cache(self) -> str:
+        """The container's Hugging Face hub cache (where it resolves a Hub id), as a container path."""
+        env = dict(self.environment)
+        for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+            if name in env and env[name] is None:
+                raise LaunchError(f"-e {name}: its value comes from the host environment; give it as {name}=...")
+        if env.get("HF_HUB_CACHE"):
+            return str(env["HF_HUB_CACHE"])
+        if env.get("HUGGINGFACE_HUB_CACHE"):
+            return str(env["HUGGINGFACE_HUB_CACHE"])
+        if self.env_file:
+            raise LaunchError("docker run --env-file: the Hugging Face cache location may be set there; use -e")
+        if env.get("HF_HOME"):
+            return str(env["HF_HOME"]).rstrip("/") + "/hub"
+        if self.user:
+            raise LaunchError(
+                "docker run --user: the container's home (its default Hugging Face cache) is not known;"
+                " set -e HF_HOME=... or pass a mounted model path"
+            )
+        base = str(env["XDG_CACHE_HOME"]).rstrip("/") if env.get("XDG_CACHE_HOME") else "/root/.cache"
+        return base + "/huggingface/hub"
+
+
+def _parent(path: str) -> str:
+    return path.rsplit("/", 1)[0] or "/"
 
 
 @dataclass(frozen=True)
@@ -261,26 +433,88 @@ class _Args:
     positional: str | None  # the model positional (`vllm serve`)
 
 
-def parse_launch(argv: Sequence[str]) -> Launch:
-    """Find the engine, target, drafter and drafts per step in a launch command (argv, already unquoted)."""
+def parse_launch(argv: Sequence[str], read_config: ConfigReader | None = None) -> Launch:
+    """Find the engine, target, drafter and drafts per step in a launch command (argv, already unquoted).
+
+    `read_config(path)` returns the parsed YAML of a `--config FILE` (the path as this host sees it, after
+    the container's mounts); without it a `--config` is refused, so that this function alone stays pure.
+    """
     args = tuple(argv)
-    start = _skip_environment(args)
-    if start >= len(args):
-        raise LaunchError("empty launch command" if not args else "no command after the environment assignments")
-    program = _basename(args[start])
-    if program == "vllm":
-        return _vllm(args, _subcommand(args, start + 1, "vllm"), serve=True)
-    if program == "sglang":
-        return _sglang(args, _subcommand(args, start + 1, "sglang"), serve=True)
-    if _PYTHON.fullmatch(program):
-        module, rest = _python_module(args, start + 1)
-        if module == API_SERVER:
-            return _vllm(args, rest, serve=False)
-        if module == VLLM_CLI:
-            return _vllm(args, _subcommand(args, rest, f"python -m {VLLM_CLI}"), serve=True)
-        if module == SGLANG_SERVER:
-            return _sglang(args, rest, serve=False)
-    raise LaunchError(f"not a vLLM or SGLang launch command: {_show(args[start:])}")
+    if not args:
+        raise LaunchError("empty launch command")
+    command, container = _unwrap(args)
+    if not command:
+        raise LaunchError("no command after the environment assignments")
+    if container is not None and container.entrypoint_known is False:
+        # The vllm/vllm-openai images start `vllm serve` (recent) or the api_server module (older): read
+        # the arguments both ways and accept only what both read alike.
+        serve = _engine(args, ("vllm", "serve", *command), container, read_config)
+        assert serve is not None
+        api = _engine(args, ("python3", "-m", API_SERVER, *command), container, read_config, quiet=True)
+        if api is None or _fields(api) != _fields(serve):
+            raise LaunchError(
+                f"{container.image}: the entrypoint of this image tag is 'vllm serve' or the api_server module"
+                " (which ignores a positional model) depending on its version, and the two read these"
+                " arguments differently; pass the model with --model, or the program with --entrypoint"
+            )
+        return serve
+    launch = _engine(args, command, container, read_config)
+    assert launch is not None
+    return launch
+
+
+ConfigReader = Callable[[str], Any]
+
+
+def _engine(
+    argv: tuple[str, ...],
+    command: Sequence[str],
+    container: Container | None,
+    read_config: ConfigReader | None,
+    quiet: bool = False,
+) -> Launch | None:
+    """The engine command (the program and its arguments, wrappers removed) read; quiet: None on error."""
+    try:
+        context = _Context(argv, container, read_config)
+        cmd = tuple(command)
+        program = _basename(cmd[0])
+        if program == "vllm":
+            return _vllm(context, cmd[_subcommand(cmd, 1, "vllm") :], serve=True)
+        if program == "sglang":
+            return _sglang(context, cmd[_subcommand(cmd, 1, "sglang") :], serve=True)
+        if _PYTHON.fullmatch(program):
+            module, rest = _python_module(cmd, 1)
+            if module == API_SERVER:
+                return _vllm(context, cmd[rest:], serve=False)
+            if module == VLLM_CLI:
+                return _vllm(context, cmd[_subcommand(cmd, rest, f"python -m {VLLM_CLI}") :], serve=True)
+            if module == SGLANG_SERVER:
+                return _sglang(context, cmd[rest:], serve=False)
+        raise LaunchError(f"not a vLLM or SGLang launch command: {_show(cmd)}")
+    except LaunchError:
+        if quiet:
+            return None
+        raise
+
+
+def _fields(launch: Launch) -> tuple[Any, ...]:
+    return (
+        launch.target,
+        launch.target_revision,
+        launch.drafter,
+        launch.drafter_revision,
+        launch.method,
+        launch.num_speculative_tokens,
+        launch.tensor_parallel_size,
+        launch.config_file,
+    )
+
+
+@dataclass(frozen=True)
+class _Context:
+    argv: tuple[str, ...]  # the whole command as given
+    container: Container | None
+    read_config: ConfigReader | None
 
 
 # --- command head ---------------------------------------------------------------------------------
@@ -298,28 +532,248 @@ def _assignments(args: Sequence[str]) -> int:
     return i
 
 
-def _skip_environment(args: tuple[str, ...]) -> int:
-    """Index of the program after `NAME=value` assignments and `env [options] NAME=value ...`."""
-    i = 0
-    while i < len(args):
-        if _ASSIGNMENT.fullmatch(args[i]):
-            i += 1
-        elif _basename(args[i]) == "env":
-            i += 1
-            while i < len(args):
-                token = args[i]
-                if _ASSIGNMENT.fullmatch(token) or token in ("-i", "--ignore-environment", "-", "-0", "--null"):
-                    i += 1
-                elif token in ("-u", "--unset", "-C", "--chdir"):
-                    i += 2
-                elif token.startswith(("--unset=", "--chdir=")) or (token[:2] in ("-u", "-C") and len(token) > 2):
-                    i += 1
-                else:
-                    i += token == "--"
-                    break
+def _unwrap(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container | None]:
+    """The engine command inside the wrappers, and the container it runs in (docker run)."""
+    command: tuple[str, ...] = args
+    container: Container | None = None
+    while command:
+        head = command[0]
+        program = _basename(head)
+        if _ASSIGNMENT.fullmatch(head):
+            command = command[1:]
+        elif program == "env":
+            command = command[_env(command, 1) :]
+        elif program == "nohup":
+            command = command[1 + (command[1:2] == ("--",)) :]
+        elif program == "numactl":
+            command = command[_options(command, 1, _NUMACTL, "numactl") :]
+        elif program == "uv" and command[1:2] == ("run",):
+            i, module = _uv_run(command)
+            command = ("python", "-m", *command[i:]) if module else command[i:]
+        elif program == "torchrun" or (_PYTHON.fullmatch(program) and _python_module(command, 1)[0] == TORCHRUN):
+            command = _torchrun(command, 1 if program == "torchrun" else _python_module(command, 1)[1])
+        elif program in ("docker", "podman") and command[1:2] in (("run",), ("container",)):
+            if container is not None:
+                raise LaunchError(f"{head}: a container command inside a container command")
+            command, container = _docker(command)
+            if container.entrypoint_known is False:
+                return command, container
         else:
             break
+    return command, container
+
+
+def _env(args: tuple[str, ...], i: int) -> int:
+    """Index of the program after `env [options] NAME=value ...`."""
+    while i < len(args):
+        token = args[i]
+        if _ASSIGNMENT.fullmatch(token) or token in ("-i", "--ignore-environment", "-", "-0", "--null"):
+            i += 1
+        elif token in ("-u", "--unset", "-C", "--chdir"):
+            i += 2
+        elif token.startswith(("--unset=", "--chdir=")) or (token[:2] in ("-u", "-C") and len(token) > 2):
+            i += 1
+        else:
+            return i + (token == "--")
     return i
+
+
+def _options(args: tuple[str, ...], i: int, table: dict[str, int], program: str) -> int:
+    """Index after the options of a wrapper (`table`: option -> FLAG or VALUE); unknown options refused."""
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            return i + 1
+        if not token.startswith("-") or token == "-":
+            return i
+        name, eq, _ = token.partition("=")
+        if name.startswith("--"):
+            arity = table.get(name)
+            if arity is None:
+                raise LaunchError(f"{program} {name}: option not understood; cannot tell where the command starts")
+            i += 1 if (eq or arity == FLAG) else 2
+            continue
+        # short options, clustered (`-itd`) or with the value attached (`-N0`, `-v/a:/b`)
+        for k, letter in enumerate(token[1:], start=1):
+            arity = table.get("-" + letter)
+            if arity is None:
+                raise LaunchError(f"{program} -{letter}: option not understood; cannot tell where the command starts")
+            if arity == VALUE:
+                i += 1 if k + 1 < len(token) else 2
+                break
+        else:
+            i += 1
+    if i > len(args):
+        raise LaunchError(f"{program} {args[-1]}: expects a value")
+    return i
+
+
+def _uv_run(args: tuple[str, ...]) -> tuple[int, bool]:
+    """Index of the command after `uv run [options]`, and whether `-m/--module` made it a module."""
+    module = any(a in ("-m", "--module") for a in args[2 : _options(args, 2, _UV_RUN, "uv run")])
+    return _options(args, 2, _UV_RUN, "uv run"), module
+
+
+def _torchrun(args: tuple[str, ...], i: int) -> tuple[str, ...]:
+    """The program a torchrun launcher starts: `-m MODULE`, `--no-python PROGRAM`, or a script (refused)."""
+    normal = tuple(a.replace("_", "-") if a.startswith("--") and "=" not in a else a for a in args)
+    end = _options(normal, i, _TORCHRUN, "torchrun")
+    flags = set(normal[i:end])
+    rest = args[end:]
+    if not rest:
+        raise LaunchError("torchrun: no program to run")
+    if flags & {"-m", "--module"}:
+        return ("python", "-m", *rest)
+    if "--no-python" in flags:
+        return rest
+    raise LaunchError(f"torchrun {_quote(rest[0])}: a script, not a vLLM or SGLang launch; use -m MODULE")
+
+
+def _docker(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container]:
+    """`docker run [options] IMAGE [ARGS]`: the command the container runs, and its mounts and environment."""
+    i = 2 if args[1] == "run" else 3
+    if args[1] == "container" and args[2:3] != ("run",):
+        raise LaunchError(f"{_show(args[:3])}: not 'docker run'")
+    mounts: list[Mount] = []
+    environment: dict[str, str | None] = {}
+    entrypoint: str | None = None
+    workdir: str | None = None
+    user = env_file = False
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            i += 1
+            break
+        if not token.startswith("-") or token == "-":
+            break
+        name, eq, inline = token.partition("=")
+        if name.startswith("--"):
+            arity = _DOCKER.get(name)
+            if arity is None:
+                raise LaunchError(f"docker run {name}: option not understood; cannot tell where the image is")
+            if arity == FLAG:
+                i += 1
+                continue
+            if eq:
+                value, i = inline, i + 1
+            elif i + 1 < len(args):
+                value, i = args[i + 1], i + 2
+            else:
+                raise LaunchError(f"docker run {name}: expects a value")
+        else:
+            value = None
+            for k, letter in enumerate(token[1:], start=1):
+                arity = _DOCKER.get("-" + letter)
+                if arity is None:
+                    raise LaunchError(f"docker run -{letter}: option not understood; cannot tell where the image is")
+                if arity == VALUE:
+                    name = "-" + letter
+                    if k + 1 < len(token):
+                        value, i = token[k + 1 :].removeprefix("="), i + 1
+                    elif i + 1 < len(args):
+                        value, i = args[i + 1], i + 2
+                    else:
+                        raise LaunchError(f"docker run {name}: expects a value")
+                    break
+            else:
+                i += 1
+                continue
+        assert value is not None
+        if name in ("-v", "--volume"):
+            mounts.append(_volume(value))
+        elif name == "--mount":
+            mounts.append(_mount(value))
+        elif name in ("-e", "--env"):
+            key, eq_, val = value.partition("=")
+            environment[key] = val if eq_ else None
+        elif name == "--env-file":
+            env_file = True
+        elif name == "--entrypoint":
+            entrypoint = value
+        elif name in ("-w", "--workdir"):
+            workdir = value
+        elif name in ("-u", "--user"):
+            user = True
+        elif name == "--volumes-from":
+            raise LaunchError("docker run --volumes-from: the mounts it brings are not on the command line")
+    if i >= len(args):
+        raise LaunchError("docker run: no image given")
+    image, rest = args[i], args[i + 1 :]
+    repository = _image_repository(image)
+    known: bool | None = True
+    if entrypoint is not None:
+        if not entrypoint:
+            raise LaunchError("docker run --entrypoint '': the image's command is not on the command line")
+        command: tuple[str, ...] = (entrypoint, *rest)
+    elif repository == "vllm/vllm-openai" and _image_tag(image) in (None, "latest", "nightly"):
+        command = ("vllm", "serve", *rest)  # docker/Dockerfile of vLLM main: ENTRYPOINT ["vllm", "serve"]
+    elif repository.startswith("vllm/vllm-openai"):
+        command, known = rest, False  # a versioned or platform image: the entrypoint depends on it
+    elif repository.startswith("lmsysorg/sglang"):
+        command = rest
+        if not command:
+            raise LaunchError(f"{image}: no command after the image (the SGLang images take the whole command)")
+    else:
+        raise LaunchError(
+            f"docker image {_quote(image)}: its entrypoint is not known here (the vllm/vllm-openai and"
+            " lmsysorg/sglang images are); pass --entrypoint with the program"
+        )
+    container = Container(image, tuple(mounts), tuple(environment.items()), workdir, user, env_file, known)
+    return command, container
+
+
+def _volume(value: str) -> Mount:
+    """`-v HOST:CONTAINER[:OPTIONS]`, `-v NAME:CONTAINER` (a named volume), `-v CONTAINER` (anonymous)."""
+    parts = value.split(":")
+    if len(parts) == 1:
+        return Mount(None, _container_dir("-v", parts[0]))
+    if len(parts) > 3:
+        raise LaunchError(f"-v {_quote(value)}: not HOST:CONTAINER[:OPTIONS]")
+    source, target = parts[0], parts[1]
+    is_path = source.startswith(("/", ".", "~"))
+    return Mount(source if is_path else None, _container_dir("-v", target), None if is_path else source)
+
+
+def _mount(value: str) -> Mount:
+    """`--mount type=bind,source=HOST,target=CONTAINER[,readonly]` (volume and tmpfs mounts have no host dir)."""
+    if '"' in value:
+        raise LaunchError(f"--mount {_quote(value)}: quoted fields are not read here")
+    fields: dict[str, str] = {}
+    for part in value.split(","):
+        key, _, val = part.partition("=")
+        fields[key.strip()] = val
+    kind = fields.get("type", "volume")
+    source = fields.get("source", fields.get("src"))
+    target = fields.get("target", fields.get("destination", fields.get("dst")))
+    if target is None:
+        raise LaunchError(f"--mount {_quote(value)}: no target")
+    if kind == "bind":
+        if not source:
+            raise LaunchError(f"--mount {_quote(value)}: a bind mount without source")
+        return Mount(source, _container_dir("--mount", target))
+    return Mount(None, _container_dir("--mount", target), source or kind)
+
+
+def _container_dir(option: str, path: str) -> str:
+    if not path.startswith("/"):
+        raise LaunchError(f"{option}: container path {_quote(path)} is not absolute")
+    return "/" + path.strip("/") if path.strip("/") else "/"
+
+
+def _image_tag(image: str) -> str | None:
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else None
+
+
+def _image_repository(image: str) -> str:
+    """`registry/org/name:tag@digest` -> `org/name` for Docker Hub images, else the reference sans tag."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)
+    if ":" in last[-1]:
+        name = name[: len(name) - len(last[-1])] + last[-1].split(":", 1)[0]
+    for prefix in ("docker.io/", "index.docker.io/", "registry-1.docker.io/"):
+        name = name.removeprefix(prefix)
+    return name.removeprefix("library/")
 
 
 def _subcommand(args: tuple[str, ...], i: int, program: str) -> int:
@@ -453,13 +907,6 @@ def _last(found: _Args, canonical: str) -> tuple[str, str] | None:
     return values[-1] if values else None
 
 
-def _refuse_config(found: _Args) -> None:
-    if (config := _last(found, CONFIG)) is not None:
-        raise LaunchError(
-            f"{config[0]}: options in {_quote(config[1])} cannot be checked; put them on the command line"
-        )
-
-
 def _positive_int(option: str, text: str) -> int:
     if not _DIGITS.fullmatch(text) or int(text) < 1:
         raise LaunchError(f"{option}: expected a positive integer, got {_quote(text)}")
@@ -474,9 +921,13 @@ def _tensor_parallel(found: _Args) -> int:
 # --- vLLM -----------------------------------------------------------------------------------------
 
 
-def _vllm(argv: tuple[str, ...], start: int, *, serve: bool) -> Launch:
-    found = _scan(argv[start:], _VLLM, engine="vllm", positional=serve)
-    _refuse_config(found)
+def _vllm(context: _Context, args: Sequence[str], *, serve: bool) -> Launch:
+    """`args`: what follows `serve` (or the api_server module)."""
+    engine_args = list(args)
+    if serve:
+        _served_model_name_first(engine_args)
+    engine_args, config_file = _vllm_config(context, engine_args, serve=serve)
+    found = _scan(engine_args, _VLLM, engine="vllm", positional=serve)
     if serve:
         models = found.options.get(MODEL)
         if found.positional is not None:
@@ -492,6 +943,8 @@ def _vllm(argv: tuple[str, ...], start: int, *, serve: bool) -> Launch:
         target = _named(*model)
     revision = _last(found, REVISION)
     spec, spec_option = _speculative_config(found)
+    tp = _tensor_parallel(found)
+    _same_draft_tp(found, spec, spec_option, tp)
     return Launch(
         engine="vllm",
         target=target,
@@ -501,9 +954,142 @@ def _vllm(argv: tuple[str, ...], start: int, *, serve: bool) -> Launch:
         method=_spec_str(spec, "method", spec_option),
         num_speculative_tokens=_spec_tokens(spec, spec_option),
         num_draft_tokens=None,
-        tensor_parallel_size=_tensor_parallel(found),
-        argv=argv,
+        tensor_parallel_size=tp,
+        argv=context.argv,
+        config_file=config_file,
+        container=context.container,
     )
+
+
+_MODEL_OPTION = re.compile(r"--model(=.+)?", re.DOTALL)
+_SERVED_NAME = re.compile(r"--served[-_]model[-_]name(=.+)?", re.DOTALL)
+_CONFIG_OPTION = re.compile(r"--config(=.+)?", re.DOTALL)
+
+
+def _served_model_name_first(args: list[str]) -> None:
+    """FlexibleArgumentParser.parse_args refuses `vllm serve --opt ... --served-model-name ...` without a
+    model first (after moving `--model` to the front): `--served-model-name` takes one or more values and
+    would swallow a model that follows it."""
+    if any(_MODEL_OPTION.fullmatch(a) for a in args) or any(_CONFIG_OPTION.fullmatch(a) for a in args):
+        return
+    if args and args[0].startswith("-") and any(_SERVED_NAME.fullmatch(a) for a in args):
+        raise LaunchError(
+            "vllm serve: with --served-model-name the model must come first, 'vllm serve MODEL"
+            " --served-model-name NAME ...' (vLLM refuses this order: the names take every word that follows)"
+        )
+
+
+def _config_path(context: _Context, option: str, path: str) -> str:
+    """The `--config FILE` as this host reads it (through the container's mounts)."""
+    if context.read_config is None:
+        raise LaunchError(f"{option}: options in {_quote(path)} cannot be checked without reading the file")
+    return path if context.container is None else context.container.host_path(path)
+
+
+def _config_index(args: list[str], engine: str) -> int | None:
+    """Where `--config FILE` stands; the engines read the file only from the two words `--config FILE`."""
+    if args.count("--config") > 1:
+        raise LaunchError(f"--config: given more than once; {engine} accepts one config file")
+    for token in args:
+        if token.startswith("--config="):
+            raise LaunchError(
+                f"{_quote(token, 60)}: {engine} loads a config file only from '--config FILE' (two words);"
+                " written with '=' the file is not read, so write '--config FILE'"
+            )
+    if "--config" not in args:
+        return None
+    index = args.index("--config")
+    if index == len(args) - 1:
+        raise LaunchError("--config: no config file given")
+    return index
+
+
+def _vllm_config(context: _Context, args: list[str], *, serve: bool) -> tuple[list[str], str | None]:
+    """FlexibleArgumentParser._pull_args_from_config: the YAML's options inserted where vLLM puts them
+    (after the model, before the other command-line options, so that the command line wins)."""
+    index = _config_index(args, "vLLM")
+    if index is None:
+        return args, None
+    file = args[index + 1]
+    if file.split(".")[-1] not in ("yaml", "yml"):
+        raise LaunchError(f"--config {_quote(file)}: vLLM reads only .yaml or .yml config files")
+    data = context.read_config(_config_path(context, "--config", file))  # type: ignore[misc]
+    config = _vllm_config_args(file, data)
+    rest = args[:index] + args[index + 2 :]
+    if serve:
+        # parse_args first moves the first --model to the front (as the positional), then pulls the file.
+        model_at = next((k for k, a in enumerate(rest) if _MODEL_OPTION.fullmatch(a)), None)
+        if model_at is not None:
+            if rest[model_at] == "--model":
+                if model_at + 1 >= len(rest) or rest[model_at + 1].startswith("-"):
+                    raise LaunchError("--model: expects a value")
+                rest = [rest[model_at + 1], *rest[:model_at], *rest[model_at + 2 :]]
+            else:
+                rest = [rest[model_at].removeprefix("--model="), *rest[:model_at], *rest[model_at + 1 :]]
+        if rest and not rest[0].startswith("-"):
+            # The positional model wins over the file's `model` (serve.py: model_tag replaces model).
+            return [rest[0], *_without_model(config), *rest[1:]], file
+        if "--model" not in config:
+            raise LaunchError(f"vllm serve: no model given, neither as the positional nor in {_quote(file)}")
+        return [*config, *rest], file
+    if rest and not rest[0].startswith("-"):
+        return [rest[0], *config, *rest[1:]], file
+    return [*config, *rest], file
+
+
+def _vllm_config_args(file: str, data: Any) -> list[str]:
+    """FlexibleArgumentParser.load_config_file: each key becomes `--key` (booleans as flags, lists as
+    several values, mappings as JSON)."""
+    if not isinstance(data, dict):
+        raise LaunchError(f"--config {_quote(file)}: expected a mapping of option names, got {_json_kind(data)}")
+    args: list[str] = []
+    for key, value in data.items():
+        option = "--" + str(key)
+        if isinstance(value, bool):
+            if value:  # False adds `--no-KEY` when vLLM has it: a flag either way, no value read here
+                args.append(option)
+        elif isinstance(value, list):
+            if value:
+                args += [option, *(str(item) for item in value)]
+        elif isinstance(value, dict):
+            try:
+                args += [option, json.dumps(value)]
+            except (TypeError, ValueError) as error:
+                raise LaunchError(f"--config {_quote(file)}: {key}: not JSON ({error})") from None
+        else:
+            args += [option, str(value)]
+    return args
+
+
+def _without_model(config: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for k, token in enumerate(config):
+        if skip:
+            skip = False
+            continue
+        if token == "--model" and k + 1 < len(config):
+            skip = True
+            continue
+        out.append(token)
+    return out
+
+
+def _same_draft_tp(found: _Args, spec: dict[str, Any] | None, option: str, tp: int) -> None:
+    """A drafter sharded differently from the target would make DF802 check the wrong split: refused."""
+    draft = _last(found, DRAFT_TP)
+    value = _positive_int(*draft) if draft is not None else None
+    name = draft[0] if draft is not None else f"{option}['draft_tensor_parallel_size']"
+    if value is None and spec is not None and spec.get("draft_tensor_parallel_size") is not None:
+        raw = spec["draft_tensor_parallel_size"]
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+            raise LaunchError(f"{name}: expected a positive integer, got {_describe(raw)}")
+        value = raw
+    if value is not None and value != tp:
+        raise LaunchError(
+            f"{name} {value} differs from the tensor-parallel size {tp}: the drafter's head split (DF802)"
+            " is checked for the target's size only"
+        )
 
 
 def _named(option: str, text: str) -> str:
@@ -546,6 +1132,22 @@ def _speculative_config(found: _Args) -> tuple[dict[str, Any] | None, str]:
     if spec is not None:
         # create_speculative_config normalises `-` to `_` in keys (`num-speculative-tokens`).
         spec = {str(key).replace("-", "_"): value for key, value in spec.items()}
+    old = [(o, k) for o, k in ((OLD_MODEL, "model"), (OLD_TOKENS, "num_speculative_tokens")) if _last(found, o)]
+    if old:
+        # vLLM before 0.8 built the speculative config from these; later versions refuse them.
+        if spec is not None or any(_last(found, c) for c in (SPEC_METHOD, SPEC_MODEL, SPEC_TOKENS)):
+            raise LaunchError(
+                f"{_last(found, old[0][0])[0]}: the options of vLLM before 0.8 mixed with {option} or --spec-*;"  # type: ignore[index]
+                " no vLLM reads both"
+            )
+        spec = {}
+        for canonical, key in old:
+            name, text = _last(found, canonical)  # type: ignore[misc]
+            if canonical == OLD_TOKENS:
+                spec[key] = _positive_int(name, text)
+            elif _nullable(text) is not None:
+                spec[key] = _named(name, text)
+        option = "--speculative-model"
     for canonical, key in ((SPEC_METHOD, "method"), (SPEC_MODEL, "model"), (SPEC_TOKENS, "num_speculative_tokens")):
         alias = _last(found, canonical)
         if alias is None:
@@ -636,23 +1238,20 @@ def _spec_tokens(spec: dict[str, Any] | None, option: str) -> int | None:
 # --- SGLang ---------------------------------------------------------------------------------------
 
 
-def _sglang(argv: tuple[str, ...], start: int, *, serve: bool) -> Launch:
-    rest = list(argv[start:])
-    positional: str | None = None
+def _sglang(context: _Context, args: Sequence[str], *, serve: bool) -> Launch:
+    rest = list(args)
     if serve:
-        # cli/serve.py drops `--model-type X` first, then reads a leading bare token as `--model-path`.
+        # cli/serve.py drops `--model-type X` first, then reads a leading bare token as a leading
+        # `--model-path` (so that an explicit --model-path later wins).
         first = _first_after_model_type(rest)
         if first < len(rest) and not rest[first].startswith("-"):
-            positional = rest.pop(first)
+            rest = ["--model-path", rest.pop(first), *rest]
+    rest, config_file = _sglang_config(context, rest)
     found = _scan(rest, _SGLANG, engine="sglang", positional=False)
-    _refuse_config(found)
     model = _last(found, MODEL)
-    if model is not None:
-        target = _named(*model)
-    elif positional is not None:
-        target = _named("sglang serve: the model", positional)
-    else:
+    if model is None:
         raise LaunchError("--model-path: required; no model given to SGLang")
+    target = _named(*model)
     revision = _last(found, REVISION)
     algorithm = _last(found, ALGORITHM)
     draft = _last(found, DRAFT)
@@ -668,8 +1267,45 @@ def _sglang(argv: tuple[str, ...], start: int, *, serve: bool) -> Launch:
         num_speculative_tokens=None,
         num_draft_tokens=None if draft_tokens is None else _positive_int(*draft_tokens),
         tensor_parallel_size=_tensor_parallel(found),
-        argv=argv,
+        argv=context.argv,
+        config_file=config_file,
+        container=context.container,
     )
+
+
+def _sglang_config(context: _Context, args: list[str]) -> tuple[list[str], str | None]:
+    """server_args_config_parser.ConfigArgumentMerger: the YAML's options go before every command-line
+    option (the command line wins); keys are used as written, `--KEY`."""
+    index = _config_index(args, "SGLang")
+    if index is None:
+        return args, None
+    file = args[index + 1]
+    if not file.lower().endswith((".yaml", ".yml")):
+        raise LaunchError(f"--config {_quote(file)}: SGLang reads only .yaml or .yml config files")
+    data = context.read_config(_config_path(context, "--config", file))  # type: ignore[misc]
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise LaunchError(f"--config {_quote(file)}: expected a mapping of option names, got {_json_kind(data)}")
+    config: list[str] = []
+    for key, value in data.items():
+        option = "--" + str(key)
+        if "_" in option and option.replace("_", "-") in _SGLANG:
+            raise LaunchError(
+                f"--config {_quote(file)}: key {_quote(str(key))}: SGLang versions differ on '_' in config keys;"
+                f" write {option.replace('_', '-')[2:]}"
+            )
+        if isinstance(value, bool):
+            if value:
+                config.append(option)
+        elif isinstance(value, list):
+            if value:
+                config += [option, *(str(item) for item in value)]
+        elif isinstance(value, dict):
+            config += [option, json.dumps(value)]
+        else:
+            config += [option, str(value)]
+    return [*config, *args[:index], *args[index + 2 :]], file
 
 
 def _first_after_model_type(args: list[str]) -> int:

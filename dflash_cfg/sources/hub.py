@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,11 +87,23 @@ def check_revision(revision: str) -> None:
         raise HubError(f"revision {revision!r} is not a branch, tag or commit name (git ref-name rules)")
 
 
-def fetch_config(repo: str, revision: str, *, offline: bool = False) -> HubFile:
-    """config.json of `repo` at `revision`, with the commit it resolved to and its blob id."""
+def cache_root(path: Path) -> Path | None:
+    """The Hugging Face cache dir that holds `path` (the parent of its models--org--name dir), if any."""
+    parts = path.absolute().parts
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i].startswith("models--") and i + 2 < len(parts) and parts[i + 1] == "snapshots":
+            return Path(*parts[:i])
+    return None
+
+
+def fetch_config(repo: str, revision: str, *, offline: bool = False, cache_dir: Path | None = None) -> HubFile:
+    """config.json of `repo` at `revision`, with the commit it resolved to and its blob id (from
+    `cache_dir` instead of the user's cache when given: a cache a file was found in)."""
     check_repo_id(repo)
     check_revision(revision)
     s = settings(offline)
+    if cache_dir is not None:
+        s = replace(s, cache_dir=str(cache_dir))
     if s.offline or COMMIT.match(revision):
         # Offline, a branch resolves to the commit dflash-cfg last saw for it online (its own record),
         # else to the cache's refs/ (what huggingface_hub last downloaded).

@@ -1,14 +1,20 @@
 """Rules that compare the config with the checkpoint's safetensors headers in the drafter dir.
 
-Only the headers are read (weights.py), so these cost milliseconds even next to multi-GB shards.
+Only the headers are read (weights.py), so these cost milliseconds even next to multi-GB shards. Files that
+are Git LFS pointers (a clone without `git lfs pull`) are not weights: DF504 says so, and the shape rules
+see only the files that are real.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Iterator
 
 from dflash_cfg.lint.rules.base import Context, is_int, rule
 from dflash_cfg.model import Problem, Severity, Weights
+
+SHARD_SUFFIX = ".safetensors"
 
 
 def _weights(ctx: Context) -> Weights:
@@ -63,11 +69,25 @@ def fc_width(ctx: Context) -> Iterator[Problem]:
 def layer_count(ctx: Context) -> Iterator[Problem]:
     """The checkpoint's number of ``layers.N`` differs from ``num_hidden_layers``.
 
+    When some shards are Git LFS pointers (DF504), the others may hold the missing layers: then only a
+    layer at or past ``num_hidden_layers`` in the shards that were read is reported.
+
     Fail: ``num_hidden_layers`` 5, tensors for ``layers.0``..``layers.5``
     Pass: ``layers.0``..``layers.4`` for 5 layers
     """
-    indices, depth = _weights(ctx).layer_indices(), ctx.int_field("num_hidden_layers")
+    weights = _weights(ctx)
+    indices, depth = weights.layer_indices(), ctx.int_field("num_hidden_layers")
     if not indices or depth is None:
+        return
+    if weights.pointers:
+        # The other layers may be in the shards that are LFS pointers: only a layer past the depth is sure.
+        beyond = [i for i in indices if i >= depth]
+        if beyond:
+            yield Problem(
+                "/num_hidden_layers",
+                f"num_hidden_layers is {depth} but the shards that were read have layers {_ranges(tuple(beyond))} "
+                f"(the LFS pointer shards were not read)",
+            )
         return
     if len(indices) != depth or indices != tuple(range(len(indices))):
         yield Problem(
@@ -135,4 +155,78 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (weights_unreadable, fc_width, layer_count, layer_shapes)
+@rule("DF504", "weights-lfs-pointer", Severity.INFO, "data", "weights")
+def weights_lfs_pointer(ctx: Context) -> Iterator[Problem]:
+    """Weight files beside config.json are Git LFS pointer files, not the weights, so they were not read.
+
+    The dir is a git clone of a Hub repo made without Git LFS (or with ``GIT_LFS_SKIP_SMUDGE=1``, as CI
+    checkouts often are). DF501-DF503 checked only the files that are real. Reported once, with the
+    ``git lfs pull --include ...`` that fetches exactly them (patterns from the top of the work tree, so a
+    drafter in a subdir of its target's repo does not pull the target's weights).
+
+    Information, not a defect of the config: the clone holds what the Hub repo holds. An engine needs
+    the real files, and with them every weights rule runs.
+
+    Fail: a 135-byte ``model.safetensors``: ``version https://git-lfs.github.com/spec/v1``,
+    ``oid sha256:...``, ``size 1073741824``
+    Pass: the real ``model.safetensors``
+    """
+    weights = _weights(ctx)
+    pointers = weights.pointers
+    if not pointers:
+        return
+    names = [p.file for p in pointers]
+    total = _bytes(sum(p.size for p in pointers))
+    if len(pointers) == 1:
+        what, it = f"{names[0]} is a Git LFS pointer file, not the weights ({total} on the LFS server)", "it"
+    else:
+        shown = ", ".join(names) if len(names) <= 3 else f"{names[0]} ... {names[-1]}"
+        what, it = (
+            f"{len(names)} weight files are Git LFS pointer files, not the weights ({shown}; {total} in all)",
+            "them",
+        )
+    real = len(weights.files)
+    read = "" if not real else " (the other weight file was)" if real == 1 else f" (the other {real} weight files were)"
+    command = _pull(weights)
+    how = (
+        f"run `{command}` in the clone"
+        if command
+        else "this dir is in no git work tree: run `git lfs pull` in the clone they came from"
+    )
+    yield Problem("", f"{what}, so {it} {'was' if it == 'it' else 'were'} not read{read}; to check {it}, {how}")
+
+
+def _pull(weights: Weights) -> str | None:
+    """The command that fetches exactly the pointer files (None outside a git work tree). git-lfs matches
+    --include patterns (comma separated, gitignore-style) against paths from the top of the work tree, so
+    a drafter in a subdir of a bigger repo (its target's) names that dir: a bare *.safetensors would fetch
+    the target's weights too."""
+    if weights.lfs_dir is None:
+        return None
+    names = [p.file for p in weights.pointers]
+    if not all(_PLAIN.fullmatch(part) for part in [*weights.lfs_dir.split("/"), *names] if part):
+        return "git lfs pull"  # a comma or glob character in a path would change what a pattern matches
+    folder = weights.lfs_dir + "/" if weights.lfs_dir else ""
+    if weights.files:  # some weight files are real: only the others
+        patterns = [folder + n for n in names]
+    else:
+        patterns = [folder + n for n in names if not n.endswith(SHARD_SUFFIX)] + [folder + "*" + SHARD_SUFFIX]
+    return f"git lfs pull --include {_quote(','.join(patterns))}"
+
+
+# A path component git-lfs's gitignore-style matching takes literally (no separator, glob or escape).
+_PLAIN = re.compile(r"[^,*?\[\]\\!#\x00-\x1f]+")
+
+
+def _quote(text: str) -> str:
+    return f'"{text}"' if re.fullmatch(r"[A-Za-z0-9_./*,+=@%-]+", text) else shlex.quote(text)
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+RULES = (weights_unreadable, fc_width, layer_count, layer_shapes, weights_lfs_pointer)

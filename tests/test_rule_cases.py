@@ -349,13 +349,14 @@ CASES = [
         "small",
         weights=lfs_pointer(400_000),
         expect=(("DF504", "", INFO),),
-        absent=("DF500", "DF501", "DF502", "DF503"),
+        absent=("DF500", "DF501", "DF502", "DF503", "DF505"),
     ),
+    row("DF505-lfs-pointer-too-small", "small", weights=lfs_pointer(1_000), expect=(("DF505", "", ERR),)),
     row(
         "DF5-pass-consistent",
         "small",
         weights=small_shapes(),
-        absent=("DF500", "DF501", "DF502", "DF503", "DF504"),
+        absent=("DF500", "DF501", "DF502", "DF503", "DF504", "DF505"),
     ),
     # --- DF6xx: against the upstream file (--from-hub, from an offline Hugging Face cache)
     row(

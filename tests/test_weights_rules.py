@@ -1,4 +1,4 @@
-"""DF500-DF504 through the real CLI: real safetensors checkpoints (written with safetensors.numpy) next to a
+"""DF500-DF505 through the real CLI: real safetensors checkpoints (written with safetensors.numpy) next to a
 drafter config.json that does or does not describe them.
 
 One case per rule (and a consistent checkpoint) is a row of test_rule_cases.py; these tests check what a
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from checkpoints import HEAD_DIM, HEADS, HIDDEN, KV, LAYERS, TAPS, published_b16, save, small_config, small_shapes
-from helpers import Result
+from helpers import FIXTURES, Result
 
 
 def write_config(directory: Path, cfg: dict[str, Any]) -> Path:
@@ -426,7 +426,7 @@ def test_text_output_names_rule_and_pointer(dflash: Callable[..., Result], tmp_p
     assert "1 error" in result.out
 
 
-# --- DF504: a git clone without `git lfs pull` -------------------------------------------------------------
+# --- DF504/DF505: a git clone without `git lfs pull` ------------------------------------------------------
 
 
 def lfs_pointer(size: int) -> bytes:
@@ -445,6 +445,12 @@ def clone(tmp_path: Path, cfg: dict[str, Any] | None = None, subdir: str = "") -
 def real_size(tensors: dict[str, tuple[int, ...]], tmp_path: Path) -> int:
     """The size of the F16 safetensors file of `tensors` (what the pointer of the real file records)."""
     return save(tmp_path / "sizing" / "model.safetensors", tensors).stat().st_size
+
+
+# The small drafter's parameters as DF505 counts them: fc 5×64×64; per layer q, o 4×16×64 and k, v 2×16×64,
+# up and down 64×128 each, two norms of 64; the final norm.
+SMALL_COUNTED = 5 * 64 * 64 + 5 * (2 * 4 * 16 * 64 + 2 * 2 * 16 * 64 + 2 * 64 * 128 + 2 * 64) + 64
+SMALL_BOUND = SMALL_COUNTED // 2  # 4 bits each
 
 
 def test_lfs_pointer_is_one_info_not_df500(dflash: Callable[..., Result], tmp_path: Path) -> None:
@@ -517,7 +523,7 @@ def test_real_shard_checked_pointer_shard_reported(dflash: Callable[..., Result]
     # Shard 2 (fc and layers 3..5) is real and has fc for 8 taps; shard 1 (layers 0..2) is a pointer.
     directory = lfs_sharded(tmp_path, real=("model-00002-of-00002.safetensors",), tensors=small_shapes(taps=8))
     result, findings = run_json(dflash, directory)
-    # DF501 from the real shard; no DF502 for layers 0..2 being absent (they are in the pointer).
+    # DF501 from the real shard; no DF502 for layers 0..2 being absent (they are in the pointer); no DF505.
     assert pairs(findings) == [("DF501", "/dflash_config/target_layer_ids"), ("DF504", "")]
     (info,) = only(findings, "DF504")
     assert info["message"].startswith("model-00001-of-00002.safetensors is a Git LFS pointer file")
@@ -563,6 +569,103 @@ def test_malformed_pointer_stays_df500(dflash: Callable[..., Result], tmp_path: 
     assert "starts like a Git LFS pointer but is not a valid one" in findings[0]["message"]
     assert "header length" not in findings[0]["message"]
     assert result.code == 1
+
+
+def test_df505_pointer_far_too_small(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    directory = clone(tmp_path)
+    (directory / "model.safetensors").write_bytes(lfs_pointer(1000))
+    result, findings = run_json(dflash, directory)
+    assert pairs(findings) == [("DF504", ""), ("DF505", "")]
+    (f,) = only(findings, "DF505")
+    assert f["severity"] == "error" and f["name"] == "weights-too-small"
+    assert f["message"].startswith(
+        f"the LFS pointer records 1000 bytes of weights (1.0 kB), but the config's shapes need at least "
+        f"{SMALL_COUNTED} parameters (fc 20480, 5 × attention 12288, 5 × (MLP 16384 + norms 128), norm 64): "
+        f"{SMALL_BOUND} bytes"
+    )
+    assert f["message"].endswith("even at 4 bits each")
+    assert result.code == 1
+
+
+def test_df505_bound_is_exact(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    assert SMALL_BOUND < real_size(small_shapes(), tmp_path) // 4  # the real F16 file is over 4 times larger
+    at = clone(tmp_path / "at")
+    (at / "model.safetensors").write_bytes(lfs_pointer(SMALL_BOUND))
+    assert only(run_json(dflash, at)[1], "DF505") == []
+    under = clone(tmp_path / "under")
+    (under / "model.safetensors").write_bytes(lfs_pointer(SMALL_BOUND - 1))
+    assert len(only(run_json(dflash, under)[1], "DF505")) == 1
+
+
+def test_df505_sums_the_shards(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    directory = clone(tmp_path)
+    (directory / "model-00001-of-00002.safetensors").write_bytes(lfs_pointer(SMALL_BOUND // 2))
+    (directory / "model-00002-of-00002.safetensors").write_bytes(lfs_pointer(SMALL_BOUND - SMALL_BOUND // 2))
+    assert only(run_json(dflash, directory)[1], "DF505") == []
+    (directory / "model-00002-of-00002.safetensors").write_bytes(lfs_pointer(10))
+    (f,) = only(run_json(dflash, directory)[1], "DF505")
+    assert f["message"].startswith("the 2 LFS pointers record")
+
+
+def test_df505_quantized_config_allows_one_bit(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    cfg = small_config(quantization_config={"quant_method": "aqlm", "bits": 2})
+    directory = clone(tmp_path, cfg)
+    (directory / "model.safetensors").write_bytes(lfs_pointer(SMALL_COUNTED // 8))
+    assert only(run_json(dflash, directory)[1], "DF505") == []
+    (directory / "model.safetensors").write_bytes(lfs_pointer(SMALL_COUNTED // 8 - 1))
+    (f,) = only(run_json(dflash, directory)[1], "DF505")
+    assert f["message"].endswith("even at 1 bit each")
+
+
+def test_df505_not_with_a_real_shard(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    # The real shard's tensors are checked directly; the pointer's size alone proves nothing.
+    directory = lfs_sharded(tmp_path, real=("model-00002-of-00002.safetensors",))
+    (directory / "model-00001-of-00002.safetensors").write_bytes(lfs_pointer(10))
+    assert only(run_json(dflash, directory)[1], "DF505") == []
+
+
+def test_df505_counts_only_what_the_file_states(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    cfg = small_config()
+    for key in ("head_dim", "intermediate_size", "num_hidden_layers"):
+        del cfg[key]
+    directory = clone(tmp_path, cfg)
+    (directory / "model.safetensors").write_bytes(lfs_pointer(10))
+    (f,) = only(run_json(dflash, directory)[1], "DF505")
+    assert "at least 20544 parameters (fc 20480, 0 × attention 0, 0 × (MLP 0 + norms 128), norm 64)" in f["message"]
+
+
+UPSTREAMS = [
+    "z-lab__Qwen3-4B-DFlash-b16",
+    "z-lab__Qwen3.5-4B-DFlash",
+    "z-lab__Qwen3.6-27B-DFlash",
+    "z-lab__Qwen3.8-27B-DFlash2",
+    "z-lab__Muse-Glimmer-30B-DFlash2",
+    "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash",
+]
+
+
+@pytest.mark.parametrize("name", UPSTREAMS)
+def test_df505_never_trips_on_a_published_drafter(dflash: Callable[..., Result], tmp_path: Path, name: str) -> None:
+    """Each published config with a pointer the size of its real shapes packed at 4 bits (the BF16 file
+    is 4 times larger): no DF505. The same config with a 100 MB pointer: DF505."""
+    cfg = json.loads((FIXTURES / "upstream" / name / "config.json").read_text(encoding="utf-8"))
+    shapes = small_shapes(
+        hidden=cfg["hidden_size"],
+        heads=cfg["num_attention_heads"],
+        kv=cfg["num_key_value_heads"],
+        head_dim=cfg["head_dim"],
+        inter=cfg["intermediate_size"],
+        layers=cfg["num_hidden_layers"],
+        taps=len(cfg["dflash_config"]["target_layer_ids"]),
+    )
+    parameters = sum(int(np.prod(s)) for s in shapes.values())
+    directory = clone(tmp_path, cfg)
+    (directory / "model.safetensors").write_bytes(lfs_pointer(parameters // 2))
+    _, findings = run_json(dflash, directory)
+    assert [f["rule"] for f in only(findings, "DF5")] == ["DF504"]
+    (directory / "model.safetensors").write_bytes(lfs_pointer(10**8))
+    _, findings = run_json(dflash, directory)
+    assert [f["rule"] for f in only(findings, "DF5")] == ["DF504", "DF505"]
 
 
 def test_lfs_text_output_says_it_once(dflash: Callable[..., Result], tmp_path: Path) -> None:

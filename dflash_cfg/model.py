@@ -247,9 +247,23 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class LfsPointer:
+    """A Git LFS pointer file where a weights file should be (a git clone without `git lfs pull`)."""
+
+    file: str  # file name (not path), e.g. "model.safetensors"
+    oid: str  # sha256 of the real file, 64 lowercase hex
+    size: int  # bytes of the real file
+    extensions: tuple[str, ...] = ()  # keys beyond version/oid/size (ext-N-name): the size may be transformed
+
+
+@dataclass(frozen=True)
 class Weights:
     files: tuple[str, ...]  # safetensors file names read, sorted
     tensors: tuple[Tensor, ...]  # sorted by name (then file, if a name repeats across files)
+    pointers: tuple[LfsPointer, ...] = ()  # files that are Git LFS pointers, not read; sorted by file
+    # Where git-lfs matches paths: the model dir relative to its git work tree ("" at its top; None when
+    # no work tree holds it). Set only when there are pointers.
+    lfs_dir: str | None = None
 
     def get(self, suffix: str) -> Tensor | None:
         """The tensor named `suffix`, or whose name ends with "." + suffix ("fc.weight" finds

@@ -147,6 +147,12 @@ def link_into_cache_blob(folder: Path, dflash: Run) -> None:
     (folder / "config.json").symlink_to(blob)
 
 
+def lfs_pointer(size: int) -> bytes:
+    """A Git LFS pointer file, as a clone without `git lfs pull` has in place of model.safetensors."""
+    oid = hashlib.sha256(b"%d" % size).hexdigest()
+    return b"version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n" % (oid.encode(), size)
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -338,7 +344,20 @@ CASES = [
         ("DF503", "/head_dim", ERR),
         weights=small_shapes(),
     ),
-    row("DF5-pass-consistent", "small", weights=small_shapes(), absent=("DF500", "DF501", "DF502", "DF503")),
+    row(
+        "DF504-lfs-pointer",
+        "small",
+        weights=lfs_pointer(400_000),
+        expect=(("DF504", "", INFO),),
+        absent=("DF500", "DF501", "DF502", "DF503", "DF505"),
+    ),
+    row("DF505-lfs-pointer-too-small", "small", weights=lfs_pointer(1_000), expect=(("DF505", "", ERR),)),
+    row(
+        "DF5-pass-consistent",
+        "small",
+        weights=small_shapes(),
+        absent=("DF500", "DF501", "DF502", "DF503", "DF504", "DF505"),
+    ),
     # --- DF6xx: against the upstream file (--from-hub, from an offline Hugging Face cache)
     row(
         "DF601-incident-mask",

@@ -13,13 +13,17 @@ import numpy as np
 import pytest
 from checkpoints import drafter_shapes, save
 
+from dflash_cfg.model import LfsPointer
 from dflash_cfg.sources.weights import (
     INDEX_NAME,
     Tensor,
     Weights,
     WeightsError,
+    lfs_dir,
     parse_header,
+    parse_lfs_pointer,
     read_header,
+    read_shard,
     read_weights,
 )
 
@@ -350,3 +354,178 @@ def test_read_header_directly(tmp_path: Path) -> None:
     path = tmp_path / "x.safetensors"
     save(path, {"a": (1, 2)}, dtype=np.float32)
     assert read_header(path) == (Tensor("a", (1, 2), "F32", "x.safetensors"),)
+
+
+# --- Git LFS pointer files (a clone without `git lfs pull`) -----------------------------------
+
+OID = "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393"  # the Git LFS spec's example
+POINTER = f"version https://git-lfs.github.com/spec/v1\noid sha256:{OID}\nsize 12345\n".encode()
+
+
+def pointer(size: int, oid: str = OID) -> bytes:
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize {size}\n".encode()
+
+
+def test_pointer_as_git_lfs_writes_it() -> None:
+    assert len(POINTER) == 130  # what `git lfs pointer` writes for a 5-digit size
+    assert parse_lfs_pointer(POINTER, "model.safetensors") == LfsPointer("model.safetensors", OID, 12345)
+
+
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        pytest.param(POINTER.replace(b"git-lfs.github.com", b"hawser.github.com"), 12345, id="pre-release-version"),
+        pytest.param(pointer(0), 0, id="size-zero"),
+        pytest.param(pointer(2**63 - 1), 2**63 - 1, id="size-int64-max"),
+    ],
+)
+def test_pointer_accepted(data: bytes, expected: int) -> None:
+    assert parse_lfs_pointer(data, "f").size == expected
+
+
+def test_pointer_with_extensions() -> None:
+    # Extension lines (ext-{priority}-{name}) sort before oid; the size may then be of a transformed file.
+    data = POINTER.replace(b"oid ", b"ext-0-foo sha256:" + b"0" * 64 + b"\noid ")
+    got = parse_lfs_pointer(data, "f")
+    assert (got.oid, got.size, got.extensions) == (OID, 12345, ("ext-0-foo",))
+
+
+BAD_POINTERS: list[tuple[str, bytes, str]] = [
+    ("crlf", POINTER.replace(b"\n", b"\r\n"), "CR byte"),
+    ("no-final-newline", POINTER[:-1], "no LF"),
+    (
+        "keys-unsorted",
+        POINTER.replace(b"oid sha256:" + OID.encode() + b"\nsize 12345", b"size 12345\noid sha256:" + OID.encode()),
+        "sorted",
+    ),
+    ("key-repeated", POINTER + b"size 12345\n", "sorted"),
+    (
+        "version-not-first",
+        b"oid sha256:" + OID.encode() + b"\nversion https://git-lfs.github.com/spec/v1\n",
+        "first line",
+    ),
+    ("version-unknown", POINTER.replace(b"spec/v1", b"spec/v2"), "unknown version"),
+    ("version-case", POINTER.replace(b"git-lfs.github.com", b"Git-LFS.github.com"), "unknown version"),
+    ("oid-short", pointer(1, OID[:63]), "oid"),
+    ("oid-uppercase", pointer(1, OID.upper()), "oid"),
+    ("oid-md5", POINTER.replace(b"sha256:", b"md5:"), "oid"),
+    ("size-negative", pointer(-1), "size"),
+    ("size-leading-zero", pointer(1).replace(b"size 1", b"size 01"), "size"),
+    ("size-hex", pointer(1).replace(b"size 1", b"size 0x1"), "size"),
+    ("size-past-int64", pointer(2**63), "size"),
+    ("size-missing", POINTER.replace(b"size 12345\n", b""), "no `oid` or no `size`"),
+    ("two-spaces", POINTER.replace(b"size 12345", b"size  12345"), "line 3"),
+    ("blank-line", POINTER + b"\n", "line 4"),
+    ("key-uppercase", POINTER.replace(b"size", b"Size"), "line 3"),
+    ("not-utf8", POINTER.replace(b"size 12345", b"size \xff"), "not UTF-8"),
+    ("too-long", POINTER + b"x-pad " + b"a" * 1000 + b"\n", "under 1024"),
+]
+
+
+@pytest.mark.parametrize("data, expected", [c[1:] for c in BAD_POINTERS], ids=[c[0] for c in BAD_POINTERS])
+def test_malformed_pointer_is_an_error(tmp_path: Path, data: bytes, expected: str) -> None:
+    with pytest.raises(WeightsError, match=expected) as info:
+        parse_lfs_pointer(data, "model.safetensors")
+    assert str(info.value).startswith("model.safetensors: starts like a Git LFS pointer but is not a valid one (")
+    if not data.startswith(b"version "):
+        return  # the reader takes only files that start like a pointer for one
+    # Through the reader too: an unreadable shard, never a pointer nor a header-length error.
+    write_raw(tmp_path / "model.safetensors", data)
+    with pytest.raises(WeightsError, match="starts like a Git LFS pointer") as read:
+        read_weights(tmp_path)
+    assert "\n" not in str(read.value)
+
+
+def test_large_file_starting_like_a_pointer(tmp_path: Path) -> None:
+    path = write_raw(tmp_path / "model.safetensors", POINTER + b"\0" * 4096)
+    with pytest.raises(WeightsError, match=r"is 4226 bytes \(a pointer file is under 1024\)"):
+        read_shard(path)
+
+
+def test_real_safetensors_is_never_a_pointer(tmp_path: Path) -> None:
+    save(tmp_path / "model.safetensors", {"fc.weight": (2, 6)})
+    assert isinstance(read_shard(tmp_path / "model.safetensors"), tuple)
+
+
+def test_read_header_refuses_a_pointer(tmp_path: Path) -> None:
+    path = write_raw(tmp_path / "model.safetensors", POINTER)
+    assert read_shard(path) == LfsPointer("model.safetensors", OID, 12345)
+    with pytest.raises(WeightsError, match="a Git LFS pointer file, not safetensors"):
+        read_header(path)
+
+
+def test_all_shards_pointers(tmp_path: Path) -> None:
+    names = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+    (tmp_path / INDEX_NAME).write_text(json.dumps({"weight_map": {"fc.weight": names[1], "norm.weight": names[0]}}))
+    write_raw(tmp_path / names[0], pointer(100))
+    write_raw(tmp_path / names[1], pointer(200))
+
+    w = read_weights(tmp_path)
+
+    assert w is not None
+    assert (w.files, w.tensors) == ((), ())
+    assert w.pointers == (LfsPointer(names[0], OID, 100), LfsPointer(names[1], OID, 200))
+
+
+def test_real_and_pointer_shards(tmp_path: Path) -> None:
+    shapes = drafter()
+    first = {n: s for n, s in shapes.items() if not n.startswith("layers.")}
+    save(tmp_path / "model-00001-of-00002.safetensors", first)
+    write_raw(tmp_path / "model-00002-of-00002.safetensors", pointer(4096))
+    weight_map = {n: "model-00001-of-00002.safetensors" for n in first}
+    weight_map |= {n: "model-00002-of-00002.safetensors" for n in shapes if n not in first}
+    (tmp_path / INDEX_NAME).write_text(json.dumps({"weight_map": weight_map}))
+
+    w = read_weights(tmp_path)
+
+    assert w is not None
+    assert w.files == ("model-00001-of-00002.safetensors",)
+    assert {t.name for t in w.tensors} == set(first)
+    assert w.pointers == (LfsPointer("model-00002-of-00002.safetensors", OID, 4096),)
+
+
+def test_index_itself_a_pointer(tmp_path: Path) -> None:
+    write_raw(tmp_path / INDEX_NAME, pointer(30_000))
+    write_raw(tmp_path / "model-00001-of-00001.safetensors", pointer(100))
+    w = read_weights(tmp_path)
+    assert w is not None
+    assert (w.files, w.tensors, w.pointers) == ((), (), (LfsPointer(INDEX_NAME, OID, 30_000),))
+
+
+def test_pointer_in_a_hugging_face_cache_layout(tmp_path: Path) -> None:
+    # Read through a snapshot symlink like any shard; the pointer is named by the link.
+    (tmp_path / "blobs").mkdir()
+    write_raw(tmp_path / "blobs" / "abc", POINTER)
+    (tmp_path / "model.safetensors").symlink_to(tmp_path / "blobs" / "abc")
+    w = read_weights(tmp_path)
+    assert w is not None and w.pointers == (LfsPointer("model.safetensors", OID, 12345),)
+
+
+def _outside_any_work_tree(path: Path) -> bool:
+    return not any((p / ".git").exists() for p in (path.resolve(), *path.resolve().parents))
+
+
+def test_lfs_dir(tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    (clone / "dflash").mkdir(parents=True)
+    (clone / ".git").mkdir()
+    assert lfs_dir(clone) == ""
+    assert lfs_dir(clone / "dflash") == "dflash"
+    # A worktree or submodule has a .git file; a symlinked model dir is matched where it really is.
+    (tmp_path / "wt" / "a" / ".b").mkdir(parents=True)
+    (tmp_path / "wt" / ".git").write_text("gitdir: /elsewhere\n")
+    assert lfs_dir(tmp_path / "wt" / "a" / ".b") == "a/.b"
+    (tmp_path / "link").symlink_to(clone / "dflash")
+    assert lfs_dir(tmp_path / "link") == "dflash"
+    if _outside_any_work_tree(tmp_path):
+        assert lfs_dir(tmp_path) is None
+
+
+def test_lfs_dir_recorded_only_with_pointers(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    save(tmp_path / "model.safetensors", {"fc.weight": (2, 6)})
+    w = read_weights(tmp_path)
+    assert w is not None and w.lfs_dir is None
+    write_raw(tmp_path / "model.safetensors", POINTER)
+    w = read_weights(tmp_path)
+    assert w is not None and w.lfs_dir == ""

@@ -1,4 +1,4 @@
-"""DF500-DF503 through the real CLI: real safetensors checkpoints (written with safetensors.numpy) next to a
+"""DF500-DF505 through the real CLI: real safetensors checkpoints (written with safetensors.numpy) next to a
 drafter config.json that does or does not describe them.
 
 One case per rule (and a consistent checkpoint) is a row of test_rule_cases.py; these tests check what a
@@ -6,6 +6,7 @@ row does not: messages, several findings at once, sharded and huge checkpoints, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import struct
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from checkpoints import HEAD_DIM, HEADS, HIDDEN, KV, LAYERS, TAPS, published_b16, save, small_config, small_shapes
-from helpers import Result
+from helpers import FIXTURES, Result
 
 
 def write_config(directory: Path, cfg: dict[str, Any]) -> Path:
@@ -423,3 +424,254 @@ def test_text_output_names_rule_and_pointer(dflash: Callable[..., Result], tmp_p
     result = dflash("check", drafter(tmp_path, tensors=small_shapes(taps=8)))
     assert "error DF501 fc-width /dflash_config/target_layer_ids" in result.out
     assert "1 error" in result.out
+
+
+# --- DF504/DF505: a git clone without `git lfs pull` ------------------------------------------------------
+
+
+def lfs_pointer(size: int) -> bytes:
+    """The Git LFS pointer file a clone without LFS has in place of a file of `size` bytes."""
+    oid = hashlib.sha256(b"%d" % size).hexdigest()
+    return b"version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n" % (oid.encode(), size)
+
+
+def clone(tmp_path: Path, cfg: dict[str, Any] | None = None, subdir: str = "") -> Path:
+    """A work tree (its .git is all git-lfs needs to match paths) with the drafter config at `subdir`."""
+    top = tmp_path / "clone"
+    (top / ".git").mkdir(parents=True)
+    return write_config(top / subdir if subdir else top, cfg if cfg is not None else small_config())
+
+
+def real_size(tensors: dict[str, tuple[int, ...]], tmp_path: Path) -> int:
+    """The size of the F16 safetensors file of `tensors` (what the pointer of the real file records)."""
+    return save(tmp_path / "sizing" / "model.safetensors", tensors).stat().st_size
+
+
+# The small drafter's parameters as DF505 counts them: fc 5×64×64; per layer q, o 4×16×64 and k, v 2×16×64,
+# up and down 64×128 each, two norms of 64; the final norm.
+SMALL_COUNTED = 5 * 64 * 64 + 5 * (2 * 4 * 16 * 64 + 2 * 2 * 16 * 64 + 2 * 64 * 128 + 2 * 64) + 64
+SMALL_BOUND = SMALL_COUNTED // 2  # 4 bits each
+
+
+def test_lfs_pointer_is_one_info_not_df500(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    directory = clone(tmp_path)
+    size = real_size(small_shapes(), tmp_path)
+    (directory / "model.safetensors").write_bytes(lfs_pointer(size))
+    result, findings = run_json(dflash, directory)
+    assert [(f["rule"], f["severity"], f["pointer"]) for f in findings] == [("DF504", "info", "")]
+    (f,) = findings
+    assert f["name"] == "weights-lfs-pointer"
+    assert f["message"] == (
+        f"model.safetensors is a Git LFS pointer file, not the weights ({size / 1000:.1f} kB on the LFS server), "
+        'so it was not read; to check it, run `git lfs pull --include "*.safetensors"` in the clone'
+    )
+    assert result.code == 0
+    assert dflash("check", directory, "--strict").code == 0  # information never fails a gate
+
+
+def test_pull_names_the_subdir_of_a_bigger_repo(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    # MiMo's layout: the drafter in dflash/ of the target's repo. A bare *.safetensors would pull the target.
+    directory = clone(tmp_path, subdir="dflash")
+    (directory / "model.safetensors").write_bytes(lfs_pointer(400_000))
+    (directory.parent / "model-00001-of-00099.safetensors").write_bytes(lfs_pointer(10**10))  # the target's
+    _, findings = run_json(dflash, directory)
+    (f,) = only(findings, "DF5")
+    assert 'run `git lfs pull --include "dflash/*.safetensors"` in the clone' in f["message"]
+
+
+def test_not_in_a_work_tree(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    if any((p / ".git").exists() for p in (tmp_path.resolve(), *tmp_path.resolve().parents)):
+        pytest.skip("the test's tmp dir is inside a git work tree")
+    directory = write_config(tmp_path / "copied", small_config())
+    (directory / "model.safetensors").write_bytes(lfs_pointer(400_000))
+    _, findings = run_json(dflash, directory)
+    (f,) = only(findings, "DF5")
+    assert "in no git work tree: run `git lfs pull` in the clone they came from" in f["message"]
+
+
+def test_path_git_lfs_cannot_match_literally(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    directory = clone(tmp_path, subdir="a,b[1]")
+    (directory / "model.safetensors").write_bytes(lfs_pointer(400_000))
+    _, findings = run_json(dflash, directory)
+    (f,) = only(findings, "DF5")
+    assert f["message"].endswith("run `git lfs pull` in the clone")
+
+
+def lfs_sharded(tmp_path: Path, real: tuple[str, ...] = (), tensors: dict[str, tuple[int, ...]] | None = None) -> Path:
+    """sharded() in a clone, then every shard not in `real` replaced by its pointer file."""
+    directory = sharded(tmp_path / "clone", tensors if tensors is not None else small_shapes())
+    (tmp_path / "clone" / ".git").mkdir()
+    for shard in sorted(directory.glob("*.safetensors")):
+        if shard.name not in real:
+            shard.write_bytes(lfs_pointer(shard.stat().st_size))
+    return directory
+
+
+def test_sharded_all_pointers_index_real(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    result, findings = run_json(dflash, lfs_sharded(tmp_path))
+    assert [f["rule"] for f in findings] == ["DF504"]
+    message = findings[0]["message"]
+    assert message.startswith(
+        "2 weight files are Git LFS pointer files, not the weights "
+        "(model-00001-of-00002.safetensors, model-00002-of-00002.safetensors; "
+    )
+    assert 'run `git lfs pull --include "sharded/*.safetensors"` in the clone' in message
+    assert result.code == 0
+
+
+def test_real_shard_checked_pointer_shard_reported(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    # Shard 2 (fc and layers 3..5) is real and has fc for 8 taps; shard 1 (layers 0..2) is a pointer.
+    directory = lfs_sharded(tmp_path, real=("model-00002-of-00002.safetensors",), tensors=small_shapes(taps=8))
+    result, findings = run_json(dflash, directory)
+    # DF501 from the real shard; no DF502 for layers 0..2 being absent (they are in the pointer); no DF505.
+    assert pairs(findings) == [("DF501", "/dflash_config/target_layer_ids"), ("DF504", "")]
+    (info,) = only(findings, "DF504")
+    assert info["message"].startswith("model-00001-of-00002.safetensors is a Git LFS pointer file")
+    assert "so it was not read (the other weight file was)" in info["message"]
+    assert 'git lfs pull --include "sharded/model-00001-of-00002.safetensors"' in info["message"]
+    assert result.code == 1
+
+
+def test_real_shard_with_a_layer_past_the_depth(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    directory = lfs_sharded(tmp_path, real=("model-00002-of-00002.safetensors",), tensors=small_shapes(layers=6))
+    _, findings = run_json(dflash, directory)
+    (f,) = only(findings, "DF502")
+    assert f["message"] == (
+        "num_hidden_layers is 5 but the shards that were read have layers 5..5 (the LFS pointer shards were not read)"
+    )
+
+
+def test_index_a_pointer_too(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    directory = lfs_sharded(tmp_path)
+    index = directory / "model.safetensors.index.json"
+    index.write_bytes(lfs_pointer(index.stat().st_size))
+    result, findings = run_json(dflash, directory)
+    assert [f["rule"] for f in findings] == ["DF504"]
+    message = findings[0]["message"]
+    assert message.startswith("model.safetensors.index.json is a Git LFS pointer file")
+    assert '--include "sharded/model.safetensors.index.json,sharded/*.safetensors"' in message
+    assert result.code == 0
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(lfs_pointer(1).replace(b"\n", b"\r\n"), id="crlf"),
+        pytest.param(lfs_pointer(1).replace(b"size 1", b"size one"), id="size-not-decimal"),
+        pytest.param(lfs_pointer(1)[:-1], id="truncated"),
+    ],
+)
+def test_malformed_pointer_stays_df500(dflash: Callable[..., Result], tmp_path: Path, data: bytes) -> None:
+    directory = clone(tmp_path)
+    (directory / "model.safetensors").write_bytes(data)
+    result, findings = run_json(dflash, directory)
+    assert [(f["rule"], f["severity"]) for f in findings] == [("DF500", "error")]
+    assert "starts like a Git LFS pointer but is not a valid one" in findings[0]["message"]
+    assert "header length" not in findings[0]["message"]
+    assert result.code == 1
+
+
+def test_df505_pointer_far_too_small(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    directory = clone(tmp_path)
+    (directory / "model.safetensors").write_bytes(lfs_pointer(1000))
+    result, findings = run_json(dflash, directory)
+    assert pairs(findings) == [("DF504", ""), ("DF505", "")]
+    (f,) = only(findings, "DF505")
+    assert f["severity"] == "error" and f["name"] == "weights-too-small"
+    assert f["message"].startswith(
+        f"the LFS pointer records 1000 bytes of weights (1.0 kB), but the config's shapes need at least "
+        f"{SMALL_COUNTED} parameters (fc 20480, 5 × attention 12288, 5 × (MLP 16384 + norms 128), norm 64): "
+        f"{SMALL_BOUND} bytes"
+    )
+    assert f["message"].endswith("even at 4 bits each")
+    assert result.code == 1
+
+
+def test_df505_bound_is_exact(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    assert SMALL_BOUND < real_size(small_shapes(), tmp_path) // 4  # the real F16 file is over 4 times larger
+    at = clone(tmp_path / "at")
+    (at / "model.safetensors").write_bytes(lfs_pointer(SMALL_BOUND))
+    assert only(run_json(dflash, at)[1], "DF505") == []
+    under = clone(tmp_path / "under")
+    (under / "model.safetensors").write_bytes(lfs_pointer(SMALL_BOUND - 1))
+    assert len(only(run_json(dflash, under)[1], "DF505")) == 1
+
+
+def test_df505_sums_the_shards(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    directory = clone(tmp_path)
+    (directory / "model-00001-of-00002.safetensors").write_bytes(lfs_pointer(SMALL_BOUND // 2))
+    (directory / "model-00002-of-00002.safetensors").write_bytes(lfs_pointer(SMALL_BOUND - SMALL_BOUND // 2))
+    assert only(run_json(dflash, directory)[1], "DF505") == []
+    (directory / "model-00002-of-00002.safetensors").write_bytes(lfs_pointer(10))
+    (f,) = only(run_json(dflash, directory)[1], "DF505")
+    assert f["message"].startswith("the 2 LFS pointers record")
+
+
+def test_df505_quantized_config_allows_one_bit(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    cfg = small_config(quantization_config={"quant_method": "aqlm", "bits": 2})
+    directory = clone(tmp_path, cfg)
+    (directory / "model.safetensors").write_bytes(lfs_pointer(SMALL_COUNTED // 8))
+    assert only(run_json(dflash, directory)[1], "DF505") == []
+    (directory / "model.safetensors").write_bytes(lfs_pointer(SMALL_COUNTED // 8 - 1))
+    (f,) = only(run_json(dflash, directory)[1], "DF505")
+    assert f["message"].endswith("even at 1 bit each")
+
+
+def test_df505_not_with_a_real_shard(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    # The real shard's tensors are checked directly; the pointer's size alone proves nothing.
+    directory = lfs_sharded(tmp_path, real=("model-00002-of-00002.safetensors",))
+    (directory / "model-00001-of-00002.safetensors").write_bytes(lfs_pointer(10))
+    assert only(run_json(dflash, directory)[1], "DF505") == []
+
+
+def test_df505_counts_only_what_the_file_states(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    cfg = small_config()
+    for key in ("head_dim", "intermediate_size", "num_hidden_layers"):
+        del cfg[key]
+    directory = clone(tmp_path, cfg)
+    (directory / "model.safetensors").write_bytes(lfs_pointer(10))
+    (f,) = only(run_json(dflash, directory)[1], "DF505")
+    assert "at least 20544 parameters (fc 20480, 0 × attention 0, 0 × (MLP 0 + norms 128), norm 64)" in f["message"]
+
+
+UPSTREAMS = [
+    "z-lab__Qwen3-4B-DFlash-b16",
+    "z-lab__Qwen3.5-4B-DFlash",
+    "z-lab__Qwen3.6-27B-DFlash",
+    "z-lab__Qwen3.8-27B-DFlash2",
+    "z-lab__Muse-Glimmer-30B-DFlash2",
+    "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash",
+]
+
+
+@pytest.mark.parametrize("name", UPSTREAMS)
+def test_df505_never_trips_on_a_published_drafter(dflash: Callable[..., Result], tmp_path: Path, name: str) -> None:
+    """Each published config with a pointer the size of its real shapes packed at 4 bits (the BF16 file
+    is 4 times larger): no DF505. The same config with a 100 MB pointer: DF505."""
+    cfg = json.loads((FIXTURES / "upstream" / name / "config.json").read_text(encoding="utf-8"))
+    shapes = small_shapes(
+        hidden=cfg["hidden_size"],
+        heads=cfg["num_attention_heads"],
+        kv=cfg["num_key_value_heads"],
+        head_dim=cfg["head_dim"],
+        inter=cfg["intermediate_size"],
+        layers=cfg["num_hidden_layers"],
+        taps=len(cfg["dflash_config"]["target_layer_ids"]),
+    )
+    parameters = sum(int(np.prod(s)) for s in shapes.values())
+    directory = clone(tmp_path, cfg)
+    (directory / "model.safetensors").write_bytes(lfs_pointer(parameters // 2))
+    _, findings = run_json(dflash, directory)
+    assert [f["rule"] for f in only(findings, "DF5")] == ["DF504"]
+    (directory / "model.safetensors").write_bytes(lfs_pointer(10**8))
+    _, findings = run_json(dflash, directory)
+    assert [f["rule"] for f in only(findings, "DF5")] == ["DF504", "DF505"]
+
+
+def test_lfs_text_output_says_it_once(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    directory = lfs_sharded(tmp_path)
+    result = dflash("check", directory)
+    assert result.out.count("DF504") == 1
+    assert "info DF504 weights-lfs-pointer" in result.out
+    assert "error" not in result.out.replace("0 errors", "")
+    assert result.code == 0

@@ -5,18 +5,25 @@ layer count, head sizes), and all of that is in the header. A safetensors file i
 `u64 little-endian header length` + `header JSON` + tensor bytes, so we read 8 + n bytes per file and
 never touch the data: a multi-GB shard costs one open and two reads. Stdlib only on purpose, so the
 linter does not pull in safetensors/numpy/torch just to look at shapes.
+
+In a git clone of a Hub repo made without Git LFS (or with GIT_LFS_SKIP_SMUDGE=1, as CI checkouts often
+are), each weights file is a Git LFS pointer: a small text file naming the real file's sha256 and size.
+Those are recognised exactly as the Git LFS spec defines them and returned as pointers, not read as
+safetensors; a file that starts like one but breaks the spec is an error like any unreadable shard.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import struct
 from pathlib import Path
 from typing import Any
 
 from dflash_cfg.errors import WeightsError
-from dflash_cfg.model import Tensor, Weights
+from dflash_cfg.model import LfsPointer, Tensor, Weights
 from dflash_cfg.sources import files
 
 INDEX_NAME = "model.safetensors.index.json"
@@ -30,6 +37,18 @@ MAX_INDEX_BYTES = MAX_HEADER_BYTES
 
 _LENGTH = struct.Struct("<Q")
 _MAX_DIM = 2**64 - 1
+
+# Git LFS pointer files (git-lfs docs/spec.md): UTF-8 lines "{key} {value}\n", LF only, one space, keys of
+# [a-z0-9.-], `version` first and the other keys sorted, `oid sha256:{64 hex}` and `size {bytes}` required,
+# the whole file under 1024 bytes. Versions: the public one, and the pre-release one git-lfs still reads.
+LFS_VERSIONS = ("https://git-lfs.github.com/spec/v1", "https://hawser.github.com/spec/v1")
+LFS_MAX_BYTES = 1023
+# Every pointer starts so. As a safetensors header length these 8 bytes are ~8e18, far past
+# MAX_HEADER_BYTES, so no readable safetensors file is mistaken for a pointer.
+_LFS_START = b"version "
+_LFS_KEY = re.compile(r"[a-z0-9.-]+")
+_LFS_OID = re.compile(r"sha256:[0-9a-f]{64}")
+_LFS_SIZE = re.compile(r"0|[1-9][0-9]{0,18}")  # a decimal byte count; git-lfs reads it as an int64 (< 2**63)
 
 
 # --- pure parsing ------------------------------------------------------------------------------
@@ -83,6 +102,48 @@ def parse_header(data: bytes, file: str) -> tuple[Tensor, ...]:
     return tuple(sorted(tensors, key=lambda t: t.name))
 
 
+def parse_lfs_pointer(data: bytes, file: str) -> LfsPointer:
+    """The Git LFS pointer file `data`, checked against the spec (canonical encoding, extension keys
+    allowed). Raises WeightsError naming what is wrong."""
+
+    def bad(reason: str) -> WeightsError:
+        return WeightsError(f"{file}: starts like a Git LFS pointer but is not a valid one ({reason})")
+
+    if len(data) > LFS_MAX_BYTES:
+        raise bad(f"{len(data)} bytes; a pointer file is under 1024")
+    if b"\r" in data:
+        raise bad("a CR byte; pointer lines end in LF only")
+    if not data.endswith(b"\n"):
+        raise bad("its last line has no LF")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad("not UTF-8") from None
+    keys: list[str] = []
+    values: dict[str, str] = {}
+    for number, line in enumerate(text[:-1].split("\n"), 1):
+        key, space, value = line.partition(" ")
+        if not space or not _LFS_KEY.fullmatch(key) or not value or value.startswith(" "):
+            raise bad(f"line {number} is not `key value`")
+        keys.append(key)
+        values[key] = value
+    if keys[0] != "version":
+        raise bad("the first line is not `version`")
+    if values["version"] not in LFS_VERSIONS:
+        raise bad(f"unknown version {json.dumps(values['version'])}")
+    rest = keys[1:]
+    if "version" in rest or any(a >= b for a, b in itertools.pairwise(rest)):
+        raise bad("keys after `version` are not sorted, or repeat")
+    if "oid" not in values or "size" not in values:
+        raise bad("no `oid` or no `size` line")
+    if not _LFS_OID.fullmatch(values["oid"]):
+        raise bad("oid is not sha256: and 64 lowercase hex digits")
+    if not _LFS_SIZE.fullmatch(values["size"]) or int(values["size"]) >= 2**63:
+        raise bad("size is not a decimal byte count")
+    extensions = tuple(k for k in rest if k not in ("oid", "size"))
+    return LfsPointer(file, values["oid"].removeprefix("sha256:"), int(values["size"]), extensions)
+
+
 def parse_index(data: bytes, file: str = INDEX_NAME) -> dict[str, str]:
     """The weight_map (tensor name -> shard file name) of a sharded-checkpoint index."""
     try:
@@ -125,13 +186,21 @@ def _os_error(file: str, exc: OSError) -> WeightsError:
     return WeightsError(f"{file}: cannot read ({exc.strerror or _one_line(exc)})")
 
 
-def read_header(path: Path) -> tuple[Tensor, ...]:
-    """Tensors of one safetensors file, reading only its 8 + n header bytes."""
+def read_shard(path: Path) -> tuple[Tensor, ...] | LfsPointer:
+    """Tensors of one safetensors file, reading only its 8 + n header bytes; or the Git LFS pointer
+    file standing in its place."""
     file = path.name
     try:
         # Size from the open descriptor, so it is the file we actually read, not a swapped path.
         with files.open_regular(path) as (fd, size):
             prefix = files.read_exact(fd, _LENGTH.size)
+            if prefix == _LFS_START:
+                if size > LFS_MAX_BYTES:
+                    raise WeightsError(
+                        f"{file}: starts like a Git LFS pointer but is {size} bytes (a pointer file is under 1024)"
+                    )
+                # One byte more than a pointer may have, so a file grown since fstat is still refused.
+                return parse_lfs_pointer(prefix + files.read_exact(fd, LFS_MAX_BYTES + 1 - len(prefix)), file)
             n = _header_length(prefix, file)
             # Check before reading so a lying length never drives a large allocation.
             if _LENGTH.size + n > size:
@@ -140,6 +209,14 @@ def read_header(path: Path) -> tuple[Tensor, ...]:
     except OSError as exc:
         raise _os_error(file, exc) from None
     return parse_header(prefix + body, file)
+
+
+def read_header(path: Path) -> tuple[Tensor, ...]:
+    """Tensors of one safetensors file, reading only its 8 + n header bytes."""
+    got = read_shard(path)
+    if isinstance(got, LfsPointer):
+        raise WeightsError(f"{path.name}: a Git LFS pointer file, not safetensors")
+    return got
 
 
 def _read_small(path: Path, limit: int) -> bytes:
@@ -152,13 +229,17 @@ def _read_small(path: Path, limit: int) -> bytes:
         raise _os_error(path.name, exc) from None
 
 
-def _shard_names(model_dir: Path) -> tuple[str, ...] | None:
+def _shard_names(model_dir: Path) -> tuple[str, ...] | LfsPointer | None:
     """Shard file names to read: those listed in the index if there is one, else every *.safetensors
-    directly in model_dir. None when there are no weights at all."""
+    directly in model_dir. None when there are no weights at all; the index's pointer when the index
+    itself is a Git LFS pointer file."""
     index_path = model_dir / INDEX_NAME
     # lexists, not exists: a dangling index link should be reported, not silently ignored.
     if os.path.lexists(index_path):
-        weight_map = parse_index(_read_small(index_path, MAX_INDEX_BYTES))
+        data = _read_small(index_path, MAX_INDEX_BYTES)
+        if data.startswith(_LFS_START):
+            return parse_lfs_pointer(data, INDEX_NAME)
+        weight_map = parse_index(data)
         return tuple(sorted(set(weight_map.values())))
     try:
         entries = list(os.scandir(model_dir))
@@ -177,11 +258,43 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def lfs_dir(model_dir: Path) -> str | None:
+    """model_dir relative to the git work tree holding it, as git-lfs matches paths ("" at its top), or
+    None when no parent has a .git (a dir, or a file in worktrees and submodules)."""
+    try:
+        here = model_dir.resolve()
+    except (OSError, RuntimeError):
+        return None
+    for top in (here, *here.parents):
+        if os.path.lexists(top / ".git"):
+            inside = here.relative_to(top).as_posix()
+            return "" if inside == "." else inside
+    return None
+
+
 def read_weights(model_dir: Path) -> Weights | None:
     """Names, shapes and dtypes of every tensor in model_dir's safetensors checkpoint, or None if
-    it has no safetensors files. Raises WeightsError on unreadable or malformed files."""
+    it has no safetensors files. Files that are Git LFS pointers are returned as pointers, unread.
+    Raises WeightsError on unreadable or malformed files."""
     names = _shard_names(model_dir)
     if names is None:
         return None
-    tensors = [t for name in names for t in read_header(model_dir / name)]
-    return Weights(files=names, tensors=tuple(sorted(tensors, key=lambda t: (t.name, t.file))))
+    if isinstance(names, LfsPointer):
+        # Which shards an engine would load is in the index, which is not here: nothing else is read.
+        return Weights(files=(), tensors=(), pointers=(names,), lfs_dir=lfs_dir(model_dir))
+    tensors: list[Tensor] = []
+    pointers: list[LfsPointer] = []
+    read: list[str] = []
+    for name in names:
+        got = read_shard(model_dir / name)
+        if isinstance(got, LfsPointer):
+            pointers.append(got)
+        else:
+            read.append(name)
+            tensors.extend(got)
+    return Weights(
+        files=tuple(read),
+        tensors=tuple(sorted(tensors, key=lambda t: (t.name, t.file))),
+        pointers=tuple(pointers),
+        lfs_dir=lfs_dir(model_dir) if pointers else None,
+    )

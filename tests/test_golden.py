@@ -26,7 +26,7 @@ TARGETS = sorted(p for p in (FIXTURES / "targets").iterdir() if p.is_dir())
 
 
 def _inputs() -> list[Path]:
-    found = [p for p in FIXTURES.rglob("*.json") if "hub" not in p.relative_to(FIXTURES).parts]
+    found = [p for p in FIXTURES.rglob("*.json") if not {"hub", "hf-cache"} & set(p.relative_to(FIXTURES).parts)]
     return sorted(found) + sorted((GOLDEN / "inputs").glob("*.json"))
 
 

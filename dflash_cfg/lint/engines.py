@@ -30,6 +30,10 @@ SPECULATORS_TRANSLATOR = (
 )
 SGLANG_PARSE = "sgl-project/sglang python/sglang/srt/speculative/dflash_utils.py @00731f0b (parse_dflash_draft_config)"
 SGLANG_MODEL = "sgl-project/sglang python/sglang/srt/models/dflash.py @003b23d7"
+SGLANG_RUNNER = (
+    "sgl-project/sglang python/sglang/srt/model_executor/model_runner.py (DFLASH set-up: "
+    "resolve_target_layer_ids(target_num_layers=the target's num_hidden_layers); index snapshot 56123357206)"
+)
 SPECULATORS_CONFIG = "vllm-project/speculators src/speculators/models/dflash/config.py @c05b95b3"
 
 
@@ -177,10 +181,11 @@ READS: dict[str, Read] = {
         Read(
             "SGLang",
             "num_target_layers",
-            "dflash_config.num_target_layers -> top level",
-            "the draft's num_hidden_layers (the tap range check then uses the draft depth)",
+            "dflash_config.num_target_layers -> top level; only compared with the running target "
+            "(a warning when they differ): the taps are bounded by the target's own num_hidden_layers",
+            "nothing (the running target's depth is used)",
             "ValueError unless an int >= 1",
-            SGLANG_PARSE + "; " + SGLANG_MODEL,
+            SGLANG_PARSE + "; " + SGLANG_RUNNER,
         ),
         Read(
             "SGLang",

@@ -177,7 +177,8 @@ def picture(ctx: Context) -> tuple[str, ...]:
     elif ctx.view is not None and ctx.view.values is not None:
         seen = ctx.view.values
         lines.append(
-            f"layers  (absent) -> engines see {strip(seen.get('layer_types'))}, window {seen.get('sliding_window')}"
+            f"layers  (absent) -> engines see {strip(seen.get('layer_types')) or 'no layer_types'}, "
+            f"window {seen.get('sliding_window')}"
         )
     taps = ctx.taps()
     depth = ctx.target.num_hidden_layers if ctx.target and ctx.target.num_hidden_layers else None

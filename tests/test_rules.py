@@ -464,6 +464,48 @@ CASES: tuple[Case, ...] = (
     case("DF151-gelu", "v1", setting("hidden_act", value="gelu"), ("DF151", "/hidden_act", E)),
     case("DF151-pass-silu", "v1", nothing, rules=("DF151",)),
     case(
+        "DF152-laguna-without-draft-vocab",
+        "v1",
+        setting("architectures", value=["DFlashLagunaForCausalLM"]),
+        ("DF152", "/draft_vocab_size", E),
+    ),
+    case(
+        "DF153-aux-off-in-eagle-config",
+        "v1",
+        setting("eagle_config", value={"use_aux_hidden_state": False}),
+        ("DF153", "/eagle_config/use_aux_hidden_state", E),
+    ),
+    case("DF153-pass-absent", "v1", nothing, rules=("DF153",)),
+    case(
+        "DF210-sink-as-number",
+        "v1",
+        setting("dflash_config", "attention_sink_bias", value=1),
+        ("DF210", "/dflash_config/attention_sink_bias", E),
+    ),
+    case(
+        "DF210-pass-both-places",
+        "v1",
+        all_of(
+            setting("dflash_config", "attention_sink_bias", value=True),
+            setting("add_swa_attention_sink_bias", value=True),
+        ),
+        rules=("DF210",),
+    ),
+    case("DF211-is-neox-false", "v1", setting("is_neox_style", value=False), ("DF211", "/is_neox_style", W)),
+    case("DF211-pass-true", "v1", setting("rope_is_neox_style", value=True), rules=("DF211",)),
+    case(
+        "DF212-value-scale-bool",
+        "v1",
+        setting("dflash_config", "attention_value_scale", value=True),
+        ("DF212", "/dflash_config/attention_value_scale", E),
+    ),
+    case(
+        "DF212-pass-float",
+        "v1",
+        setting("dflash_config", "attention_value_scale", value=0.5),
+        rules=("DF212",),
+    ),
+    case(
         "DF208-use-swa-no-window",
         "v1",
         all_of(dropping("layer_types"), dropping("sliding_window"), setting("dflash_config", "use_swa", value=True)),

@@ -448,6 +448,50 @@ def hidden_act(ctx: Context) -> Iterator[Problem]:
         )
 
 
+@rule("DF152", "laguna-draft-vocab", Severity.ERROR, reads=("vLLM:draft_vocab_size",))
+def laguna_draft_vocab(ctx: Context) -> Iterator[Problem]:
+    """A ``DFlashLagunaForCausalLM`` drafter has no ``draft_vocab_size``.
+
+    vLLM's Laguna DFlash model raises "Laguna DFlash config requires `draft_vocab_size`" and the server does
+    not start. The published Laguna drafters set it to the target vocabulary (100352).
+
+    Fail: ``"architectures": ["DFlashLagunaForCausalLM"]`` without ``draft_vocab_size``
+    Pass: the same with ``"draft_vocab_size": 100352``
+    """
+    archs = ctx.raw.get("architectures")
+    if isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs and ctx.raw.get("draft_vocab_size") is None:
+        yield Problem(
+            "/draft_vocab_size",
+            "draft_vocab_size missing on a DFlashLagunaForCausalLM drafter: vLLM refuses the file "
+            "(Laguna DFlash config requires draft_vocab_size)",
+        )
+
+
+@rule("DF153", "aux-hidden-state-off", Severity.ERROR, reads=("vLLM:use_aux_hidden_state",))
+def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
+    """``use_aux_hidden_state`` is false (in ``eagle_config`` or ``dflash_config``).
+
+    vLLM reads ``eagle_config`` then ``dflash_config`` ``.use_aux_hidden_state`` (default true); a false
+    value builds no ``fc`` layer, so the drafter drafts without the target's hidden states it was trained
+    on (its ``fc`` weights are dropped). SGLang always feeds them. Every DFlash drafter reads target
+    features: the switch belongs to EAGLE configs.
+
+    Fail: ``"dflash_config": {"use_aux_hidden_state": false, ...}``
+    Pass: ``use_aux_hidden_state`` absent or true
+    """
+    for block in ("eagle_config", "dflash_config"):
+        node = ctx.raw.get(block)
+        if isinstance(node, dict) and "use_aux_hidden_state" in node:
+            value = node["use_aux_hidden_state"]
+            if value is not None and not value:
+                yield Problem(
+                    pointer(block, "use_aux_hidden_state"),
+                    f"{block}.use_aux_hidden_state is {value!r}: vLLM then builds no fc layer and drafts "
+                    "without the target's hidden states (SGLang feeds them); remove the key",
+                )
+            break  # vLLM takes the first block that has the key
+
+
 SPECULATORS_REQUIRED = (
     ("/aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"),
     ("/mask_token_id", "mask_token_id"),
@@ -520,5 +564,7 @@ RULES = (
     architecture,
     dflash2_keys,
     hidden_act,
+    laguna_draft_vocab,
+    aux_hidden_state_off,
     speculators_structure,
 )

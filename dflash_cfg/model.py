@@ -147,6 +147,8 @@ class FileReport:
     picture: tuple[str, ...] = ()
     upstream: Upstream | None = None
     note: str = ""  # why a file was skipped
+    # The config class engines load the file through (Effective.config_class); text output only.
+    config_class: str | None = None
 
 
 @dataclass(frozen=True)

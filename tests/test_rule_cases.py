@@ -55,6 +55,8 @@ BASES: dict[str, tuple[dict[str, Any], str]] = {
         json.loads((UPSTREAM / "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash" / "dflash" / "config.json").read_text("utf-8")),
         "XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash",
     ),
+    # poolside's Laguna drafter: DFlashLagunaForCausalLM, model_type laguna, five sliding layers (C).
+    "laguna": (_load("poolside__Laguna-XS-2.1-DFlash"), "poolside/Laguna-XS-2.1-DFlash"),
     # A speculators-format file in the layout of the speculators library's DFlashSpeculatorConfig, with the
     # b16 drafter as its decoder (no published speculators DFlash config.json was found: see PROVENANCE.md).
     "speculators": (
@@ -225,6 +227,14 @@ CASES = [
     row("DF122-too-small", "v1", setting("num_target_layers", value=4), ("DF122", "/num_target_layers", ERR)),
     row("DF131-model-type", "v1", setting("model_type", value="dflash"), ("DF131", "/model_type", ERR)),
     row("DF151-gelu", "v1", setting("hidden_act", value="gelu"), ("DF151", "/hidden_act", ERR)),
+    row("DF152-laguna-no-draft-vocab", "laguna", dropping("draft_vocab_size"), ("DF152", "/draft_vocab_size", ERR)),
+    row("DF152-pass-published-laguna", "laguna", absent=("DF152", "DF151", "DF131", "DF301")),
+    row(
+        "DF153-aux-hidden-state-off",
+        "v1",
+        setting("dflash_config", "use_aux_hidden_state", value=False),
+        ("DF153", "/dflash_config/use_aux_hidden_state", ERR),
+    ),
     row(
         "DF161-no-aux-ids",
         "speculators",
@@ -272,6 +282,26 @@ CASES = [
         ("DF209", "/dflash_config/swa_window_size", ERR),
     ),
     row("DF209-mimo-use-swa", "mimo", None, ("DF209", "/dflash_config/use_swa", WARN)),
+    row(
+        "DF210-sink-as-string",
+        "mimo",
+        setting("dflash_config", "attention_sink_bias", value="true"),
+        ("DF210", "/dflash_config/attention_sink_bias", ERR),
+    ),
+    row(
+        "DF210-sink-only-top-level",
+        "v1",
+        setting("add_swa_attention_sink_bias", value=True),
+        ("DF210", "/add_swa_attention_sink_bias", ERR),
+    ),
+    row("DF210-pass-mimo", "mimo", absent=("DF210",)),
+    row("DF211-not-neox", "v1", setting("rope_is_neox_style", value=False), ("DF211", "/rope_is_neox_style", WARN)),
+    row(
+        "DF212-value-scale-string",
+        "v1",
+        setting("dflash_config", "attention_value_scale", value="0.5"),
+        ("DF212", "/dflash_config/attention_value_scale", ERR),
+    ),
     row(
         "DF2-pass-published-dflash2", "dflash2", absent=("DF201", "DF202", "DF203", "DF204", "DF205", "DF206", "DF207")
     ),

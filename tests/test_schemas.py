@@ -20,6 +20,8 @@ from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012, specification_with
 
+from dflash_cfg.lint.speculators import is_speculators, translate
+
 SCHEMA_DIR = ROOT / "schemas"
 UPSTREAM = FIXTURES / "upstream"
 
@@ -76,6 +78,18 @@ def _is_v1(path: Path) -> bool:
 def kind_of(doc: dict[str, Any]) -> str:
     # The partial Qwen3.6-27B copy has no `architectures`; the spec (§6) lists it as DFlashDraftModel.
     return "dflash2" if "DFlash2DraftModel" in doc.get("architectures", []) else "dflash"
+
+
+def real_errors(kind: str, path: Path) -> list[tuple[list[Any], str, str]]:
+    """Schema errors of a published file as engines read it (a speculators file through vLLM's translation);
+    a partial copy's missing keys are unknown rather than absent, so `required` says nothing there."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if is_speculators(doc):
+        doc = translate(doc).data
+    found = describe(errors(kind, doc))
+    if path.name == "config.partial.json":
+        found = [e for e in found if e[1] != "required"]
+    return found
 
 
 def errors(kind: str, doc: Any) -> list[ValidationError]:
@@ -204,8 +218,9 @@ def test_the_upstream_folder_holds_the_known_drafters() -> None:
 def test_real_drafter_validates_clean(path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     kind = kind_of(doc)
-    assert SHAPE_FIELDS <= doc.keys(), "every real drafter carries the required shape fields"
-    assert describe(errors(kind, doc)) == []
+    if path.name != "config.partial.json":
+        assert SHAPE_FIELDS <= doc.keys(), "every real drafter carries the required shape fields"
+    assert real_errors(kind, path) == []
 
 
 def test_qwen38_dflash2_validates_clean() -> None:
@@ -218,7 +233,7 @@ def test_qwen38_dflash2_validates_clean() -> None:
 @pytest.mark.parametrize("path", [p for p in drafter_files() if _is_v1(p)], ids=_file_id)
 def test_v1_drafters_also_pass_the_v2_schema(path: Path) -> None:
     # They carry no conv/selector keys, so nothing v2-specific applies (missing keys are DF141's job).
-    assert describe(errors("dflash2", json.loads(path.read_text(encoding="utf-8")))) == []
+    assert real_errors("dflash2", path) == []
 
 
 # ---------------------------------------------------------------------------------------------- planted defects

@@ -24,12 +24,24 @@ VLLM_AUX = (
     "(get_eagle3_aux_layers_from_config)"
 )
 VLLM_PROPOSER = "vllm-project/vllm vllm/v1/spec_decode/dflash.py @01046b9a"
+VLLM_DFLASH_LOAD = (
+    "vllm-project/vllm vllm/v1/worker/gpu/spec_decode/dflash/utils.py (load_dflash_model, from #51655; "
+    "index snapshot 59772817163)"
+)
+VLLM_LAGUNA = (
+    "vllm-project/vllm vllm/model_executor/models/laguna_dflash.py (DFlashLagunaForCausalLM.__init__; "
+    "index snapshot 54778415314)"
+)
 SPECULATORS_TRANSLATOR = (
     "vllm-project/vllm vllm/transformers_utils/configs/speculators/algos.py (update_dflash, post-#40727; "
     "index snapshot 70479728584) and base.py (SpeculatorsConfig.extract_transformers_pre_trained_config)"
 )
 SGLANG_PARSE = "sgl-project/sglang python/sglang/srt/speculative/dflash_utils.py @00731f0b (parse_dflash_draft_config)"
 SGLANG_MODEL = "sgl-project/sglang python/sglang/srt/models/dflash.py @003b23d7"
+SGLANG_RUNNER = (
+    "sgl-project/sglang python/sglang/srt/model_executor/model_runner.py (DFLASH set-up: "
+    "resolve_target_layer_ids(target_num_layers=the target's num_hidden_layers); index snapshot 56123357206)"
+)
 SPECULATORS_CONFIG = "vllm-project/speculators src/speculators/models/dflash/config.py @c05b95b3"
 
 
@@ -126,10 +138,19 @@ READS: dict[str, Read] = {
         Read(
             "vLLM",
             "is_neox_style",
-            "config.is_neox_style, copied from the target's RoPE at load time",
+            "config.is_neox_style, overwritten at load time by the target's RoPE layout "
+            "(load_dflash_model: the file's value counts only for a target without RoPE)",
             "true",
             "passed to get_rope",
-            VLLM_MODEL + " (dflash_target_rope_is_neox_style)",
+            VLLM_MODEL + " (dflash_target_rope_is_neox_style); " + VLLM_DFLASH_LOAD,
+        ),
+        Read(
+            "vLLM",
+            "draft_vocab_size",
+            "top level (DFlashLagunaForCausalLM)",
+            "ValueError 'Laguna DFlash config requires `draft_vocab_size`'",
+            "sizes the draft vocabulary",
+            VLLM_LAGUNA,
         ),
         Read(
             "vLLM",
@@ -177,10 +198,11 @@ READS: dict[str, Read] = {
         Read(
             "SGLang",
             "num_target_layers",
-            "dflash_config.num_target_layers -> top level",
-            "the draft's num_hidden_layers (the tap range check then uses the draft depth)",
+            "dflash_config.num_target_layers -> top level; only compared with the running target "
+            "(a warning when they differ): the taps are bounded by the target's own num_hidden_layers",
+            "nothing (the running target's depth is used)",
             "ValueError unless an int >= 1",
-            SGLANG_PARSE + "; " + SGLANG_MODEL,
+            SGLANG_PARSE + "; " + SGLANG_RUNNER,
         ),
         Read(
             "SGLang",

@@ -138,7 +138,8 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
     findings.sort(key=lambda f: (f.line or 0, f.column or 0, f.rule, f.pointer))
     up = inputs.upstream
     source = None if up is None else Upstream(up.repo, up.revision, up.commit, up.blob_id)
-    return FileReport(inputs.path, kind, sha256, blob, tuple(findings), picture(ctx), source)
+    through = inputs.view.config_class if inputs.view is not None else None
+    return FileReport(inputs.path, kind, sha256, blob, tuple(findings), picture(ctx), source, config_class=through)
 
 
 def _into_file(problem: Problem, translation: Translation) -> Problem:
@@ -177,7 +178,8 @@ def picture(ctx: Context) -> tuple[str, ...]:
     elif ctx.view is not None and ctx.view.values is not None:
         seen = ctx.view.values
         lines.append(
-            f"layers  (absent) -> engines see {strip(seen.get('layer_types'))}, window {seen.get('sliding_window')}"
+            f"layers  (absent) -> engines see {strip(seen.get('layer_types')) or 'no layer_types'}, "
+            f"window {seen.get('sliding_window')}"
         )
     taps = ctx.taps()
     depth = ctx.target.num_hidden_layers if ctx.target and ctx.target.num_hidden_layers else None

@@ -59,7 +59,10 @@ def text(report: Report) -> str:
 def _text_file(f: FileReport) -> list[str]:
     if f.kind == "skipped":
         return [click.style(printable(f"{f.path}: skipped: {f.note}"), dim=True)]
-    head = f"{click.style(printable(f.path), bold=True)}  [{f.kind}, sha256 {(f.sha256 or '')[:12]}]"
+    through = f", through {f.config_class}" if f.config_class else ""
+    head = (
+        f"{click.style(printable(f.path), bold=True)}  [{f.kind}, sha256 {(f.sha256 or '')[:12]}{printable(through)}]"
+    )
     lines = [head]
     if f.upstream is not None:
         up = f.upstream

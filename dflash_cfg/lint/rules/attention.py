@@ -275,6 +275,97 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
         )
 
 
+@rule(
+    "DF210",
+    "attention-sink",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("vLLM:attention_sink_bias", "SGLang:attention_sink_bias"),
+)
+def attention_sink(ctx: Context) -> Iterator[Problem]:
+    """The attention-sink switch is of the wrong type, or only vLLM finds it.
+
+    SGLang reads ``dflash_config.attention_sink_bias`` and refuses the file unless it is a bool. vLLM reads
+    it by truthiness, then falls back to the top-level ``add_swa_attention_sink_bias``, which SGLang does
+    not read: a sink set only there is built by vLLM and left out by SGLang, which drafts without the
+    trained sink.
+
+    Fail: ``"dflash_config": {"attention_sink_bias": "true"}``; ``"add_swa_attention_sink_bias": true``
+    alone
+    Pass: ``"dflash_config": {"attention_sink_bias": true, ...}`` (MiMo-V2.5-Pro's drafter)
+    """
+    if "attention_sink_bias" in ctx.dflash:
+        value = ctx.dflash["attention_sink_bias"]
+        if not isinstance(value, bool):
+            yield Problem(
+                "/dflash_config/attention_sink_bias",
+                f"dflash_config.attention_sink_bias is {json.dumps(value)}, not true or false: SGLang refuses "
+                "the file, vLLM reads it by truthiness",
+            )
+        return
+    top = ctx.raw.get("add_swa_attention_sink_bias")
+    if top:
+        yield Problem(
+            "/add_swa_attention_sink_bias",
+            f"add_swa_attention_sink_bias is {json.dumps(top)} and dflash_config.attention_sink_bias is absent: "
+            "vLLM builds attention sinks, SGLang reads only dflash_config.attention_sink_bias and drafts "
+            "without them",
+            Fix(
+                "copy the switch into dflash_config.attention_sink_bias",
+                (PatchOp("add", "/dflash_config/attention_sink_bias", True),),
+            )
+            if top is True and isinstance(ctx.raw.get("dflash_config"), dict)
+            else None,
+        )
+
+
+NEOX_KEYS = ("rope_is_neox_style", "is_neox_style")
+
+
+@rule("DF211", "neox-style", Severity.WARNING, reads=("vLLM:is_neox_style", "SGLang:is_neox_style"))
+def neox_style(ctx: Context) -> Iterator[Problem]:
+    """The file asks for a RoPE layout other than NeoX (``rope_is_neox_style`` or ``is_neox_style`` false).
+
+    SGLang rotates the drafter's queries and keys as the file says (``rope_is_neox_style``, then
+    ``is_neox_style``, default true). vLLM ignores the file's value: at load time it copies the target's
+    RoPE layout into the drafter config. The two engines agree only when the target's layout is also
+    non-NeoX (e.g. DeepSeek-style MLA targets); with a NeoX target (Qwen, Llama, gpt-oss) one of them
+    rotates differently from training. A warning: which one is right depends on the target.
+
+    Fail (warning): ``"rope_is_neox_style": false``
+    Pass: absent, or true
+    """
+    for key in NEOX_KEYS:
+        if key in ctx.raw:
+            value = ctx.raw[key]
+            if value is not True and value is not None:
+                yield Problem(
+                    f"/{key}",
+                    f"{key} is {json.dumps(value)}: SGLang rotates with this layout, vLLM ignores it and takes "
+                    "the target's RoPE layout; they agree only for a non-NeoX target",
+                )
+            return  # SGLang reads the first of the two that is present
+
+
+@rule("DF212", "attention-value-scale", Severity.ERROR, kinds=ENGINE_FORMAT, reads=("SGLang:attention_value_scale",))
+def attention_value_scale(ctx: Context) -> Iterator[Problem]:
+    """``dflash_config.attention_value_scale`` is not a number.
+
+    SGLang refuses the file unless it is an int or a float (a bool is refused too).
+
+    Fail: ``"dflash_config": {"attention_value_scale": "0.5"}``
+    Pass: ``"dflash_config": {"attention_value_scale": 0.5}`` (or absent)
+    """
+    if "attention_value_scale" not in ctx.dflash:
+        return
+    value = ctx.dflash["attention_value_scale"]
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        yield Problem(
+            "/dflash_config/attention_value_scale",
+            f"dflash_config.attention_value_scale is {json.dumps(value)}, not a number: SGLang refuses the file",
+        )
+
+
 RULES = (
     layer_types_length,
     unknown_layer_type,
@@ -285,4 +376,7 @@ RULES = (
     dflash2_causality,
     swa_without_window,
     engines_disagree_attention,
+    attention_sink,
+    neox_style,
+    attention_value_scale,
 )

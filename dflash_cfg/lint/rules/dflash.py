@@ -316,9 +316,10 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     """``num_target_layers`` is missing (warning), too small to hold the taps, or the top level and
     ``dflash_config`` disagree (errors).
 
-    The April reference and MLX require it; SGLang uses it as the upper bound for the taps and,
-    when absent, falls back to the *draft* depth, so any tap ≥ ``num_hidden_layers`` is refused: missing
-    with such a tap is an error.
+    The April reference and MLX require it. SGLang only compares it with the running target (a log line
+    when they differ) and bounds the taps with the target's real depth; vLLM does not read it. So a
+    missing value is a warning (z-lab/gpt-oss-20b-DFlash is published without it); ``--target`` (DF403)
+    offers the target's depth as a safe fix.
 
     Fail: ``"num_target_layers": 4`` with five taps; 32 at the top level and 36 in dflash_config
     Pass: ``"num_target_layers": 36``
@@ -327,13 +328,11 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     where = ctx.draft_pointer("num_target_layers")
     taps = ctx.taps()
     if value is None:
-        depth = ctx.int_field("num_hidden_layers")
-        beyond = [t for t in taps or () if depth is not None and t >= depth]
-        extra = f"; SGLang would then reject taps {beyond} (≥ draft depth {depth})" if beyond else ""
         yield Problem(
             where,
-            f"num_target_layers missing: the April reference and MLX require it{extra}",
-            severity=Severity.ERROR if beyond else Severity.WARNING,
+            "num_target_layers missing: the April reference and MLX require it (vLLM and SGLang use the "
+            "running target's depth); take it from the target",
+            severity=Severity.WARNING,
         )
     elif not is_int(value) or value < 1:
         yield Problem(where, f"num_target_layers {value!r} must be a positive integer")
@@ -449,6 +448,50 @@ def hidden_act(ctx: Context) -> Iterator[Problem]:
         )
 
 
+@rule("DF152", "laguna-draft-vocab", Severity.ERROR, reads=("vLLM:draft_vocab_size",))
+def laguna_draft_vocab(ctx: Context) -> Iterator[Problem]:
+    """A ``DFlashLagunaForCausalLM`` drafter has no ``draft_vocab_size``.
+
+    vLLM's Laguna DFlash model raises "Laguna DFlash config requires `draft_vocab_size`" and the server does
+    not start. The published Laguna drafters set it to the target vocabulary (100352).
+
+    Fail: ``"architectures": ["DFlashLagunaForCausalLM"]`` without ``draft_vocab_size``
+    Pass: the same with ``"draft_vocab_size": 100352``
+    """
+    archs = ctx.raw.get("architectures")
+    if isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs and ctx.raw.get("draft_vocab_size") is None:
+        yield Problem(
+            "/draft_vocab_size",
+            "draft_vocab_size missing on a DFlashLagunaForCausalLM drafter: vLLM refuses the file "
+            "(Laguna DFlash config requires draft_vocab_size)",
+        )
+
+
+@rule("DF153", "aux-hidden-state-off", Severity.ERROR, reads=("vLLM:use_aux_hidden_state",))
+def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
+    """``use_aux_hidden_state`` is false (in ``eagle_config`` or ``dflash_config``).
+
+    vLLM reads ``eagle_config`` then ``dflash_config`` ``.use_aux_hidden_state`` (default true); a false
+    value builds no ``fc`` layer, so the drafter drafts without the target's hidden states it was trained
+    on (its ``fc`` weights are dropped). SGLang always feeds them. Every DFlash drafter reads target
+    features: the switch belongs to EAGLE configs.
+
+    Fail: ``"dflash_config": {"use_aux_hidden_state": false, ...}``
+    Pass: ``use_aux_hidden_state`` absent or true
+    """
+    for block in ("eagle_config", "dflash_config"):
+        node = ctx.raw.get(block)
+        if isinstance(node, dict) and "use_aux_hidden_state" in node:
+            value = node["use_aux_hidden_state"]
+            if value is not None and not value:
+                yield Problem(
+                    pointer(block, "use_aux_hidden_state"),
+                    f"{block}.use_aux_hidden_state is {value!r}: vLLM then builds no fc layer and drafts "
+                    "without the target's hidden states (SGLang feeds them); remove the key",
+                )
+            break  # vLLM takes the first block that has the key
+
+
 SPECULATORS_REQUIRED = (
     ("/aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"),
     ("/mask_token_id", "mask_token_id"),
@@ -521,5 +564,7 @@ RULES = (
     architecture,
     dflash2_keys,
     hidden_act,
+    laguna_draft_vocab,
+    aux_hidden_state_off,
     speculators_structure,
 )

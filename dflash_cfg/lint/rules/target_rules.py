@@ -61,8 +61,9 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
     """``num_target_layers`` differs from the target's number of decoder layers (``text_config`` for
     composite models such as Qwen3.6-27B's ``qwen3_5``).
 
-    SGLang bounds the taps with it; the April reference and MLX size their capture with it. Safe fix:
-    take the target's depth (a fact of the target, not a trained value of the drafter).
+    The April reference and MLX size their capture with it; SGLang logs the difference and bounds the taps
+    with the running target's depth. Absent: a warning (vLLM and SGLang do not need it). Safe fix: take
+    the target's depth (a fact of the target, not a trained value of the drafter).
 
     Fail: ``"num_target_layers": 36`` for Qwen3.6-27B (64)
     Pass: ``"num_target_layers": 64`` for Qwen3.6-27B
@@ -79,7 +80,16 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
     for where in places or ["/num_target_layers"]:
         block = ctx.dflash if where.startswith("/dflash_config") else ctx.raw
         value = block.get("num_target_layers")
-        if value != depth:
+        if not places:
+            # Absent: vLLM and SGLang use the running target's depth; only the April reference and MLX
+            # read it. The target's depth is a fact of the target, so it is a safe fix, not an error.
+            yield Problem(
+                where,
+                f"num_target_layers is absent; the target has {depth} layers",
+                Fix(f"set num_target_layers to the target's {depth}", (PatchOp("add", where, depth),)),
+                Severity.WARNING,
+            )
+        elif value != depth:
             op: Literal["add", "replace"] = "replace" if value is not None else "add"
             yield Problem(
                 where,

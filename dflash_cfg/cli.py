@@ -77,7 +77,7 @@ def project_options(f: Callable[..., Any]) -> Callable[..., Any]:
         "--config",
         "config",
         metavar="FILE",
-        type=click.Path(path_type=str),
+        type=click.Path(path_type=str, readable=False),
         help="The project config (default: the nearest dflash-cfg.toml or pyproject.toml [tool.dflash-cfg]).",
     )(f)
 
@@ -132,7 +132,7 @@ def _hub(
 
 
 @cli.command("check")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str, readable=False))
 @click.option("--target", metavar="PATH", help="Target model dir (config.json, tokenizer files) to check against.")
 @hub_options
 @click.option(
@@ -207,7 +207,7 @@ def check_command(
 
 
 @cli.command("diff")
-@click.argument("path", required=False, type=click.Path(path_type=str))
+@click.argument("path", required=False, type=click.Path(path_type=str, readable=False))
 @hub_options
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.pass_context
@@ -230,7 +230,7 @@ def diff_command(
 
 
 @cli.command("fix")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str, readable=False))
 @hub_options
 @click.option("--only-critical", is_flag=True, help="With --from-hub: adopt only the DFlash-critical fields.")
 @click.option("--target", metavar="PATH", help="Target model dir, for fixes that take a value from it.")
@@ -326,7 +326,7 @@ def fix_command(
 
 
 @cli.command("verify")
-@click.argument("path", type=click.Path(path_type=str))
+@click.argument("path", type=click.Path(path_type=str, readable=False))
 @click.option("--expect-sha256", "expect_sha256", metavar="HEX", help="Compare with this sha256 instead of the lock.")
 @click.pass_context
 def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> None:

@@ -29,6 +29,10 @@ def probe(path: str | os.PathLike[str]) -> Kind:
     user cannot enter or a name too long for the file system: that is a one-line PathError."""
     try:
         st = os.stat(path)
+    except ValueError:  # a NUL byte, or a lone surrogate no file-system encoding can hold
+        raise PathError(
+            f"not a usable path: {display(os.fspath(path))!r} holds a NUL or an unencodable character"
+        ) from None
     except OSError as exc:
         if exc.errno not in (*_ABSENT, errno.ELOOP):
             raise PathError(f"cannot access {display(os.fspath(path))}: {exc.strerror or exc}") from None
@@ -100,6 +104,8 @@ def read(path: Path, limit: int = MAX_BYTES) -> bytes:
     try:
         with open_regular(path) as (fd, _size):
             return read_exact(fd, limit + 1)
+    except ValueError:  # a NUL byte, or a lone surrogate no file-system encoding can hold
+        raise PathError(f"not a usable path: {display(path)!r} holds a NUL or an unencodable character") from None
     except OSError as exc:
         raise PathError(f"cannot read {display(path)}: {exc.strerror or exc}") from None
 
@@ -137,4 +143,7 @@ def read_optional(path: Path, limit: int = MAX_BYTES) -> bytes | None:
 
 def display(path: Path | str) -> str:
     """A path as text that can always be printed: undecodable bytes of a file name become escapes."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte: show it as an escape
+        return os.fspath(path).encode("utf-8", "backslashreplace").decode("ascii")

@@ -78,7 +78,7 @@ def check_repo_id(repo: str) -> None:
 
 # git check-ref-format, plus what a path join must never see: a revision becomes a file name under
 # refs/ in the cache, so `..`, a leading `/` or a `\\` would let a hostile value write outside it.
-_BAD_REF = re.compile(r"\.\.|//|@\{|[\x00-\x20\x7f~^:?*\[\\]|^[/.]|/\.|[/.]$|\.lock(/|$)|^@$|^-")
+_BAD_REF = re.compile(r"\.\.|//|@\{|[\x00-\x20\x7f~^:?*\[\\\ud800-\udfff]|^[/.]|/\.|[/.]$|\.lock(/|$)|^@$|^-")
 
 
 def check_revision(revision: str) -> None:

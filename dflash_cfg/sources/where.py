@@ -42,7 +42,7 @@ class Location:
 
 def locate(name: str, revision: str | None = None) -> Location:
     """A model argument as an engine sees it: an existing path wins over a Hub id, as in vLLM and SGLang."""
-    path = Path(name).expanduser()
+    path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
     kind = files.probe(path)
     if kind not in ("missing", "broken-link"):
         config = path / CONFIG if kind == "dir" else path
@@ -69,7 +69,7 @@ def is_hub_id(name: str) -> bool:
 def model_dir(name: str, *, revision: str | None = None, offline: bool = False, extra: tuple[str, ...] = ()) -> Path:
     """A model argument as a directory to read: an existing path as it is; a Hub id from the local
     cache, else fetched at a commit (config.json and the `extra` files it has) unless offline."""
-    path = Path(name).expanduser()
+    path = Path(os.path.expanduser(name))
     if files.probe(path) not in ("missing", "broken-link") or not is_hub_id(name):
         return path
     try:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
-from dflash_cfg.jsondoc.pointer import last, parent
-from dflash_cfg.jsondoc.spans import Unexpected, scan
+from dflash_cfg.jsondoc.pointer import last, parent, split
+from dflash_cfg.jsondoc.spans import Positions, Unexpected, scan
 from dflash_cfg.model import ByteEdit
 
 # A real drafter config is ~2 KB; anything this large is not one, and reading it whole would be
@@ -82,21 +82,26 @@ class Document:
         """
         if self.text is None:
             return None
-        positions = self._positions
-        while True:
-            if ptr in positions:
-                return positions[ptr]
-            if not ptr:
-                return (1, 1)
+        while ptr:
+            positions = self._positions
+            if positions is None:  # a text json refused: only the whole document has a place
+                break
+            try:
+                found = positions.of(split(ptr))
+            except ValueError:  # not a pointer this file can have
+                found = None
+            if found is not None:
+                return found
             ptr = parent(ptr)
+        return (1, 1)
 
     @cached_property
-    def _positions(self) -> dict[str, tuple[int, int]]:
+    def _positions(self) -> Positions | None:
         assert self.text is not None
         try:
-            return scan(self.text).positions
-        except Unexpected:  # a text json refused: only the whole document has a place
-            return {"": (1, 1)}
+            return Positions(self.text)
+        except Unexpected:
+            return None
 
 
 def parse(raw: bytes) -> Document:

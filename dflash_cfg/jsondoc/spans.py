@@ -13,6 +13,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from dflash_cfg.jsondoc.pointer import escape
 
@@ -117,42 +118,85 @@ def _non_finite(token: str) -> bool:
 
 @dataclass(frozen=True)
 class Scan:
-    positions: dict[str, tuple[int, int]]
     duplicates: tuple[tuple[str, tuple[int, int]], ...]  # (pointer of the repeated key, position of the first)
     constants: tuple[tuple[str, str], ...]  # (pointer, token) of each non-finite number
 
 
+class Positions:
+    """Line and column of any member key or array element of an already-valid JSON text.
+
+    The tree is built once; each lookup walks down its pointer, so a file with a few findings costs one
+    pass however deep it nests (no pointer is built for nodes nobody asks about)."""
+
+    def __init__(self, text: str) -> None:
+        self.root = tree(text)
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def pos(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
+
+    def of(self, tokens: list[str]) -> tuple[int, int] | None:
+        """Where the value at these (unescaped) reference tokens starts: its key in an object. json.load
+        keeps the last copy of a duplicated key, so that is the one followed."""
+        node, start = self.root, None
+        for token in tokens:
+            item = _child(node, token)
+            if item is None:
+                return None
+            node, start = item.value, item.start
+        return (1, 1) if start is None else self.pos(start)
+
+
+def _child(node: Node, token: str) -> Item | None:
+    items = node.items
+    if not items:
+        return None
+    if node.is_object:
+        for item in reversed(items):
+            if item.key == token:
+                return item
+        return None
+    if token.isdigit() and len(token) <= 18 and (token == "0" or token[0] != "0") and int(token) < len(items):
+        return items[int(token)]
+    return None
+
+
+# A path is a chain of (parent chain, token): pointers are spelled out only for what is reported.
+_Path = tuple[Any, str] | None
+
+
+def _spell(path: _Path) -> str:
+    tokens: list[str] = []
+    while path is not None:
+        path, token = path
+        tokens.append(token)
+    return "".join("/" + escape(t) for t in reversed(tokens))
+
+
 def scan(text: str) -> Scan:
-    """Line and column of every member key (the last copy of a duplicated one, which json.load keeps)
-    and array element of an already-valid JSON text."""
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
-
-    def pos(offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(starts, offset)
-        return line, offset - starts[line - 1] + 1
-
-    positions: dict[str, tuple[int, int]] = {"": (1, 1)}
+    """The duplicated keys and the non-finite numbers of an already-valid JSON text, in file order.
+    Linear in the text: nesting depth costs nothing extra."""
+    positions = Positions(text)
     duplicates: list[tuple[str, tuple[int, int]]] = []
     constants: list[tuple[str, str]] = []
-    todo: list[tuple[str, Node]] = [("", tree(text))]
-    while todo:  # preorder, children in document order, so findings come out in file order
-        ptr, node = todo.pop()
+    todo: list[tuple[_Path, Node]] = [(None, positions.root)]
+    while todo:  # preorder, children in document order
+        path, node = todo.pop()
         if node.items is None:
             token = text[node.start : node.end]
             if _non_finite(token):
-                constants.append((ptr, token))
+                constants.append((_spell(path), token))
             continue
-        seen: dict[str, tuple[int, int]] = {}
-        children = []
+        seen: dict[str, int] = {}
+        children: list[tuple[_Path, Node]] = []
         for index, item in enumerate(node.items):
-            child = ptr + "/" + (escape(item.key) if item.key is not None else str(index))
-            where = pos(item.start)
+            child: _Path = (path, item.key if item.key is not None else str(index))
             if item.key is not None:
                 if item.key in seen:
-                    duplicates.append((child, seen[item.key]))
+                    duplicates.append((_spell(child), positions.pos(seen[item.key])))
                 else:
-                    seen[item.key] = where
-            positions[child] = where
+                    seen[item.key] = item.start
             children.append((child, item.value))
         todo.extend(reversed(children))
-    return Scan(positions, tuple(duplicates), tuple(constants))
+    return Scan(tuple(duplicates), tuple(constants))

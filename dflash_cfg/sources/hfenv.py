@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 _INT_SETTINGS = ("HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT")
 
@@ -21,14 +22,18 @@ _INT_SETTINGS = ("HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT")
 @contextmanager
 def importable() -> Iterator[None]:
     saved: dict[str, str] = {}
+    endpoint = os.environ.get("HF_ENDPOINT")
+    if endpoint is not None and not usable_url(endpoint):
+        saved["HF_ENDPOINT"] = endpoint  # its own import would fail; sources/hub.py says what is wrong
+        del os.environ["HF_ENDPOINT"]
     for name in _INT_SETTINGS:
         value = os.environ.get(name)
-        if not value:
+        if value is None:
             continue
         try:
             int(value)
             continue
-        except ValueError:
+        except ValueError:  # "" too: huggingface_hub runs int() on any value that is set
             saved[name] = value
         try:
             seconds = float(value)
@@ -43,6 +48,16 @@ def importable() -> Iterator[None]:
         yield
     finally:
         os.environ.update(saved)
+
+
+def usable_url(value: str) -> bool:
+    """An http(s) URL whose host and port parse (huggingface_hub and httpx parse HF_ENDPOINT)."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def import_hub() -> None:

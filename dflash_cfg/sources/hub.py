@@ -21,7 +21,7 @@ from dflash_cfg.errors import HubError, PathError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.model import HubFile
 from dflash_cfg.sources import files
-from dflash_cfg.sources.hfenv import import_hub
+from dflash_cfg.sources.hfenv import import_hub, usable_url
 from dflash_cfg.write.atomic import replace_atomically
 
 CONFIG = "config.json"
@@ -175,8 +175,15 @@ def _from_cache(repo: str, revision: str, s: Settings) -> tuple[HubFile | None, 
     return HubFile(repo, revision, commit, blob_id, data), None
 
 
+def _endpoint(s: Settings) -> None:
+    """Before the first request: an endpoint that cannot be a URL is said plainly (it is only read then)."""
+    if not usable_url(s.endpoint):
+        raise HubError(f"HF_ENDPOINT={s.endpoint!r} is not an http(s) URL with a valid host and port")
+
+
 def _resolve(repo: str, revision: str, s: Settings) -> tuple[str, str]:
     """One HEAD request: the commit `revision` points at and the file's blob id there."""
+    _endpoint(s)
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
 
     url = hf_hub_url(repo, CONFIG, revision=revision, endpoint=s.endpoint)

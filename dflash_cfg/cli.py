@@ -197,7 +197,7 @@ def _ci(report: Report, fmt: str) -> Report:
         except (DflashCfgError, UnicodeDecodeError):
             pass  # changed, gone or not UTF-8: no text, so no ends, line hashes or fix replacements
         absolute = os.path.abspath(f.path)
-        inside = os.path.commonpath([absolute, root]) == root if os.path.isabs(root) else False
+        inside = os.path.commonpath([absolute, root]) == root
         relative = Path(os.path.relpath(absolute, root)).as_posix() if inside else None
         out.append(dataclasses.replace(f, artifact=Artifact(text, bom, relative)))
     return dataclasses.replace(report, files=tuple(out), root=root)

@@ -458,3 +458,23 @@ def test_exit_2_still_writes_one_json_document(dflash: Run, tmp_path: Path, args
         assert doc["files"] == [] and doc["summary"]["files"] == 0
     if args[0] == "fix":
         assert doc["files"] == []
+
+
+# --- the README's samples are this code's output -----------------------------------------------------
+
+SAMPLE = re.compile(r"<!-- output: (?P<args>[^>]*?) -->\n```\n(?P<body>.*?)```\n", re.S)
+
+
+def test_readme_output_samples_are_produced_by_the_code(dflash: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Output formats\n", 1)[1].split("\n## ", 1)[0]
+    samples = list(SAMPLE.finditer(section))
+    assert len(samples) == 2
+    monkeypatch.chdir(ROOT)
+    for sample in samples:
+        result = dflash(*sample["args"].split())
+        shown = sample["body"].splitlines()
+        if "--format github" in sample["args"]:  # one line of several
+            assert set(shown) <= set(result.out.splitlines()), sample["args"]
+        else:
+            assert shown == result.out.splitlines(), sample["args"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,19 +19,27 @@ from dflash_cfg.lint.gate import verdict
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import Report, Severity
 from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
-from dflash_cfg.report.check import REPORTERS, as_json
 from dflash_cfg.report.commands import (
     diff_json,
     diff_text,
+    error_json,
+    fix_json,
     fix_unchanged_text,
     fix_written_text,
     preflight_text,
+    verify_json,
     where_json,
     where_text,
 )
 from dflash_cfg.report.escape import printable
+from dflash_cfg.report.formats import CI_FORMATS, FORMATS, render
 from dflash_cfg.sources.hfenv import import_hub
 from dflash_cfg.sources.views import transformers_version
+
+if TYPE_CHECKING:
+    from dflash_cfg.commands.fix import FixResult
+
+_DOCUMENTED = "dflash_cfg_documented"  # set on an error whose command already wrote its document
 
 
 def _secrets() -> list[str | None]:
@@ -50,14 +60,61 @@ def _say(message: str) -> None:
     click.echo(printable(redact(message, _secrets())), err=True)
 
 
-def _colour() -> bool | None:
-    # https://no-color.org: any non-empty value disables colour; otherwise click decides (tty or not).
-    return False if os.environ.get("NO_COLOR") else None
+def _colour(choice: str = "auto") -> bool | None:
+    """--color wins; then https://no-color.org (a non-empty NO_COLOR: none), then https://force-color.org
+    (a non-empty FORCE_COLOR: always; NO_COLOR first, as CPython orders them); else click decides
+    (a terminal or not)."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return None
 
 
-def exit_code(report: Report) -> int:
-    """The run's verdict, and on a failure caused by warnings only, the ways forward (stderr)."""
+def colour_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--color",
+        "color",
+        type=click.Choice(("auto", "always", "never")),
+        default="auto",
+        show_default=True,
+        help="Colour the text output (auto: on a terminal, unless NO_COLOR is set or FORCE_COLOR forces it).",
+    )(f)
+
+
+def ci_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """How a check's result is shown and what it exits with, for CI (check and preflight)."""
+    f = click.option(
+        "-q", "--quiet", is_flag=True, help="Text: the findings only (no file headers, layouts, fixes or summary)."
+    )(f)
+    f = click.option(
+        "--statistics",
+        is_flag=True,
+        help='Add the count of findings per rule, with how many `fix` repairs (json: a "statistics" list).',
+    )(f)
+    f = click.option(
+        "--exit-zero", "exit_zero", is_flag=True, help="Exit 0 even when findings fail the run (2 stays 2)."
+    )(f)
+    return colour_option(
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(FORMATS),
+            default="text",
+            show_default=True,
+            help="text; json (versioned); github (Actions annotations); sarif (2.1.0, code scanning).",
+        )(f)
+    )
+
+
+def exit_code(report: Report, exit_zero: bool = False) -> int:
+    """The run's verdict, and on a failure caused by warnings only, the ways forward (stderr).
+    `exit_zero`: findings never fail the run (an error of the run itself still exits 2)."""
     result = verdict(report, report.fail_on, gate=report.gate)
+    if exit_zero and result.code == EXIT_FINDINGS:
+        return EXIT_OK
     if result.advice:
         _say(f"dflash-cfg: {result.advice}")
     return result.code
@@ -88,9 +145,67 @@ def _fail_on(fail_on: str | None, strict: bool) -> str | None:
     return "warning" if strict else fail_on
 
 
-def _json_error(exc: DflashCfgError) -> str:
-    """--format json writes one document even when the run cannot be done: CI parses stdout."""
-    return as_json(Report((), transformers_version(), __version__, (str(exc),)))
+def _requested_format(args: list[str]) -> tuple[str | None, str | None]:
+    """The command and its --format from the command line (before any `--`), for an error document."""
+    command, fmt = None, None
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--format" and i + 1 < len(args):
+            fmt = args[i + 1]
+        elif arg.startswith("--format="):
+            fmt = arg.split("=", 1)[1]
+        elif command is None and not arg.startswith("-"):
+            command = arg
+    return command, fmt
+
+
+def _error_document(args: list[str], message: str) -> None:
+    """A run that exits 2 still writes one document in a machine format: CI parses stdout."""
+    command, fmt = _requested_format(args)
+    if command in ("check", "preflight") and fmt in ("json", "github", "sarif"):
+        report = Report((), transformers_version(), __version__, (message,))
+        click.echo(render(report, fmt), nl=False)
+    elif command in ("diff", "fix", "verify", "where") and fmt == "json":
+        click.echo(error_json(command, __version__, message), nl=False)
+
+
+def _ci(report: Report, fmt: str) -> Report:
+    """What the CI formats need beyond the report: the repository root, and for each file with
+    findings its path under the root and its text (when the file still has the sha256 reported)."""
+    if fmt not in CI_FORMATS:
+        return report
+    import dataclasses
+    import hashlib
+
+    from dflash_cfg.model import Artifact
+    from dflash_cfg.sources import files
+
+    cwd = os.getcwd()
+    root = next((str(d) for d in (Path(cwd), *Path(cwd).parents) if (d / ".git").exists()), cwd)
+    out = []
+    for f in report.files:
+        if not f.findings:
+            out.append(f)
+            continue
+        text, bom = None, False
+        try:
+            raw = files.read(Path(f.path))
+            if f.sha256 is not None and hashlib.sha256(raw).hexdigest() == f.sha256:
+                bom = raw.startswith(b"\xef\xbb\xbf")
+                text = raw[3 if bom else 0 :].decode("utf-8")
+        except (DflashCfgError, UnicodeDecodeError):
+            pass  # changed, gone or not UTF-8: no text, so no ends, line hashes or fix replacements
+        absolute = os.path.abspath(f.path)
+        inside = os.path.commonpath([absolute, root]) == root
+        relative = Path(os.path.relpath(absolute, root)).as_posix() if inside else None
+        out.append(dataclasses.replace(f, artifact=Artifact(text, bom, relative)))
+    return dataclasses.replace(report, files=tuple(out), root=root)
+
+
+def _show_report(report: Report, fmt: str, color: str, quiet: bool, statistics: bool) -> None:
+    rendered = render(_ci(report, fmt), fmt, quiet=quiet, with_statistics=statistics)
+    click.echo(rendered, nl=False, color=_colour(color) if fmt == "text" else False)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -141,7 +256,7 @@ def _hub(
     metavar="HEX",
     help="Fail (DF702) unless the file's sha256 is this one (as printed by `fix`).",
 )
-@click.option("--format", "fmt", type=click.Choice(tuple(REPORTERS)), default="text", show_default=True)
+@ci_options
 @project_options
 @click.option(
     "--gate",
@@ -167,6 +282,10 @@ def check_command(
     offline: bool,
     expect_sha256: str | None,
     fmt: str,
+    color: str,
+    exit_zero: bool,
+    statistics: bool,
+    quiet: bool,
     config: str | None,
     isolated: bool,
     strict: bool,
@@ -180,39 +299,41 @@ def check_command(
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir, a config.json, or a tree)")
-    try:
-        report = api.check(
-            paths,
-            target=target,
-            select=select,
-            ignore=ignore,
-            from_hub=None if hub is None else hub.repo or "",
-            revision=revision,
-            offline=offline,
-            expect_sha256=expect_sha256,
-            use_cache=not no_cache,
-            config=config,
-            isolated=isolated,
-            fail_on=_fail_on(fail_on, strict),
-            gate=gate,
-        )
-    except DflashCfgError as exc:
-        if fmt == "json":
-            click.echo(_json_error(exc), nl=False)
-        raise
-    click.echo(REPORTERS[fmt](report), nl=False, color=_colour() if fmt == "text" else False)
+    report = api.check(
+        paths,
+        target=target,
+        select=select,
+        ignore=ignore,
+        from_hub=None if hub is None else hub.repo or "",
+        revision=revision,
+        offline=offline,
+        expect_sha256=expect_sha256,
+        use_cache=not no_cache,
+        config=config,
+        isolated=isolated,
+        fail_on=_fail_on(fail_on, strict),
+        gate=gate,
+    )
+    _show_report(report, fmt, color, quiet, statistics)
     for error in report.errors:
         _say(f"dflash-cfg: error: {error}")
-    ctx.exit(exit_code(report))
+    ctx.exit(exit_code(report, exit_zero))
 
 
 @cli.command("diff")
 @click.argument("path", required=False, type=click.Path(path_type=str, readable=False))
 @hub_options
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@colour_option
 @click.pass_context
 def diff_command(
-    ctx: click.Context, path: str | None, from_hub: str | None, revision: str | None, offline: bool, fmt: str
+    ctx: click.Context,
+    path: str | None,
+    from_hub: str | None,
+    revision: str | None,
+    offline: bool,
+    fmt: str,
+    color: str,
 ) -> None:
     """Field table of PATH against its upstream config.json: raw, through Qwen3Config, upstream.
 
@@ -224,8 +345,8 @@ def diff_command(
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
     result = api.diff(paths[0], hub.repo or "", revision=revision, offline=offline)
-    rendered = diff_json(result) if fmt == "json" else diff_text(result)
-    click.echo(rendered, nl=False, color=_colour() if fmt == "text" else False)
+    rendered = diff_json(result, __version__) if fmt == "json" else diff_text(result)
+    click.echo(rendered, nl=False, color=_colour(color) if fmt == "text" else False)
     ctx.exit(EXIT_FINDINGS if result.critical else EXIT_OK)
 
 
@@ -246,6 +367,15 @@ def diff_command(
     show_default=True,
     help="Apply only the fixes of findings at least this severe (info includes portability mirrors).",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json")),
+    default="text",
+    show_default=True,
+    help="json: one document for the whole run (needs --yes or --dry-run: it cannot ask).",
+)
+@colour_option
 @click.pass_context
 def fix_command(
     ctx: click.Context,
@@ -261,6 +391,8 @@ def fix_command(
     no_lock: bool,
     exit_non_zero_on_fix: bool,
     min_severity: str,
+    fmt: str,
+    color: str,
 ) -> None:
     """Repair the config.json of each PATH: safe mechanical fixes, or upstream's bytes with --from-hub.
 
@@ -273,10 +405,16 @@ def fix_command(
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
+    as_json_doc = fmt == "json"
+    if as_json_doc and not (yes or dry_run):
+        raise UsageError("--format json cannot ask before writing: pass --yes (or --dry-run)")
+    colour = _colour(color)
 
     def confirm(p: Plan) -> bool:
-        click.echo(printable(p.diff(), keep="\n\t"), nl=False)
-        click.echo(printable("".join(f"  - {summary}\n" for summary in p.applied), keep="\n"), nl=False)
+        if as_json_doc:
+            return not dry_run
+        click.echo(printable(p.diff(), keep="\n\t"), nl=False, color=colour)
+        click.echo(printable("".join(f"  - {summary}\n" for summary in p.applied), keep="\n"), nl=False, color=colour)
         if dry_run:
             return False
         if not yes:
@@ -298,47 +436,72 @@ def fix_command(
         record_lock=not no_lock,
     )
     code = EXIT_OK
-    for result in results:
-        p = result.plan
-        if not p.changed:
-            click.echo(fix_unchanged_text(p))
-        elif result.outcome is None:  # a dry run: it would change
-            code = EXIT_FINDINGS
-        else:
-            click.echo(fix_written_text(p, result.outcome), nl=False)
-            if exit_non_zero_on_fix:
-                code = EXIT_FINDINGS
-        if result.remaining_errors:
-            _say(
-                f"{result.remaining_errors} error(s) remain that need upstream values or a human: "
-                f"dflash-cfg check {p.path.parent}"
-            )
-            code = EXIT_FINDINGS
-        if result.upstream_hint is not None:
-            repo = result.upstream_hint or "ORG/NAME"
-            _say(
-                f"dflash-cfg: {p.path} has findings no safe fix settles: the trained values (taps, mask id, "
-                f"layer types, window, RoPE) come from its upstream repo: dflash-cfg fix {p.path.parent} "
-                f"--from-hub {repo} (add --only-critical to keep local edits); or name it as `upstream` in a "
-                "[[tool.dflash-cfg.models]] entry so every check compares with it"
-            )
+    done: list[FixResult] = []
+    try:
+        for result in results:
+            done.append(result)
+            code = max(code, _fix_shown(result, exit_non_zero_on_fix, as_json_doc, colour))
+    except DflashCfgError as exc:
+        if as_json_doc:  # the files done so far, and why the run stopped
+            message = redact(str(exc), _secrets())
+            click.echo(fix_json(done, __version__, dry_run=dry_run, errors=(message,)), nl=False)
+            setattr(exc, _DOCUMENTED, True)
+        raise
+    if as_json_doc:
+        click.echo(fix_json(done, __version__, dry_run=dry_run), nl=False)
     ctx.exit(code)
+
+
+def _fix_shown(result: FixResult, exit_non_zero_on_fix: bool, as_json_doc: bool, colour: bool | None) -> int:
+    """Print one file's outcome (text) or only its hints (json: the document says the rest); its exit code."""
+    code = EXIT_OK
+    p = result.plan
+    if not p.changed:
+        if not as_json_doc:
+            click.echo(fix_unchanged_text(p), color=colour)
+    elif result.outcome is None:  # a dry run: it would change
+        code = EXIT_FINDINGS
+    else:
+        if not as_json_doc:
+            click.echo(fix_written_text(p, result.outcome), nl=False, color=colour)
+        if exit_non_zero_on_fix:
+            code = EXIT_FINDINGS
+    if result.remaining_errors:
+        _say(
+            f"{result.remaining_errors} error(s) remain that need upstream values or a human: "
+            f"dflash-cfg check {p.path.parent}"
+        )
+        code = EXIT_FINDINGS
+    if result.upstream_hint is not None:
+        repo = result.upstream_hint or "ORG/NAME"
+        _say(
+            f"dflash-cfg: {p.path} has findings no safe fix settles: the trained values (taps, mask id, "
+            f"layer types, window, RoPE) come from its upstream repo: dflash-cfg fix {p.path.parent} "
+            f"--from-hub {repo} (add --only-critical to keep local edits); or name it as `upstream` in a "
+            "[[tool.dflash-cfg.models]] entry so every check compares with it"
+        )
+    return code
 
 
 @cli.command("verify")
 @click.argument("path", type=click.Path(path_type=str, readable=False))
 @click.option("--expect-sha256", "expect_sha256", metavar="HEX", help="Compare with this sha256 instead of the lock.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@colour_option
 @click.pass_context
-def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> None:
+def verify_command(ctx: click.Context, path: str, expect_sha256: str | None, fmt: str, color: str) -> None:
     """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
     v = api.verify(path, expect_sha256=expect_sha256)
+    if fmt == "json":
+        click.echo(verify_json(v, __version__), nl=False)
     entry = v.entry
     origin = ""
     if entry is not None and expect_sha256 is None:
         source = f" from {entry.source.repo}@{entry.source.commit}" if entry.source else ""
         origin = f" (written {entry.written_at}{source}, dflash-cfg {entry.tool_version})"
     if v.ok:
-        click.echo(printable(f"ok: {v.path} sha256 {v.sha256}{origin}"))
+        if fmt == "text":
+            click.echo(printable(f"ok: {v.path} sha256 {v.sha256}{origin}"), color=_colour(color))
         ctx.exit(EXIT_OK)
     click.echo(
         printable(f"MISMATCH: {v.path}\n  sha256   {v.sha256}\n  expected {v.expected}{origin}", keep="\n"), err=True
@@ -349,7 +512,7 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None) -> 
 @cli.command("preflight", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @hub_options
-@click.option("--format", "fmt", type=click.Choice(tuple(REPORTERS)), default="text", show_default=True)
+@ci_options
 @project_options
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of transformers results.")
 @click.option("--exec", "exec_", is_flag=True, help="Replace this process with COMMAND when the check is clean.")
@@ -361,6 +524,10 @@ def preflight_command(
     revision: str | None,
     offline: bool,
     fmt: str,
+    color: str,
+    exit_zero: bool,
+    statistics: bool,
+    quiet: bool,
     config: str | None,
     isolated: bool,
     strict: bool,
@@ -376,28 +543,25 @@ def preflight_command(
     from dflash_cfg.commands import preflight
 
     argv = list(command[1:] if command and command[0] == "--" else command)
+    if exec_ and exit_zero:
+        raise UsageError("--exec launches only on a clean check: --exit-zero would launch whatever it found")
     _, hub = _hub((), from_hub, revision, offline)
     failing = _fail_on(fail_on, strict)
-    try:
-        result = preflight.run(
-            argv,
-            hub,
-            no_cache,
-            offline=offline,
-            config=config,
-            isolated=isolated,
-            fail_on=None if failing is None else Severity[failing.upper()],
-        )
-    except DflashCfgError as exc:
-        if fmt == "json":
-            click.echo(_json_error(exc), nl=False)
-        raise
-    if fmt == "text":
-        click.echo(preflight_text(result), nl=False, color=_colour())
-    click.echo(REPORTERS[fmt](result.report), nl=False, color=_colour() if fmt == "text" else False)
+    result = preflight.run(
+        argv,
+        hub,
+        no_cache,
+        offline=offline,
+        config=config,
+        isolated=isolated,
+        fail_on=None if failing is None else Severity[failing.upper()],
+    )
+    if fmt == "text" and not quiet:
+        click.echo(preflight_text(result), nl=False, color=_colour(color))
+    _show_report(result.report, fmt, color, quiet, statistics)
     for error in result.report.errors:
         _say(f"dflash-cfg: error: {error}")
-    code = exit_code(result.report)
+    code = exit_code(result.report, exit_zero)
     if exec_ and code == EXIT_OK:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -407,7 +571,9 @@ def preflight_command(
         try:
             os.execvpe(program[0], program, {**os.environ, **dict(launch.environment)})
         except OSError as exc:
-            raise UsageError(f"cannot run {program[0]!r}: {exc.strerror or exc}") from None
+            failure = UsageError(f"cannot run {program[0]!r}: {exc.strerror or exc}")
+            setattr(failure, _DOCUMENTED, True)  # the report is out already: the reason goes to stderr
+            raise failure from None
     if exec_ and code != EXIT_OK:
         click.echo("dflash-cfg: not launching: the check failed", err=True)
     ctx.exit(code)
@@ -417,29 +583,42 @@ def preflight_command(
 @click.argument("model")
 @click.option("--revision", metavar="REV", help="For a Hub id: the branch, tag or commit (default: main).")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
-def where_command(model: str, revision: str | None, fmt: str) -> None:
+@colour_option
+def where_command(model: str, revision: str | None, fmt: str, color: str) -> None:
     """Which config.json an engine would read for MODEL (a path, or a Hub id in the local cache)."""
     from dflash_cfg.commands.where import where
 
     location = where(model, revision)
-    click.echo(where_json(location) if fmt == "json" else where_text(location), nl=False)
+    if fmt == "json":
+        click.echo(where_json(location, __version__), nl=False)
+    else:
+        click.echo(where_text(location), nl=False, color=_colour(color))
 
 
 @cli.command("rules")
 @click.argument("ids", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Show each rule's full documentation.")
-def rules_command(ids: tuple[str, ...], fmt: str, verbose: bool) -> None:
+@colour_option
+def rules_command(ids: tuple[str, ...], fmt: str, verbose: bool, color: str) -> None:
     """The rule catalogue with each rule's documentation (IDS or prefixes narrow it)."""
     chosen = select_rules(",".join(ids), None) if ids else ALL
     if fmt == "json":
         click.echo(catalogue_json(chosen), nl=False)
     else:
-        click.echo(catalogue_text(chosen, verbose or bool(ids)), nl=False, color=_colour())
+        click.echo(catalogue_text(chosen, verbose or bool(ids)), nl=False, color=_colour(color))
 
 
 def run(entry: click.Command, args: list[str] | None = None) -> int:
-    """Invoke click without letting it exit, and turn every failure into a one-line cause."""
+    """Invoke click without letting it exit, and turn every failure into a one-line cause (and, with a
+    machine --format, into a document on stdout that says it)."""
+    argv = list(sys.argv[1:] if args is None else args)
+
+    def document(exc: BaseException, message: str) -> None:
+        if not getattr(exc, _DOCUMENTED, False):
+            with contextlib.suppress(Exception):  # the one-line cause on stderr still says it
+                _error_document(argv, redact(message, _secrets()))
+
     try:
         # Without standalone mode click returns ctx.exit()'s code instead of raising it.
         code = entry.main(args=args, prog_name="dflash-cfg", standalone_mode=False)
@@ -447,9 +626,11 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:  # click's own usage errors
+        document(exc, exc.format_message())
         exc.show()
         return EXIT_USAGE
     except DflashCfgError as exc:  # the user's or the environment's: one line, the class says the exit code
+        document(exc, str(exc))
         _say(f"dflash-cfg: error: {exc}")
         return int(exc.exit_code)
     except click.exceptions.Abort:
@@ -465,6 +646,7 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except Exception as exc:  # a bug in dflash-cfg, not the user's fault: still one line
         if os.environ.get("DFLASH_CFG_DEBUG"):
             raise
+        document(exc, f"internal error: {type(exc).__name__}: {exc}")
         _say(
             f"dflash-cfg: internal error: {type(exc).__name__}: {exc} "
             "(set DFLASH_CFG_DEBUG=1 for the traceback, and please report it)"

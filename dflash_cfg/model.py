@@ -137,6 +137,18 @@ class Upstream:
 
 
 @dataclass(frozen=True)
+class Artifact:
+    """A checked file as the CI formats (SARIF, GitHub annotations) show it beyond its findings: read by
+    the command that renders them (report/ does no I/O), for files with findings only."""
+
+    # The file's text (a UTF-8 byte-order mark stripped, as the linter read it), when the file still has
+    # the sha256 the report names: what end positions, line hashes and fix replacements are computed on.
+    text: str | None = None
+    bom: bool = False  # the file starts with a UTF-8 byte-order mark
+    repo_path: str | None = None  # "/"-separated, relative to Report.root; None when outside it
+
+
+@dataclass(frozen=True)
 class FileReport:
     path: str
     kind: Kind
@@ -149,6 +161,7 @@ class FileReport:
     note: str = ""  # why a file was skipped
     # The config class engines load the file through (Effective.config_class); text output only.
     config_class: str | None = None
+    artifact: Artifact | None = None  # for the CI formats only (see Artifact)
 
 
 @dataclass(frozen=True)
@@ -162,6 +175,9 @@ class Report:
     # whether it was a gate (preflight, hooks), where a file identical to its upstream fails on errors only.
     fail_on: Severity = Severity.ERROR
     gate: bool = False
+    # The repository root (the nearest git work tree of the working directory, else the working
+    # directory), absolute: SARIF's %SRCROOT%. Set by the command for the CI formats only.
+    root: str | None = None
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.files for x in f.findings if x.severity == severity)

@@ -25,6 +25,7 @@ from helpers import FIXTURES, REAL, Result, mutated, set_taps, write_config
 
 import dflash_cfg
 from dflash_cfg.lint.rules import ALL, REGISTRY
+from dflash_cfg.report.catalogue import plain
 
 Run = Callable[..., Result]
 BIN = Path(sys.executable).parent
@@ -502,10 +503,12 @@ def test_rules_shows_one_rules_full_doc(dflash: Run) -> None:
     assert result.code == 0
     assert result.out.startswith("DF204")
     assert "DF201" not in result.out
-    doc_lines = [line.strip() for line in REGISTRY["DF204"].doc.splitlines() if line.strip()]
+    doc_lines = [line.strip() for line in plain(REGISTRY["DF204"].doc).split("\n\n", 1)[1].splitlines()]
     out_lines = [line.strip() for line in result.out.splitlines()]
-    for line in doc_lines[1:]:
+    for line in doc_lines:
         assert line in out_lines, line
+    assert "``" not in result.out and "`use_sliding_window`" in result.out
+    assert len([line for line in out_lines if "is false or absent" in line]) == 1  # the summary once
     assert any(line.startswith("Fail:") for line in out_lines)
     assert any(line.startswith("Pass:") for line in out_lines)
 

@@ -319,7 +319,7 @@ def test_duplicate_message_shows_the_key_as_written() -> None:
     doc = parse(b'{"a/b": 1, "a/b": 2}')
     [issue] = issues(doc)
     assert issue.problem.pointer == "/a~1b"
-    assert "'a/b'" in issue.problem.message, issue.problem.message
+    assert '"a/b"' in issue.problem.message, issue.problem.message
 
 
 # ----------------------------------------------------------------------------- other parse outcomes

@@ -1,16 +1,14 @@
-"""A check's Report as text, JSON (version 1) or SARIF 2.1.0: values in, strings out, no I/O."""
+"""A check's Report as text or JSON (version 1), and the statistics both can add: values in, strings out,
+no I/O. The CI formats (GitHub workflow commands, SARIF) are in report.github and report.sarif."""
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import click
 
 from dflash_cfg.jsondoc.encode import dumps
-from dflash_cfg.lint.rules import REGISTRY, Rule
 from dflash_cfg.model import FileReport, Finding, Report, Severity
 from dflash_cfg.report.escape import printable
 
@@ -32,11 +30,63 @@ def summary_counts(report: Report) -> dict[str, int]:
     }
 
 
-def text(report: Report) -> str:
+@dataclass(frozen=True)
+class Statistic:
+    """How often one rule fired at one severity in a run, and how many of those findings `dflash-cfg fix`
+    repairs (a safe fix). A rule that reports some cases at another severity has a row for each."""
+
+    rule: str
+    name: str
+    severity: Severity
+    count: int
+    fixable: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "name": self.name,
+            "severity": self.severity.label,
+            "count": self.count,
+            "fixable": self.fixable,
+        }
+
+
+def statistics(report: Report) -> tuple[Statistic, ...]:
+    """Most frequent first, then by rule id and severity (most severe first), as ruff's --statistics."""
+    counts: dict[tuple[str, str, Severity], list[int]] = {}
+    for f in report.files:
+        for x in f.findings:
+            n = counts.setdefault((x.rule, x.name, x.severity), [0, 0])
+            n[0] += 1
+            n[1] += x.fix is not None and x.fix.safe
+    rows = [Statistic(rule, name, severity, n, fixable) for (rule, name, severity), (n, fixable) in counts.items()]
+    return tuple(sorted(rows, key=lambda s: (-s.count, s.rule, -s.severity)))
+
+
+def statistics_text(report: Report) -> str:
+    """`count  ID  name  severity  N fixable`, aligned; "" when nothing fired."""
+    rows = statistics(report)
+    if not rows:
+        return ""
+    width = max(len(str(s.count)) for s in rows)
+    name = max(len(s.name) for s in rows)
+    lines = [
+        f"{s.count:>{width}}  {s.rule}  {s.name:<{name}}  {s.severity.label:<7}  "
+        f"{f'{s.fixable} fixable' if s.fixable else ''}".rstrip()
+        for s in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def text(report: Report, *, quiet: bool = False, with_statistics: bool = False) -> str:
     """Grouped per file; `path:line:col: severity ID name: message` so editors can jump to it.
+    `quiet`: the finding lines only (no file headers, pictures, fixes, "ok" lines or summary).
 
     Styled with click.style; the CLI strips the styling when colour is off.
     """
+    if quiet:
+        body = "".join(_text_finding(f.path, x) + "\n" for f in report.files for x in f.findings)
+        return body + (statistics_text(report) if with_statistics else "")
     out: list[str] = []
     for f in report.files:
         out.extend(_text_file(f))
@@ -53,6 +103,8 @@ def text(report: Report) -> str:
     version = report.transformers_version
     tail = f"transformers {version}" if version else "transformers not installed"
     out.append(f"{', '.join(parts)}  ({tail}, dflash-cfg {report.tool_version})")
+    if with_statistics and (table := statistics_text(report)):
+        out += ["", table.rstrip("\n")]
     return "\n".join(out) + "\n"
 
 
@@ -84,14 +136,16 @@ def _text_finding(path: str, x: Finding) -> str:
     return f"{where}: {level} {x.rule} {x.name}{ptr}: {printable(x.message)}"
 
 
-def as_json(report: Report) -> str:
-    doc = {
+def as_json(report: Report, *, with_statistics: bool = False) -> str:
+    doc: dict[str, Any] = {
         "version": JSON_VERSION,
         "tool": {"name": "dflash-cfg", "version": report.tool_version},
         "transformers_version": report.transformers_version,
         "files": [],
         "summary": summary_counts(report),
     }
+    if with_statistics:
+        doc["statistics"] = [s.to_json() for s in statistics(report)]
     if report.errors:
         doc["errors"] = list(report.errors)
     whole = dumps(doc, indent=2) + "\n"
@@ -127,77 +181,3 @@ def _json_file(f: FileReport) -> dict[str, Any]:
     if f.note:
         out["note"] = f.note
     return out
-
-
-SARIF_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-
-
-def sarif(report: Report) -> str:
-    used = sorted({x.rule for f in report.files for x in f.findings})
-    index = {rule_id: i for i, rule_id in enumerate(used)}
-    results = []
-    for f in report.files:
-        for x in f.findings:
-            region: dict[str, int] = {"startLine": x.line or 1}
-            if x.column is not None:
-                region["startColumn"] = x.column
-            key = f"{f.path}\0{x.rule}\0{x.pointer}".encode("utf-8", "backslashreplace")
-            fingerprint = hashlib.sha256(key).hexdigest()[:32]
-            result: dict[str, Any] = {
-                "ruleId": x.rule,
-                "ruleIndex": index[x.rule],
-                "level": SARIF_LEVELS[x.severity],
-                "message": {"text": x.message},
-                "locations": [
-                    {
-                        "physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": region},
-                        "logicalLocations": [{"fullyQualifiedName": x.pointer or "/", "kind": "object"}],
-                    }
-                ],
-                "partialFingerprints": {"dflashCfg/v1": fingerprint},
-                "properties": {"pointer": x.pointer},
-            }
-            if x.fix is not None:
-                result["properties"]["fix"] = x.fix.to_json()
-            results.append(result)
-    log = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "dflash-cfg",
-                        "version": report.tool_version,
-                        "informationUri": INFORMATION_URI,
-                        "rules": [_sarif_rule(REGISTRY[r]) for r in used],
-                    }
-                },
-                "results": results,
-                "properties": {"transformers_version": report.transformers_version},
-            }
-        ],
-    }
-    return dumps(log, indent=2) + "\n"
-
-
-def _uri(path: str) -> str:
-    """A SARIF artifact URI (RFC 3986): relative paths stay relative, everything percent-encoded."""
-    posix = path.replace("\\", "/").removeprefix("./")
-    if posix.startswith("/"):
-        return "file://" + quote(posix, safe="/")
-    return quote(posix, safe="/")
-
-
-def _sarif_rule(r: Rule) -> dict[str, Any]:
-    return {
-        "id": r.id,
-        "name": r.name,
-        "shortDescription": {"text": r.summary},
-        "fullDescription": {"text": r.doc},
-        "help": {"text": r.doc},
-        "defaultConfiguration": {"level": SARIF_LEVELS[r.severity]},
-    }
-
-
-REPORTERS: dict[str, Callable[[Report], str]] = {"text": text, "json": as_json, "sarif": sarif}

@@ -1,8 +1,14 @@
-"""What diff, fix, where and preflight print: values in, strings out, no I/O."""
+"""What diff, fix, verify, where and preflight print: values in, strings out, no I/O.
+
+Their JSON documents share check's envelope: "version" (1), "tool" {"name", "version"}, and "errors"
+(present only when the run could not be done, exit 2; then the other keys may be missing).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,8 +20,10 @@ from dflash_cfg.report.escape import printable
 
 if TYPE_CHECKING:  # the commands that produce these import them; `check` need not pay for it
     from dflash_cfg.commands.diff import DiffResult
-    from dflash_cfg.commands.fix import Outcome, Plan
+    from dflash_cfg.commands.fix import FixResult, Outcome, Plan
     from dflash_cfg.commands.preflight import Preflight
+    from dflash_cfg.commands.verify import Verification
+    from dflash_cfg.model import Entry, HubFile
     from dflash_cfg.sources.where import Location
 
 
@@ -61,18 +69,36 @@ def diff_text(result: DiffResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def diff_json(result: DiffResult) -> str:
+def _envelope(tool_version: str) -> dict[str, Any]:
+    return {"version": JSON_VERSION, "tool": {"name": "dflash-cfg", "version": tool_version}}
+
+
+def error_json(command: str, tool_version: str, message: str) -> str:
+    """The document of a diff, fix, verify or where run that could not be done (exit 2)."""
+    doc = _envelope(tool_version)
+    if command == "fix":
+        doc["files"] = []
+    doc["errors"] = [message]
+    return dumps(doc, indent=2) + "\n"
+
+
+def _upstream(up: HubFile | None) -> dict[str, Any] | None:
+    if up is None:
+        return None
+    return {"repo": up.repo, "revision": up.revision, "commit": up.commit, "git_blob_sha1": up.blob_id}
+
+
+def diff_json(result: DiffResult, tool_version: str) -> str:
     from dflash_cfg.lint.compare import MISSING, NOT_READ
 
     def value(v: Any) -> Any:
         return None if v is MISSING or v is NOT_READ else v
 
-    up = result.upstream
     doc = {
-        "version": JSON_VERSION,
+        **_envelope(tool_version),
         "path": result.path,
         "git_blob_sha1": git_blob_sha1(result.local),
-        "upstream": {"repo": up.repo, "revision": up.revision, "commit": up.commit, "git_blob_sha1": up.blob_id},
+        "upstream": _upstream(result.upstream),
         "identical": result.identical,
         "critical_differences": result.critical,
         "transformers_version": result.transformers_version,
@@ -116,6 +142,79 @@ def fix_written_text(p: Plan, out: Outcome) -> str:
     return printable("\n".join(lines) + "\n", keep="\n")
 
 
+def _hashes(data: bytes) -> dict[str, str]:
+    return {"sha256": hashlib.sha256(data).hexdigest(), "git_blob_sha1": git_blob_sha1(data)}
+
+
+def fix_json(
+    results: Sequence[FixResult], tool_version: str, *, dry_run: bool = False, errors: Sequence[str] = ()
+) -> str:
+    """One document for a fix run: per file what changes (or would, with dry_run), and what was written."""
+    files = []
+    for result in results:
+        p, out = result.plan, result.outcome
+        written = None
+        if out is not None:
+            w = out.written
+            written = {
+                "path": w.path,
+                "sha256": w.sha256,
+                "git_blob_sha1": w.git_blob_sha1,
+                "backup": w.backup,
+                "lock_file": out.lock_file,
+                "replaced_link": w.replaced_link,
+            }
+        files.append(
+            {
+                "path": str(p.path),
+                "changed": p.changed,
+                "applied": list(p.applied),
+                "diff": p.diff() if p.changed else "",
+                "before": _hashes(p.old),
+                "after": _hashes(p.new),
+                "upstream": _upstream(p.upstream),
+                "identical_to_upstream": p.identical_to_upstream,
+                "written": written,
+                "remaining_errors": result.remaining_errors,
+                # the repo the trained values come from when findings remain that no safe fix settles
+                # ("" when it cannot be known), else null
+                "upstream_hint": result.upstream_hint,
+            }
+        )
+    doc: dict[str, Any] = {**_envelope(tool_version), "dry_run": dry_run, "files": files}
+    if errors:
+        doc["errors"] = list(errors)
+    return dumps(doc, indent=2) + "\n"
+
+
+def _entry(entry: Entry | None) -> dict[str, Any] | None:
+    if entry is None:
+        return None
+    source = entry.source
+    return {
+        "path": entry.path,
+        "sha256": entry.sha256,
+        "git_blob_sha1": entry.git_blob_sha1,
+        "source": None
+        if source is None
+        else {"repo": source.repo, "revision": source.revision, "commit": source.commit},
+        "written_at": entry.written_at,
+        "tool_version": entry.tool_version,
+    }
+
+
+def verify_json(v: Verification, tool_version: str) -> str:
+    doc = {
+        **_envelope(tool_version),
+        "path": str(v.path),
+        "ok": v.ok,
+        "sha256": v.sha256,
+        "expected": v.expected,
+        "lock": _entry(v.entry),
+    }
+    return dumps(doc, indent=2) + "\n"
+
+
 def where_text(loc: Location) -> str:
     rows = [("model", f"{loc.name}  ({loc.source})"), ("config", str(loc.config))]
     if loc.is_link:
@@ -128,9 +227,9 @@ def where_text(loc: Location) -> str:
     return "".join(f"{k:<9} {printable(v)}\n" for k, v in rows)
 
 
-def where_json(loc: Location) -> str:
+def where_json(loc: Location, tool_version: str) -> str:
     doc = {
-        "version": JSON_VERSION,
+        **_envelope(tool_version),
         "model": loc.name,
         "source": loc.source,
         "config": str(loc.config),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
 SLIDING, FULL = "sliding_attention", "full_attention"
@@ -70,7 +70,8 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
     for i, value in enumerate(types):
         if value not in KNOWN:
             yield Problem(
-                f"/layer_types/{i}", f"layer_types[{i}] = {value!r}: DFlash engines know only {FULL!r} and {SLIDING!r}"
+                f"/layer_types/{i}",
+                f"layer_types[{i}] = {show(value)}: DFlash engines know only {show(FULL)} and {show(SLIDING)}",
             )
 
 
@@ -88,7 +89,7 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     types = ctx.layer_types()
     if types and SLIDING in types and _window(ctx) is None:
         value = ctx.raw.get("sliding_window")
-        state = "absent" if "sliding_window" not in ctx.raw else repr(value)
+        state = "absent" if "sliding_window" not in ctx.raw else show(value)
         swa = _swa_window(ctx)
         if swa is not None:
             yield Problem(

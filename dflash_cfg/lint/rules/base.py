@@ -7,6 +7,7 @@ A rule's docstring is its user documentation (shown by `dflash-cfg rules`).
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
@@ -90,6 +91,19 @@ class Context:
     def int_field(self, name: str) -> int | None:
         value = self.raw.get(name)
         return value if is_int(value) else None
+
+
+SHOW_LIMIT = 120
+
+
+def show(value: Any, limit: int = SHOW_LIMIT) -> str:
+    """A value from the file as a message shows it: JSON, the file's own language (`null`, `true`,
+    `["a"]`), cut to `limit` characters with "…" (a hostile list may be huge)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # an integer too long to print, or nesting too deep
+        text = f"(a JSON {type(value).__name__} too large to show)"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def is_int(value: Any) -> TypeGuard[int]:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
 from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES
-from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
 # The architectures whose engine model is the Qwen3-style DFlash stack (vLLM qwen3_dflash, SGLang DFlashDraftModel).
@@ -98,11 +98,11 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
         return
     where = _where_taps(ctx)
     if not isinstance(value, list) or not value:
-        yield Problem(where, f"target_layer_ids must be a non-empty list of layer indices, got {value!r}")
+        yield Problem(where, f"target_layer_ids must be a non-empty list of layer indices, got {show(value)}")
         return
     for i, tap in enumerate(value):
         if not is_int(tap) or tap < 0:
-            yield Problem(f"{where}/{i}", f"target_layer_ids[{i}] = {tap!r} is not a non-negative integer")
+            yield Problem(f"{where}/{i}", f"target_layer_ids[{i}] = {show(tap)} is not a non-negative integer")
     ints = [t for t in value if is_int(t)]
     if len(set(ints)) != len(ints):
         dups = sorted(t for t, n in Counter(ints).items() if n > 1)  # linear: a hostile list may be huge
@@ -110,7 +110,7 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
     elif ints != sorted(ints):
         yield Problem(
             where,
-            f"target_layer_ids {value} is not increasing: the fc input columns are laid out "
+            f"target_layer_ids {show(value)} is not increasing: the fc input columns are laid out "
             "in the trained order, and every published drafter lists taps in increasing order",
         )
 
@@ -232,7 +232,7 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     else:
         yield Problem(
             where,
-            f"mask_token_id {top} only at the top level: SGLang finds it there, vLLM's proposer reads only "
+            f"mask_token_id {show(top)} only at the top level: SGLang finds it there, vLLM's proposer reads only "
             "dflash_config.mask_token_id and refuses the file",
             Fix("copy mask_token_id into dflash_config", (PatchOp("add", where, top),)),
         )
@@ -254,15 +254,15 @@ def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
         if value is None:
             continue
         if not is_int(value) or value < 0:
-            yield Problem(where, f"mask_token_id {value!r} is not a non-negative integer")
+            yield Problem(where, f"mask_token_id {show(value)} is not a non-negative integer")
         elif vocab is not None and value >= vocab:
             yield Problem(where, f"mask_token_id {value} is outside the vocabulary [0, {vocab})")
     inner, top = ctx.dflash.get("mask_token_id"), ctx.raw.get("mask_token_id")
     if inner is not None and top is not None and inner != top:
         yield Problem(
             "/mask_token_id",
-            f"top-level mask_token_id {top} disagrees with dflash_config.mask_token_id "
-            f"{inner}: engines read different ones",
+            f"top-level mask_token_id {show(top)} disagrees with dflash_config.mask_token_id "
+            f"{show(inner)}: engines read different ones",
         )
 
 
@@ -288,11 +288,11 @@ def block_size(ctx: Context) -> Iterator[Problem]:
         return
     for where, value in (("/block_size", top), ("/dflash_config/block_size", inner)):
         if value is not None and (not is_int(value) or value < 2):
-            yield Problem(where, f"block_size {value!r} must be an integer ≥ 2 (one anchor plus masks)")
+            yield Problem(where, f"block_size {show(value)} must be an integer ≥ 2 (one anchor plus masks)")
     if top is not None and inner is not None and top != inner:
         yield Problem(
             "/dflash_config/block_size",
-            f"block_size {top} at the top level but {inner} in "
+            f"block_size {show(top)} at the top level but {show(inner)} in "
             "dflash_config: old and new loaders draft different block lengths",
         )
     elif is_int(top) and top >= 2 and inner is None and isinstance(ctx.raw.get("dflash_config"), dict):
@@ -335,14 +335,14 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
             severity=Severity.WARNING,
         )
     elif not is_int(value) or value < 1:
-        yield Problem(where, f"num_target_layers {value!r} must be a positive integer")
+        yield Problem(where, f"num_target_layers {show(value)} must be a positive integer")
     elif taps is not None and value < len(taps):
         yield Problem(where, f"num_target_layers {value} cannot hold {len(taps)} distinct taps")
     top, inner = ctx.raw.get("num_target_layers"), ctx.dflash.get("num_target_layers")
     if top is not None and inner is not None and top != inner:
         yield Problem(
             "/num_target_layers",
-            f"num_target_layers {top} at the top level but {inner} in dflash_config: "
+            f"num_target_layers {show(top)} at the top level but {show(inner)} in dflash_config: "
             "the April reference and MLX read the first, SGLang the second",
         )
 
@@ -375,14 +375,16 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     if archs is None:
         yield Problem("/architectures", f"architectures missing: engines pick the drafter class from it ({names})")
     elif not isinstance(archs, list) or len(archs) != 1 or not isinstance(archs[0], str):
-        yield Problem("/architectures", f"architectures {archs!r} should name one drafter class ({names})")
+        yield Problem("/architectures", f"architectures {show(archs)} should name one drafter class ({names})")
     elif archs[0] not in REGISTERED_ARCHITECTURES:
         yield Problem(
             "/architectures",
-            f"architectures {archs!r}: no engine registers {archs[0]} (vLLM and SGLang know {names})",
+            f"architectures {show(archs)}: no engine registers {archs[0]} (vLLM and SGLang know {names})",
         )
     elif ctx.kind == "dflash2" and archs[0] != "DFlash2DraftModel":
-        yield Problem("/architectures", f'architectures {archs!r} on a DFlash2 drafter should be ["DFlash2DraftModel"]')
+        yield Problem(
+            "/architectures", f'architectures {show(archs)} on a DFlash2 drafter should be ["DFlash2DraftModel"]'
+        )
     if ctx.kind == "speculators":
         return  # vLLM builds a bare PretrainedConfig from the translated dict, whatever the model_type
     eff = ctx.effective
@@ -390,7 +392,7 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         model_type = ctx.raw.get("model_type")
         yield Problem(
             "/model_type",
-            f"model_type {'missing' if model_type is None else repr(model_type)}: {eff.error} "
+            f"model_type {'missing' if model_type is None else show(model_type)}: {eff.error} "
             f"(transformers {eff.transformers_version}), so engines cannot load the file",
         )
 
@@ -444,7 +446,7 @@ def hidden_act(ctx: Context) -> Iterator[Problem]:
     if act is not None and act != "silu":
         yield Problem(
             "/hidden_act",
-            f"hidden_act {act!r}: SGLang's DFlash MLP and vLLM's Qwen2MLP only build silu and refuse the file",
+            f"hidden_act {show(act)}: SGLang's DFlash MLP and vLLM's Qwen2MLP only build silu and refuse the file",
         )
 
 

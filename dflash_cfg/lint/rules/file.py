@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from dflash_cfg.jsondoc.document import MAX_BYTES, ParseProblem
 from dflash_cfg.lint import schema
-from dflash_cfg.lint.rules.base import Context, rule
+from dflash_cfg.lint.rules.base import Context, rule, show
 from dflash_cfg.model import Fix, Problem, Severity
 
 
@@ -59,7 +59,7 @@ def duplicate_key(ctx: Context) -> Iterator[Problem]:
         ctx,
         {
             "duplicate-key": lambda p: (
-                f"duplicate key {p.detail!r} (first at line {p.first[0] if p.first else '?'}): json.load and "
+                f"duplicate key {show(p.detail)} (first at line {p.first[0] if p.first else '?'}): json.load and "
                 "transformers silently keep this last value"
             )
         },

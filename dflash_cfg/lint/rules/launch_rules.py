@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from dflash_cfg.lint.rules.base import Context, is_int, rule
+from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.model import Problem, Severity
 
 if TYPE_CHECKING:  # the launch parser is only loaded by preflight
@@ -97,7 +97,7 @@ def method(ctx: Context) -> Iterator[Problem]:
     if launch.method is not None and launch.method.lower() not in ("dflash", "dflash2"):
         yield Problem(
             "/architectures",
-            f"the {launch.engine} launch uses speculative method {launch.method!r} for a DFlash drafter",
+            f"the {launch.engine} launch uses speculative method {show(launch.method)} for a DFlash drafter",
         )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Literal
 
-from dflash_cfg.lint.rules.base import Context, is_int, rule
+from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity, Target
 
 
@@ -93,7 +93,7 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
             op: Literal["add", "replace"] = "replace" if value is not None else "add"
             yield Problem(
                 where,
-                f"num_target_layers is {value!r} but the target has {depth} layers",
+                f"num_target_layers is {show(value)} but the target has {depth} layers",
                 Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)),
             )
 
@@ -120,7 +120,7 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
     where = "/dflash_config/mask_token_id" if inner else "/mask_token_id"
     names = target.named_special(mask)
     token = target.token(mask)
-    shown = f"{mask} ({token.content!r})" if token else str(mask)
+    shown = f"{mask} ({show(token.content)})" if token else str(mask)
     if names:
         yield Problem(
             where,
@@ -133,7 +133,7 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
         content, tid = target.mask_token
         yield Problem(
             where,
-            f"the target tokenizer's mask_token {content!r} is id {tid}, not {mask} (SGLang refuses the mismatch)",
+            f"the target tokenizer's mask_token {show(content)} is id {tid}, not {mask} (SGLang refuses the mismatch)",
         )
     if token is None and not names:
         first_added = min((t.id for t in target.added_tokens), default=None)

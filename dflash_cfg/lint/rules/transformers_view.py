@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dflash_cfg.lint.rules.attention import SLIDING, strip
-from dflash_cfg.lint.rules.base import Context, rule
+from dflash_cfg.lint.rules.base import Context, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
 
@@ -78,18 +78,19 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
         if name == "sliding_window":
             if sliding:
                 continue  # DF204 explains it
+            use = show(raw["use_sliding_window"]) if "use_sliding_window" in raw else "absent"
             yield Problem(
                 "/sliding_window",
-                f"sliding_window {before!r} becomes {after!r} through {eff.through} "
+                f"sliding_window {show(before)} becomes {show(after)} through {eff.through} "
                 f"(transformers {eff.transformers_version}, use_sliding_window "
-                f"{raw.get('use_sliding_window', 'absent')}); no layer slides, so only engines reading "
+                f"{use}); no layer slides, so only engines reading "
                 "the raw file see a window",
                 severity=Severity.INFO,
             )
             continue
         shown = (
-            strip(before) if name == "layer_types" and isinstance(before, list) else repr(before),
-            strip(after) if name == "layer_types" and isinstance(after, list) else repr(after),
+            strip(before) if name == "layer_types" and isinstance(before, list) else show(before),
+            strip(after) if name == "layer_types" and isinstance(after, list) else show(after),
         )
         where = "/torch_dtype" if name == "dtype" and "dtype" not in raw else f"/{name}"
         yield Problem(

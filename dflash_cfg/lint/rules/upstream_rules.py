@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.lint.compare import MISSING, NOT_READ, Row, compare, fields
+from dflash_cfg.lint.rules import base
 from dflash_cfg.lint.rules.attention import strip
 from dflash_cfg.lint.rules.base import Context, rule
 from dflash_cfg.model import Problem, Severity
@@ -29,7 +29,7 @@ def show(value: object) -> str:
     if isinstance(value, list) and value and all(v in ("sliding_attention", "full_attention") for v in value):
         return strip(value)
     # As JSON, the language of the file: `null`, `["a"]`, and a string that says "None" stays as it is.
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return base.show(value)
 
 
 # Fields that loader generations read from different places; the safe fixes copy a value between them.

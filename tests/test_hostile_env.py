@@ -293,4 +293,4 @@ def test_escape_sequences_in_keys_never_reach_the_terminal(dflash: Run, tmp_path
     assert result.code == 1
     for stream in (result.out, result.err):
         assert not [c for c in stream if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F], stream
-    assert "window \\x1b]0;title\\x07)" in result.out  # the layer picture shows the value, escaped
+    assert 'window "\\u001b]0;title\\u0007")' in result.out  # the layer picture shows the value as JSON

@@ -89,7 +89,11 @@ def tree(text: str) -> Node:
             continue
         top = stack[-1] if stack else None
         if top is not None and top.expect_key and kind == "str":
-            top.key, top.key_start, top.key_end = json.loads(token), match.start(), match.end()
+            try:
+                key = json.loads(token)
+            except ValueError:  # a raw control character: a text json refused, laid out as no tree can be
+                raise Unexpected from None
+            top.key, top.key_start, top.key_end = key, match.start(), match.end()
             top.expect_key = False
         elif token in ("{", "["):
             stack.append(_Open(match.start(), token == "{", expect_key=token == "{"))

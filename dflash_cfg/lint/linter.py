@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1
 from dflash_cfg.lint.rules import ALL, Context, Rule
 from dflash_cfg.lint.rules.attention import FULL, SLIDING, strip
+from dflash_cfg.lint.rules.base import show
 from dflash_cfg.lint.speculators import Translation, translate
 from dflash_cfg.model import (
     Effective,
@@ -169,17 +170,17 @@ def picture(ctx: Context) -> tuple[str, ...]:
     window = ctx.raw.get("sliding_window")
     if types:
         counts = f"{types.count(SLIDING)} sliding, {types.count(FULL)} full"
-        line = f"layers  {strip(types)}  ({counts}; window {window})"
+        line = f"layers  {strip(types)}  ({counts}; window {show(window)})"
         if ctx.view is not None and ctx.view.values is not None:
             seen = ctx.view.values
             if seen.get("sliding_window") != window or seen.get("layer_types") != types:
-                line += f"  -> engines see {strip(seen.get('layer_types'))}, window {seen.get('sliding_window')}"
+                line += f"  -> engines see {strip(seen.get('layer_types'))}, window {show(seen.get('sliding_window'))}"
         lines.append(line)
     elif ctx.view is not None and ctx.view.values is not None:
         seen = ctx.view.values
         lines.append(
             f"layers  (absent) -> engines see {strip(seen.get('layer_types')) or 'no layer_types'}, "
-            f"window {seen.get('sliding_window')}"
+            f"window {show(seen.get('sliding_window'))}"
         )
     taps = ctx.taps()
     depth = ctx.target.num_hidden_layers if ctx.target and ctx.target.num_hidden_layers else None

@@ -109,7 +109,7 @@ class EffectiveCache:
             return None
         try:
             entry = json.loads(data)
-        except ValueError:  # JSONDecodeError and UnicodeDecodeError
+        except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, nested too deeply
             return None
         return _valid(entry, key)
 

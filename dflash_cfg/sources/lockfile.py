@@ -48,7 +48,7 @@ def parse_files(raw: bytes, where: Path) -> dict[str, Any]:
         raise LockError(f"{where} is larger than {MAX_BYTES} bytes: not a dflash-cfg lock file; remove it")
     try:
         doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LockError(f"{where} is not valid JSON ({reason}); remove it or restore it from a backup") from None
     if not isinstance(doc, dict) or "version" not in doc:

@@ -125,6 +125,29 @@ def fetch_config(repo: str, revision: str, *, offline: bool = False, cache_dir: 
     return _download(repo, revision, commit, blob_id, s)
 
 
+def resolve_commit(repo: str, revision: str) -> str:
+    """The commit `revision` of `repo` points at now (one request; a commit id is returned as it is)."""
+    check_repo_id(repo)
+    check_revision(revision)
+    if COMMIT.match(revision):
+        return revision
+    s = settings()
+    if s.offline:
+        raise HubError(
+            f"hf://{repo}@{revision}: offline mode is on (--offline or HF_HUB_OFFLINE); hf:// paths need the Hub"
+        )
+    from huggingface_hub import HfApi
+
+    try:
+        info = HfApi(endpoint=s.endpoint, token=s.token or None).model_info(repo, revision=revision, timeout=s.timeout)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line (see _explain)
+        raise HubError(_explain(exc, repo, revision, s)) from None
+    commit = str(info.sha or "")
+    if not COMMIT.match(commit):
+        raise HubError(f"{s.endpoint} answered {repo}@{revision} without a commit id (40 hex digits)")
+    return commit
+
+
 def fetch_snapshot(repo: str, revision: str, extra: tuple[str, ...] = ()) -> Path:
     """The snapshot dir of `repo` at `revision` in the cache, holding config.json and those of the
     `extra` files the repo has, downloaded at the resolved commit (no ref in the cache moves)."""

@@ -313,6 +313,19 @@ def read_ranges(ranges: Iterable[tuple[Url, int, int]]) -> list[bytes | BaseExce
     if not wanted:
         return []
     fs = filesystem(wanted[0][0].scheme)
+    if wanted[0][0].scheme == "hf":
+        # HfFileSystem has no ranged cat: a file opened without a cache sends exactly the range read.
+        out: list[bytes | BaseException] = []
+        for url, start, n in wanted:
+            try:
+                with fs.open(url.path, "rb", cache_type="none") as fh:
+                    fh.seek(start)
+                    got = _count(bytes(fh.read(n)))
+                # A server that ignores Range (some mirrors) answers the whole file: take the range from it.
+                out.append(got[start : start + n] if len(got) > n else got)
+            except Exception as exc:  # noqa: BLE001 - returned in its place, as cat_ranges does
+                out.append(exc)
+        return out
     try:
         got = fs.cat_ranges(
             [u.path for u, _, _ in wanted],
@@ -421,6 +434,13 @@ def endpoint(scheme: str) -> str:
     return (env.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
 
 
+_ENDPOINT_SETTING = {
+    "s3": "AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL",
+    "gcs": "STORAGE_EMULATOR_HOST",
+    "hf": "HF_ENDPOINT",
+}
+
+
 def explain(exc: BaseException, url: Url, doing: str = "read") -> str:
     """One line for a failure, naming the setting to check and never a secret."""
     where = endpoint(url.scheme)
@@ -459,7 +479,7 @@ def explain(exc: BaseException, url: Url, doing: str = "read") -> str:
             "ServerDisconnectedError",
         )
     ):
-        text = f"cannot {doing} {url}: {where} is unreachable (check AWS_ENDPOINT_URL_S3 / HF_ENDPOINT and the network)"
+        text = f"cannot {doing} {url}: {where} is unreachable (check {_ENDPOINT_SETTING[url.scheme]} and the network)"
     elif "ReadTimeoutError" in names or any(isinstance(e, TimeoutError) for e in _chain(exc)):
         text = f"cannot {doing} {url}: no answer from {where} in time"
     elif code:

@@ -104,6 +104,11 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
 
 
 def check(options: CheckOptions) -> Report:
+    with storage.remembered_listings():  # a remote tree is listed once
+        return _check(options)
+
+
+def _check(options: CheckOptions) -> Report:
     options, project, rules, fail_on = resolved(options)
     targets = _Targets(options.offline)
     if options.target is not None:

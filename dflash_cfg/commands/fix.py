@@ -174,6 +174,11 @@ def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
     if storage.is_remote(p.path):
         from dflash_cfg.write.remote import open_pull_request, record_remote, write_conditional
 
+        if p.path.scheme == "gcs":
+            raise UsageError(
+                f"{p.path}: writes to gs:// are not supported yet (only s3:// has a conditional write here); "
+                "fix a copy and upload it, or use --dry-run to see the change"
+            )
         if p.path.scheme == "hf":  # the Hub: a pull request on the commit it was read at, not a write
             return Outcome(open_pull_request(p.path, p.new, "\n".join(p.applied)), None, remaining_errors(p))
         written = write_conditional(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)

@@ -1,4 +1,5 @@
-"""All Hugging Face Hub access: the only module that talks to the network.
+"""All Hugging Face Hub access by repo id; with sources/remote.py (s3://, gs:// and hf:// paths, through
+fsspec), the only modules that talk to the network.
 
 Everything goes through huggingface_hub, so users get its cache, auth and mirrors. Its settings
 (HF_ENDPOINT, HF_TOKEN, HF_HOME/HF_HUB_CACHE, HF_HUB_OFFLINE, HF_HUB_ETAG_TIMEOUT) are read here at

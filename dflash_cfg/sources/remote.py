@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,7 +161,10 @@ def _build(scheme: str) -> Any:
             # One retry: an unreachable endpoint is one line after a few seconds, not after a minute.
             config["retries"] = {"max_attempts": 2, "mode": "standard"}
         # No listing cache: a fix and a verify in one process must see the object as it is now.
-        fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False, config_kwargs=config)
+        # max_concurrency 1: a whole-object read is one GET (a larger value adds a HEAD to plan parallel parts).
+        fs = s3fs.S3FileSystem(
+            skip_instance_cache=True, use_listings_cache=False, config_kwargs=config, max_concurrency=1
+        )
         fs.retries = 2  # s3fs's own retry loop, on top of botocore's
         return fs
     if scheme == "gcs":
@@ -240,6 +244,23 @@ def stat(url: Url) -> Stat | None:
     return Stat(kind, int(info.get("size") or 0), str(etag) if etag else None)
 
 
+_remembered: dict[Url, dict[str, int]] | None = None
+
+
+@contextmanager
+def remembered_listings() -> Iterator[None]:
+    """Inside the block, the listing `discover` made of a prefix answers the later questions about the
+    dirs under it (which shards a dir holds, whether it has a lock object) without listing or asking
+    again: one command's reads of one tree. Outside it, every question goes to the store."""
+    global _remembered
+    outer = _remembered
+    _remembered = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _remembered = outer
+
+
 def discover(url: Url) -> list[Url]:
     """config.json objects under `url`: the object itself, or every one under the prefix (one listing)."""
     fs = filesystem(url.scheme)
@@ -252,6 +273,12 @@ def discover(url: Url) -> list[Url]:
     base = url.path.rstrip("/")
     if base in listed and listed[base].get("type") != "directory":
         return [url]
+    memo = _remembered
+    if memo is not None:  # every dir under the prefix, listed completely
+        for key, info in listed.items():
+            if key.startswith(base + "/") and info.get("type") != "directory":
+                folder, _, name = key.rpartition("/")
+                memo.setdefault(Url(url.scheme, folder), {})[name] = int(info.get("size") or 0)
     found = []
     for key in sorted(listed):
         rel = key[len(base) + 1 :] if key.startswith(base + "/") else None
@@ -267,6 +294,9 @@ def discover(url: Url) -> list[Url]:
 
 def listdir(url: Url) -> dict[str, int]:
     """Objects directly under `url` (name -> size); empty when there is none."""
+    memo = _remembered
+    if memo is not None and url in memo:
+        return dict(memo[url])
     fs = filesystem(url.scheme)
     try:
         entries = fs.ls(url.path, detail=True)
@@ -290,6 +320,9 @@ def read(url: Url, limit: int) -> bytes:
 
 
 def read_optional(url: Url, limit: int) -> bytes | None:
+    memo = _remembered
+    if memo is not None and url.parent in memo and url.name not in memo[url.parent]:
+        return None  # not in the listing this command made of its dir (a lock object, most often)
     fs = filesystem(url.scheme)
     try:
         st = stat(url) if url.scheme == "hf" else None  # the Hub's reads are ranged; S3/GCS answer a GET

@@ -73,3 +73,6 @@ def display(where: Where) -> str:
 
 def absolute(where: Where) -> Where:
     return where if is_remote(where) else Path(os.path.abspath(where))
+
+
+remembered_listings = remote.remembered_listings

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from checkpoints import save, small_config, small_shapes
@@ -26,12 +27,16 @@ Run = Callable[..., Result]
 BOM = b"\xef\xbb\xbf"
 
 
-def drafter_dir(tmp_path: Path, config: bytes | None = None, shapes: dict[str, tuple[int, ...]] | None = None) -> Path:
-    """A small drafter model dir: config.json and one safetensors shard that matches it."""
+def drafter_dir(
+    tmp_path: Path, config: bytes | None = None, shapes: dict[str, tuple[int, ...]] | None = None, weights: bool = True
+) -> Path:
+    """A small drafter model dir: config.json and (unless `weights` is false) one safetensors shard that matches
+    the small config."""
     folder = tmp_path / "drafter"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_bytes(config if config is not None else json.dumps(small_config()).encode())
-    save(folder / "model.safetensors", shapes if shapes is not None else small_shapes())
+    if weights:
+        save(folder / "model.safetensors", shapes if shapes is not None else small_shapes())
     return folder
 
 
@@ -246,3 +251,43 @@ def test_a_missing_extra_is_one_line_naming_it(dflash: Run, monkeypatch: pytest.
         assert result.code == 2
         assert f"pip install 'dflash-cfg[{extra}]'" in result.err
         assert len(result.err.strip().splitlines()) == 1
+
+
+def test_fix_from_hub_on_s3_then_the_lock_names_the_upstream(
+    dflash: Run, s3: S3Server, hub: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The incident's repair, on the copy the fleet serves: upstream's bytes put on S3, and the lock object
+    records where they came from, so a later check compares with it without being told."""
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    repo = "z-lab/Qwen3.6-27B-DFlash"
+    incident = (FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json").read_bytes()
+    upstream = (FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json").read_bytes()
+    bucket, url = upload(s3, drafter_dir(tmp_path, incident, weights=False))
+    diff = dflash("diff", url, "--from-hub", repo)
+    assert diff.code == 1 and "248064" in diff.out and "248070" in diff.out, diff.err
+    fixed = dflash("fix", url, "--from-hub", repo, "--yes")
+    assert fixed.code == 0, fixed.err
+    assert s3.get(bucket, "team/drafter/config.json") == upstream
+    lock = json.loads(s3.get(bucket, "team/drafter/.dflash-cfg.lock"))
+    assert lock["files"]["config.json"]["source"]["repo"] == repo
+    check = dflash("check", url, "--from-hub", "--format", "json")
+    assert check.code == 0, check.err
+    assert "DF603" in {f["rule"] for f in check.json()["files"][0]["findings"]}
+
+
+def test_an_empty_or_huge_config_object(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
+    """Read as a local file is: an empty object is invalid JSON; an oversized one is parsed from its first
+    limit + 1 bytes (one ranged GET) and hashed whole once (objects past 64 MiB are refused, not hashed)."""
+    from dflash_cfg.jsondoc.document import MAX_BYTES
+
+    bucket = s3.new_bucket()
+    s3.put(bucket, "empty/config.json", b"")
+    huge_bytes = b'{"pad": "' + b"x" * (MAX_BYTES + 1024 * 1024) + b'"}'
+    s3.put(bucket, "huge/config.json", huge_bytes)
+    empty = dflash("check", f"s3://{bucket}/empty", "--format", "json")
+    assert empty.code == 1 and empty.json()["files"][0]["findings"][0]["rule"] == "DF001", empty.err
+    before = remote.bytes_received()
+    huge = dflash("check", f"s3://{bucket}/huge", "--format", "json")
+    assert huge.code == 1, huge.err
+    assert remote.bytes_received() - before == MAX_BYTES + 1 + len(huge_bytes)
+    assert huge.json()["files"][0]["sha256"] is None  # as for a local file past the limit

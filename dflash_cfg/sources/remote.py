@@ -325,13 +325,19 @@ def read_optional(url: Url, limit: int) -> bytes | None:
         return None  # not in the listing this command made of its dir (a lock object, most often)
     fs = filesystem(url.scheme)
     try:
-        st = stat(url) if url.scheme == "hf" else None  # the Hub's reads are ranged; S3/GCS answer a GET
-        if url.scheme == "hf" and st is None:
-            return None
-        if st is not None and st.size > limit:
-            data = fs.cat_file(url.path, start=0, end=limit + 1)
+        if url.scheme == "hf":  # HfFileSystem reads through a file object, which needs the size first
+            st = stat(url)
+            if st is None:
+                return None
+            data = fs.cat_file(url.path, start=0, end=limit + 1) if st.size > limit else fs.cat_file(url.path)
         else:
-            data = fs.cat_file(url.path)
+            # One GET of at most limit + 1 bytes: a huge object named like a config file is never downloaded.
+            try:
+                data = fs.cat_file(url.path, start=0, end=limit + 1)
+            except Exception as exc:
+                if _client_error(exc) != ("InvalidRange", 416):
+                    raise
+                data = fs.cat_file(url.path)  # an empty object has no byte 0 to start a range at
     except FileNotFoundError:
         return None
     except Exception as exc:  # noqa: BLE001

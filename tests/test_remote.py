@@ -21,6 +21,7 @@ from helpers import FIXTURES, REAL, ROOT, Result
 from hubserver import free_port
 from s3server import S3Server
 
+from dflash_cfg.errors import UsageError
 from dflash_cfg.sources import remote
 
 Run = Callable[..., Result]
@@ -291,3 +292,48 @@ def test_an_empty_or_huge_config_object(dflash: Run, s3: S3Server, tmp_path: Pat
     assert huge.code == 1, huge.err
     assert remote.bytes_received() - before == MAX_BYTES + 1 + len(huge_bytes)
     assert huge.json()["files"][0]["sha256"] is None  # as for a local file past the limit
+
+
+def test_urls_parse_and_compose() -> None:
+    url = remote.parse("s3://models/fleet/drafter/")
+    assert (url.scheme, url.path, str(url)) == ("s3", "models/fleet/drafter", "s3://models/fleet/drafter")
+    assert str(url / "config.json") == "s3://models/fleet/drafter/config.json"
+    assert (url / "config.json").parent == url and (url / "config.json").name == "config.json"
+    assert str(remote.parse("gcs://b/m")) == "gs://b/m" and remote.parse("gs://b/m").scheme == "gcs"
+    hf = remote.parse("hf://org/repo@v1.0/sub/config.json")
+    assert hf.hub_repo == ("org/repo", "v1.0", "sub/config.json")
+    assert remote.hub_commit(hf) is None
+    pinned = remote.parse(f"hf://org/repo@{'a' * 40}")
+    assert remote.hub_commit(pinned) == ("org/repo", "a" * 40)
+    assert remote.pin(pinned) == pinned  # a commit needs no request
+    for bad in ("s3://", "s3://b/../etc", "hf://org", "ftp://x/y"):
+        with pytest.raises(UsageError):
+            remote.parse(bad)
+    assert not remote.is_url("models/s3:/x") and not remote.is_url("/abs/path") and remote.is_url("S3://b/k")
+
+
+def test_failures_are_explained_without_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from botocore.exceptions import ClientError, EndpointConnectionError
+
+    secret = "Zq8vN2kP4tX7wB1mR5yHsecret"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://user:pass@127.0.0.1:9")
+    url = remote.parse("s3://b/m")
+
+    def client_error(code: str, status: int) -> ClientError:
+        return ClientError(
+            {"Error": {"Code": code, "Message": f"echo {secret}"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+            "GetObject",
+        )
+
+    cases = {
+        "refused the credentials": client_error("SignatureDoesNotMatch", 403),
+        "access denied": client_error("AccessDenied", 403),
+        "answered SlowDown (HTTP 503)": client_error("SlowDown", 503),
+        "is unreachable": EndpointConnectionError(endpoint_url="http://127.0.0.1:9"),
+    }
+    for said, exc in cases.items():
+        wrapped = OSError("translated")
+        wrapped.__cause__ = exc
+        text = remote.explain(wrapped, url)
+        assert said in text and secret not in text and "pass" not in text, text

@@ -122,3 +122,22 @@ def test_fix_against_a_server_without_commits_is_one_line(
     assert result.code == 2, result
     assert len(result.err.strip().splitlines()) == 1 and "pull request" in result.err
     assert "hf_writeTokenForTheTestsOnly" not in result.out + result.err
+
+
+def test_target_and_a_tree_on_the_hub(dflash: Run, hub: Olah, tmp_path: Path) -> None:
+    target = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
+    hub.publish_dir("dflash-cfg-tests/target", target)
+    drafter = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
+    far = dflash("check", drafter, "--target", "hf://dflash-cfg-tests/target", "--format", "json")
+    near = dflash("check", drafter, "--target", target, "--format", "json")
+    assert far.code == near.code == 0, far.err
+    assert far.json()["files"][0]["findings"] == near.json()["files"][0]["findings"]
+
+    hub.publish("dflash-cfg-tests/fleet", {"a/config.json": UPSTREAM.read_bytes(), "b/config.json": REAL.read_bytes()})
+    tree = dflash("check", "hf://dflash-cfg-tests/fleet@main", "--format", "json")
+    assert tree.code == 0, tree.err
+    commit = hub.head("dflash-cfg-tests/fleet")
+    assert [f["path"] for f in tree.json()["files"]] == [
+        f"hf://dflash-cfg-tests/fleet@{commit}/a/config.json",
+        f"hf://dflash-cfg-tests/fleet@{commit}/b/config.json",
+    ]

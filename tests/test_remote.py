@@ -337,3 +337,16 @@ def test_failures_are_explained_without_secrets(monkeypatch: pytest.MonkeyPatch)
         wrapped.__cause__ = exc
         text = remote.explain(wrapped, url)
         assert said in text and secret not in text and "pass" not in text, text
+
+
+def test_dry_run_and_no_backup_no_lock_on_s3(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
+    old = BOM + REAL.read_bytes()
+    bucket, url = upload(s3, drafter_dir(tmp_path, old, weights=False))
+    dry = dflash("fix", url, "--dry-run")
+    assert dry.code == 1 and "-\ufeff{" in dry.out
+    assert s3.get(bucket, "team/drafter/config.json") == old
+    assert dflash("fix", url, "--yes", "--no-backup", "--no-lock").code == 0
+    assert s3.keys(bucket) == ["team/drafter/config.json"]
+    new = s3.get(bucket, "team/drafter/config.json")
+    assert dflash("verify", url, "--expect-sha256", hashlib.sha256(new).hexdigest()).code == 0
+    assert dflash("verify", url, "--expect-sha256", hashlib.sha256(old).hexdigest()).code == 1

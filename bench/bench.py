@@ -10,6 +10,10 @@ Run from the repository root:  ./dev bench   or   .venv/bin/python bench/bench.p
      on an unchanged clean file: median fix hook / median check hook (`check FILE`), same file, same cache, <= 1.3.
   5. peak memory of a check of a tree of 10,000 drafters, empty cache: the whole process tree (pool workers
      included), pages counted once (sum of Pss), <= 150 MiB.
+  6. a model dir on a loopback S3 server (moto, started here as the tests start it): a warm check of
+     s3://bucket/model / a warm check of the same dir on local disk, both in one process, <= 1.3; and the bytes
+     it receives, counted in dflash-cfg's remote reader, <= config.json + one header range (8 + n) per shard.
+     The same pair as whole processes, and one bare GET's latency, are reported beside it.
 The floor is `python -c "from transformers import Qwen3Config"` with the same interpreter: every check that
 reads a file the way engines do pays that import, so it is the part dflash-cfg cannot remove.
 Timed pairs are interleaved (baseline, measured, baseline, ...) and compared by their medians.
@@ -47,6 +51,7 @@ COLD_TARGET = 1.15  # ratio of medians, check / floor
 WARM_TARGET = 0.9  # ratio of medians, warm check / check-jsonschema
 TREE_TARGET = 2.0  # ratio of medians, tree check / floor
 FIX_TARGET = 1.3  # ratio of medians, fix hook / check hook
+REMOTE_TARGET = 1.3  # ratio of medians, warm check of s3://... / warm check of the same local dir
 MEMORY_TARGET_MIB = 150.0  # peak of the process tree's summed Pss, 10,000-drafter tree
 FIX_HOOK = ("fix", "--yes", "--no-backup", "--no-lock", "--exit-non-zero-on-fix", "--min-severity", "warning")
 TRIVIAL_SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"}
@@ -568,6 +573,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--seed", type=int, default=20260806, help="seed of the tree generator")
     p.add_argument("--no-fail", action="store_true", help="report only: exit 0 even if a target is missed")
+    p.add_argument("--remote-only", action="store_true", help="run only [6], the model dir on a loopback S3 server")
+    p.add_argument("--remote-child", nargs=3, metavar=("DIR", "URL", "ROUNDS"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     quick = args.quick
     args.rounds = args.rounds if args.rounds is not None else (5 if quick else 15)
@@ -580,6 +587,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.remote_child:
+        return remote_child(Path(args.remote_child[0]), args.remote_child[1], int(args.remote_child[2]))
     try:
         return bench(args)
     except BenchError as exc:
@@ -604,6 +613,9 @@ def bench(args: argparse.Namespace) -> int:
     # Everything the runs write (caches, the trivial schema, the tree) lives here and goes afterwards.
     work = Path(tempfile.mkdtemp(prefix="dflash-cfg-bench-"))
     try:
+        if args.remote_only:
+            results = measure_remote(args, python, script, work)
+            return summarise(results, args.no_fail)
         return measure(args, python, script, schema_tool, config, keep, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -769,12 +781,132 @@ def measure(
     )
     results.append((f"peak memory, tree of {big_tree.drafters}", f"{pss:.1f} MiB Pss (<= {MEMORY_TARGET_MIB:.0f})", ok))
 
+    results += measure_remote(args, python, script, work)
+    return summarise(results, args.no_fail)
+
+
+def summarise(results: list[tuple[str, str, bool]], no_fail: bool) -> int:
     print("\nsummary")
     for what, figure, met in results:
         print(f"  {what:<40} {figure:<28} {'MET' if met else 'MISSED'}")
     missed = [what for what, _, met in results if not met]
     print(f"\nresult: {'all targets met' if not missed else 'MISSED: ' + ', '.join(missed)}")
-    return 1 if missed and not args.no_fail else 0
+    return 1 if missed and not no_fail else 0
+
+
+# --------------------------------------------------------------------------------------------------
+# [6] A model dir on object storage (a loopback S3 server)
+
+
+def remote_model(folder: Path) -> int:
+    """A small drafter dir with two shards and 32 MiB of tensor data; returns the bytes a check may read:
+    config.json plus 8 + n header bytes per shard."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from checkpoints import save, small_config, small_shapes
+
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(small_config(), indent=2) + "\n")
+    shapes = small_shapes()
+    names = sorted(shapes)
+    save(folder / "model-a.safetensors", {n: shapes[n] for n in names[: len(names) // 2]} | {"pad.a": (2048, 4096)})
+    save(folder / "model-b.safetensors", {n: shapes[n] for n in names[len(names) // 2 :]} | {"pad.b": (2048, 4096)})
+    allowed = len((folder / "config.json").read_bytes())
+    for shard in sorted(folder.glob("*.safetensors")):
+        with open(shard, "rb") as fh:
+            allowed += 8 + int.from_bytes(fh.read(8), "little")
+    return allowed
+
+
+def remote_child(folder: Path, url: str, rounds: int) -> int:
+    """In one process: warm both, then local, remote, local, remote, ...; prints the times and the bytes."""
+    import dflash_cfg
+    from dflash_cfg.sources import remote
+
+    def once(path: str) -> float:
+        start = time.perf_counter()
+        report = dflash_cfg.check([path])
+        elapsed = time.perf_counter() - start
+        if report.errors or not report.files:
+            raise BenchError(f"check {path}: {report.errors or 'no file'}")
+        return elapsed
+
+    for _ in range(3):  # imports, the content cache, connections
+        once(str(folder))
+        once(url)
+    local, far, received = [], [], []
+    for _ in range(rounds):
+        local.append(once(str(folder)))
+        before = remote.bytes_received()
+        far.append(once(url))
+        received.append(remote.bytes_received() - before)
+    print(json.dumps({"local": local, "remote": far, "bytes": received}))
+    return 0
+
+
+def measure_remote(args: argparse.Namespace, python: str, script: Path, work: Path) -> list[tuple[str, str, bool]]:
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from s3server import S3Server
+    except ImportError as exc:
+        raise BenchError(f"[6] needs the test extras (pip install -e '.[test]'): {exc}") from None
+    folder = work / "remote-model"
+    allowed = remote_model(folder)
+    server = S3Server(work)
+    print("\n[6] a model dir on a loopback S3 server (moto, request signatures checked) against the same dir on disk")
+    try:
+        server.start()
+        bucket = server.new_bucket()
+        server.upload_dir(bucket, "fleet/drafter", folder)
+        url = f"s3://{bucket}/fleet/drafter"
+        env = dict(os.environ, NO_COLOR="1", XDG_CACHE_HOME=str(work / "cache-remote"), **server.env())
+        client = server.client()
+        latency = []
+        for _ in range(max(args.rounds, 10)):
+            start = time.perf_counter()
+            client.get_object(Bucket=bucket, Key="fleet/drafter/config.json")["Body"].read()
+            latency.append(time.perf_counter() - start)
+        child = subprocess.run(
+            [python, str(Path(__file__).resolve()), "--remote-child", str(folder), url, str(args.rounds)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        if child.returncode != 0:
+            raise BenchError(f"[6] the in-process run failed: {child.stderr.strip()[-2000:]}")
+        got = json.loads(child.stdout.strip().splitlines()[-1])
+        local, far = Series("local", tuple(got["local"])), Series("s3", tuple(got["remote"]))
+        print(f"  in one process, warm (imports, content cache, connections): check {folder}  vs  check {url}")
+        print(local.line())
+        print(far.line())
+        ratio, ok = ratio_line("s3/local", local, far, REMOTE_TARGET)
+        print(
+            f"  one bare GET of config.json with botocore: median {ms(statistics.median(latency))}; a check of the "
+            "s3:// dir makes 4 requests (the listing, config.json, then the 8-byte and the n-byte range of each "
+            "shard, each round for all shards at once)"
+        )
+        most = max(got["bytes"])
+        bytes_ok = most <= allowed
+        print(
+            f"  bytes received per check: {sorted(set(got['bytes']))}; allowed {allowed} (config.json + 8 + n per "
+            f"shard; the shards hold {sum(p.stat().st_size for p in folder.glob('*.safetensors'))} bytes): "
+            f"{'MET' if bytes_ok else 'MISSED'}"
+        )
+        check_local = [python, str(script), "check", str(folder)]
+        check_far = [python, str(script), "check", url]
+        run_timed(check_local, env, frozenset({0, 1}))
+        run_timed(check_far, env, frozenset({0, 1}))
+        f6, r6 = interleave(args.rounds, check_local, check_far, env, frozenset({0, 1}), "s3", floor_label="local")
+        print("  as whole processes, content cache warm (reported, not a target: s3fs and botocore load per process)")
+        print(f6.line())
+        print(r6.line())
+        print(f"  ratio of medians s3/local as processes = {r6.median / f6.median:.3f}")
+    finally:
+        server.stop()
+    return [
+        ("warm check s3:// / local (one process)", f"{ratio:.3f} (<= {REMOTE_TARGET})", ok),
+        ("bytes read from s3:// per check", f"{most} (<= {allowed})", bytes_ok),
+    ]
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ the Hub servers. Plain constants and helpers live in helpers.py."""
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from helpers import CACHE, FIXTURES, Result
 from hubserver import ErrorHub, Olah
 from hypothesis.configuration import set_hypothesis_home_dir
+from s3server import S3Server
 
 from dflash_cfg.cli import cli as cli_group
 from dflash_cfg.cli import run
@@ -57,12 +59,19 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("HF_HOME", str(tmp_path_factory.mktemp("hf-home")))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))  # never the user's cache
+    # Nor the user's AWS keys, profiles or endpoints; and no instance-metadata lookup for credentials.
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        monkeypatch.delenv(name, raising=False)
+    empty = tmp_path_factory.getbasetemp() / "no-aws-config"
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test served by olah is slow: the session starts the server (and may build its venv)."""
+    """Every test served by olah or moto is slow: the session starts the server (and may build its venv)."""
     for item in items:
-        if "olah" in getattr(item, "fixturenames", ()):
+        if {"olah", "s3_server"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 
@@ -89,3 +98,20 @@ def error_hub() -> Iterator[ErrorHub]:
     server = ErrorHub()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """moto's standalone S3 server on loopback, checking request signatures."""
+    server = S3Server(tmp_path_factory.mktemp("moto"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
+    """moto as this test's S3 (AWS_ENDPOINT_URL_S3 and a valid key in the standard AWS variables)."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    return s3_server

@@ -70,3 +70,20 @@ def test_the_pure_packages_never_open_files() -> None:
                         calls.append(f"{path.relative_to(PACKAGE)}: {name}")
     # The schemas are package data, read once through importlib.resources (lint/schema.py).
     assert [c for c in calls if not c.startswith("lint/schema.py")] == []
+
+
+def test_object_storage_is_reached_only_through_the_remote_seam() -> None:
+    """fsspec and the object-storage clients are imported by sources/remote.py alone: every other module asks
+    it (or sources/storage.py) to list, read or put, and never cares where a file lives."""
+    clients = {"fsspec", "s3fs", "gcsfs", "botocore", "aiobotocore", "boto3"}
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(str(n).split(".")[0] in clients for n in names):
+                found.append(path.relative_to(PACKAGE).as_posix())
+    assert sorted(set(found)) == ["sources/remote.py"]

@@ -26,14 +26,14 @@ from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
 from dflash_cfg.model import FileReport, Integrity, Report, Severity, Target, Weights
-from dflash_cfg.sources import files
+from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.hub import repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
 from dflash_cfg.sources.project import NONE as NO_PROJECT
 from dflash_cfg.sources.project import ProjectConfig
 from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.sources.views import transformers_version
-from dflash_cfg.sources.weights import read_weights
+from dflash_cfg.sources.weights import read_weights, read_weights_remote
 from dflash_cfg.sources.where import model_dir
 
 if TYPE_CHECKING:  # the launch parser is only loaded by preflight
@@ -64,7 +64,7 @@ class CheckOptions:
 
 def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[Rule, ...], Severity]:
     """The options with the project config applied: which config, which rules, what fails."""
-    start = Path(options.paths[0]) if options.paths else Path.cwd()
+    start = Path(options.paths[0]) if options.paths and not remote.is_url(options.paths[0]) else Path.cwd()
     project = (
         options.project
         if options.project is not NO_PROJECT
@@ -87,8 +87,10 @@ class FileSettings:
     rules: tuple[Rule, ...]
 
 
-def settings_for(path: Path, options: CheckOptions, rules: tuple[Rule, ...]) -> FileSettings:
-    entry = options.project.model_for(path)
+def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, ...]) -> FileSettings:
+    # The project config maps local paths; a remote path takes the command line's settings.
+    local = None if storage.is_remote(path) else path
+    entry = options.project.model_for(local) if local is not None else None
     hub = options.hub
     if hub is not None and hub.repo is None and entry is not None and entry.upstream is not None:
         hub = HubOptions(entry.upstream, hub.revision or entry.revision, hub.offline)
@@ -97,11 +99,16 @@ def settings_for(path: Path, options: CheckOptions, rules: tuple[Rule, ...]) -> 
     elif hub is None and options.gate and known_upstream(path) is not None:
         hub = HubOptions(None, None, options.offline)
     target = options.target if options.target is not None else entry.target if entry is not None else None
-    ignored = options.project.ignored_for(path)
+    ignored = options.project.ignored_for(local) if local is not None else ()
     return FileSettings(hub, target, tuple(r for r in rules if not any(r.id.startswith(i) for i in ignored)))
 
 
 def check(options: CheckOptions) -> Report:
+    with storage.remembered_listings():  # a remote tree is listed once
+        return _check(options)
+
+
+def _check(options: CheckOptions) -> Report:
     options, project, rules, fail_on = resolved(options)
     targets = _Targets(options.offline)
     if options.target is not None:
@@ -111,20 +118,20 @@ def check(options: CheckOptions) -> Report:
     # A Hub id (org/name that is no path here) is checked where the engines would read it: the cache, or
     # a download at a commit.
     dirs = {given: model_dir(given, offline=options.offline) for given in options.paths}
-    found = {given: files.discover(where) for given, where in dirs.items()}
+    found = {given: storage.discover(where) for given, where in dirs.items()}
     empty = [given for given, listed in found.items() if not listed]
     if empty:  # a typo in a CI path must not pass as "0 files, all clean"
-        raise UsageError(f"no config.json under {files.display(empty[0])}")
+        raise UsageError(f"no config.json under {storage.display(dirs[empty[0]])}")
     paths = [(p, p == dirs[given] or p.parent == dirs[given]) for given, listed in found.items() for p in listed]
     views = Views(cached=not options.no_cache) if needs(rules, "effective") else None
-    weights_seen: dict[Path, tuple[Weights | None, str | None]] = {}
+    weights_seen: dict[storage.Where, tuple[Weights | None, str | None]] = {}
     if options.hub is not None and options.hub.repo:
         _one_drafter_per_repo(options.hub.repo, paths, project)
 
     def one(i: int) -> FileReport | str:
         path, explicit = paths[i]
         try:
-            raw = files.read(path)
+            raw = storage.read(path)
         except PathError as exc:
             return str(exc)
         settings = settings_for(path, options, rules)
@@ -133,7 +140,13 @@ def check(options: CheckOptions) -> Report:
         return lint(inputs, settings.rules)
 
     # Anything that may talk to the Hub stays in this process: --from-hub, a project upstream, a gate.
-    local = options.hub is None and not options.gate and not any(m.upstream for m in project.models)
+    # Remote paths too: the forked workers would share the parent's connections.
+    local = (
+        options.hub is None
+        and not options.gate
+        and not any(m.upstream for m in project.models)
+        and not any(storage.is_remote(p) for p, _ in paths)
+    )
     reports: list[FileReport] = []
     errors: list[str] = []
     for outcome in _each(one, len(paths), parallel=local):
@@ -144,23 +157,23 @@ def check(options: CheckOptions) -> Report:
     return Report(tuple(reports), transformers_version(), __version__, tuple(errors), fail_on, options.gate)
 
 
-def _one_drafter_per_repo(repo: str, paths: list[tuple[Path, bool]], project: ProjectConfig) -> None:
+def _one_drafter_per_repo(repo: str, paths: list[tuple[storage.Where, bool]], project: ProjectConfig) -> None:
     """--from-hub REPO compares with one repo: refuse, before any request, a tree of several drafters
     that the project config does not map each to its own upstream."""
     drafters = []
     for path, explicit in paths:
-        if project.model_for(path) is not None:
+        if not storage.is_remote(path) and project.model_for(path) is not None:
             continue
         try:
-            doc = parse(files.read(path))
+            doc = parse(storage.read(path))
         except PathError:
             continue  # reported with the file later
         if classify(doc, explicit)[0] != "skipped":
             drafters.append(path)
         if len(drafters) == 2:
             raise UsageError(
-                f"--from-hub {repo} names one repo, but {files.display(drafters[0])} and "
-                f"{files.display(drafters[1])} are two drafters: check them one at a time, or map each to its "
+                f"--from-hub {repo} names one repo, but {storage.display(drafters[0])} and "
+                f"{storage.display(drafters[1])} are two drafters: check them one at a time, or map each to its "
                 "upstream in the project config ([[tool.dflash-cfg.models]])"
             )
 
@@ -199,18 +212,18 @@ def _each(one: Callable[[int], FileReport | str], count: int, parallel: bool) ->
 
 
 def gather(
-    path: Path,
+    path: storage.Where,
     doc: Document,
     explicit: bool,
     options: CheckOptions,
     settings: FileSettings,
     target: Target | None,
     views: Views | None,
-    weights_seen: dict[Path, tuple[Weights | None, str | None]],
+    weights_seen: dict[storage.Where, tuple[Weights | None, str | None]],
 ) -> Inputs:
     """Everything `lint` reads about one file, read now: only what a drafter file and the selected
     rules need, so a tree of target models never has its shards opened or the Hub asked."""
-    shown = files.display(path)
+    shown = storage.display(path)
     kind, _ = classify(doc, explicit)
     if kind == "skipped":
         return Inputs(shown, doc, explicit)
@@ -235,13 +248,18 @@ def gather(
     )
 
 
-def integrity(path: Path, raw: bytes, expect_sha256: str | None) -> Integrity:
+def integrity(path: storage.Where, raw: bytes, expect_sha256: str | None) -> Integrity:
     """The lock entry, the expected hash and the symlink facts of one config.json."""
     entry, lock_error = None, None
     try:
         entry = read_lock(path)
     except LockError as exc:
         lock_error = str(exc)
+    except PathError as exc:  # a lock object that cannot be read (remote): said, as a corrupt one is
+        lock_error = str(exc)
+    if storage.is_remote(path):
+        sha256 = hashlib.sha256(raw).hexdigest() if len(raw) <= MAX_BYTES else storage.hashes(path)[0]
+        return Integrity(sha256, entry, lock_error, expect_sha256, None, False, False)
     link = os.path.realpath(path) if os.path.islink(path) else None
     # A file past the parser's limit was read only in part; its hash is still the whole file's.
     sha256 = hashlib.sha256(raw).hexdigest() if len(raw) <= MAX_BYTES else files.hashes(path)[0]
@@ -256,10 +274,12 @@ def integrity(path: Path, raw: bytes, expect_sha256: str | None) -> Integrity:
     )
 
 
-def _weights(folder: Path, seen: dict[Path, tuple[Weights | None, str | None]]) -> tuple[Weights | None, str | None]:
+def _weights(
+    folder: storage.Where, seen: dict[storage.Where, tuple[Weights | None, str | None]]
+) -> tuple[Weights | None, str | None]:
     if folder not in seen:
         try:
-            seen[folder] = (read_weights(folder), None)
+            seen[folder] = (read_weights_remote(folder) if storage.is_remote(folder) else read_weights(folder), None)
         except WeightsError as exc:
             seen[folder] = (None, str(exc))
     return seen[folder]

@@ -12,7 +12,7 @@ from dflash_cfg.errors import LockError, TargetError, UsageError
 from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.lint.rules import ALL, Rule
 from dflash_cfg.model import Effective, HubFile, Target
-from dflash_cfg.sources import files
+from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import EffectiveCache, default_root
 from dflash_cfg.sources.hub import cache_root, fetch_config, repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
@@ -70,9 +70,19 @@ def load_target_option(option: str | None, *, offline: bool = False) -> Target |
         raise TargetError(f"--target: {exc}") from None
 
 
-def one_config(path_arg: str) -> Path:
+def one_config(path_arg: str) -> storage.Where:
     """The single config.json a command that works on one file was pointed at (absolute). A model dir's
     own config.json is taken without searching the tree (an unrelated unreadable subdir is no matter)."""
+    if remote.is_url(path_arg):
+        url = storage.locate(path_arg)
+        found_remote = storage.discover(url)
+        if storage.probe(url) == "dir" and url / files.CONFIG in found_remote:
+            return url / files.CONFIG
+        if len(found_remote) != 1:
+            raise UsageError(
+                f"{path_arg}: expected one config.json (a model dir or the file), found {len(found_remote)}"
+            )
+        return found_remote[0]
     given = Path(path_arg)
     if files.probe(given) == "dir" and files.probe(given / files.CONFIG) == "file":
         return Path(os.path.abspath(given / files.CONFIG))
@@ -82,10 +92,11 @@ def one_config(path_arg: str) -> Path:
     return Path(os.path.abspath(found[0]))
 
 
-def known_upstream(path: Path) -> tuple[str, str] | None:
+def known_upstream(path: storage.Where) -> tuple[str, str] | None:
     """The Hub repo and revision a drafter config came from, when that can be known without being told:
-    the cache snapshot it lives in, else the source dflash-cfg recorded when it last wrote it."""
-    cached = repo_from_cache_path(path)
+    the Hub repo and commit of an hf:// path, the cache snapshot it lives in, else the source dflash-cfg
+    recorded when it last wrote it."""
+    cached = remote.hub_commit(path) if storage.is_remote(path) else repo_from_cache_path(path)
     if cached is not None:
         return cached
     try:
@@ -97,7 +108,7 @@ def known_upstream(path: Path) -> tuple[str, str] | None:
     return None
 
 
-def repo_for(path: Path, hub: HubOptions) -> tuple[str, str]:
+def repo_for(path: storage.Where, hub: HubOptions) -> tuple[str, str]:
     """The Hub repo and revision a drafter config is compared with: as given, else as known."""
     if hub.repo:
         return hub.repo, hub.revision or "main"
@@ -107,8 +118,10 @@ def repo_for(path: Path, hub: HubOptions) -> tuple[str, str]:
     raise UsageError(f"cannot tell which Hub repo {path} comes from: pass it, e.g. --from-hub ORG/NAME")
 
 
-def upstream_for(path: Path, hub: HubOptions) -> HubFile:
+def upstream_for(path: storage.Where, hub: HubOptions) -> HubFile:
     repo, revision = repo_for(path, hub)
+    if storage.is_remote(path):
+        return fetch_config(repo, revision, offline=hub.offline)
     cached = repo_from_cache_path(path)
     if hub.repo is None and hub.revision is None and cached is not None:
         # A file in a cache snapshot, compared at that snapshot's commit: the cache it lives in holds the

@@ -10,7 +10,7 @@ from dflash_cfg.errors import UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import Row, compare
 from dflash_cfg.model import HubFile
-from dflash_cfg.sources import files
+from dflash_cfg.sources import storage
 from dflash_cfg.sources.views import transformers_version
 
 
@@ -33,7 +33,7 @@ class DiffResult:
 
 def diff(path_arg: str, hub: HubOptions) -> DiffResult:
     path = one_config(path_arg)
-    local = files.read(path)
+    local = storage.read(path)
     mine = parse(local)
     if not isinstance(mine.data, dict):
         raise UsageError(f"{path} is not a JSON object; run `dflash-cfg check {path}` to see why")

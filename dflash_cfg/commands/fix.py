@@ -23,7 +23,7 @@ from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.linter import Inputs, lint
 from dflash_cfg.model import ByteEdit, Entry, HubFile, PatchOp, Severity, Source, Target
-from dflash_cfg.sources import files
+from dflash_cfg.sources import remote, storage
 from dflash_cfg.sources.lockfile import lock_path, read_lock
 from dflash_cfg.sources.project import resolve as resolve_project
 
@@ -46,7 +46,7 @@ class FixOptions:
 
 @dataclass(frozen=True)
 class Plan:
-    path: Path  # absolute
+    path: storage.Where  # absolute, or an s3://, gs:// or hf:// path (hf:// pinned to the commit read)
     old: bytes
     new: bytes
     applied: tuple[str, ...]  # what changes, in words
@@ -70,7 +70,7 @@ class Plan:
 
 def plan(options: FixOptions) -> Plan:
     path = one_config(options.path)
-    old = files.read(path)
+    old = storage.read(path)
     read_lock(path)  # a corrupt lock file is refused now, not after config.json was written
     if options.hub is None:
         if options.only_critical:
@@ -85,7 +85,7 @@ def plan(options: FixOptions) -> Plan:
 
 
 def mechanical(
-    path: Path, old: bytes, target: Target | None, min_severity: Severity = Severity.INFO
+    path: storage.Where, old: bytes, target: Target | None, min_severity: Severity = Severity.INFO
 ) -> tuple[bytes, tuple[str, ...]]:
     """Apply the catalogue's safe fixes until none is left. Trained values are never touched: only
     rules that copy a value the file (or the target) already states offer safe fixes."""
@@ -124,7 +124,7 @@ def mechanical(
     raise UsageError(f"{path}: the fixes did not settle after {MAX_PASSES} passes (please report this file)")
 
 
-def adopt_critical(path: Path, old: bytes, upstream: HubFile) -> Plan:
+def adopt_critical(path: storage.Where, old: bytes, upstream: HubFile) -> Plan:
     """Take only the DFlash-critical fields from upstream; every other local edit stays."""
     mine, theirs = parse(old).data, parse(upstream.data).data
     if not isinstance(mine, dict) or not isinstance(theirs, dict):
@@ -162,16 +162,32 @@ class Outcome:
 
     @property
     def lock_file(self) -> str | None:
-        return str(lock_path(Path(self.written.path))) if self.recorded else None
+        if not self.recorded:
+            return None
+        written = self.written.path
+        return str(lock_path(remote.parse(written) if remote.is_url(written) else Path(written)))
 
 
 def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
     """Write the plan through the verified writer and record it in the lock file."""
+    source = None if p.upstream is None else Source(p.upstream.repo, p.upstream.revision, p.upstream.commit)
+    if storage.is_remote(p.path):
+        from dflash_cfg.write.remote import open_pull_request, record_remote, write_conditional
+
+        if p.path.scheme == "gcs":
+            raise UsageError(
+                f"{p.path}: writes to gs:// are not supported yet (only s3:// has a conditional write here); "
+                "fix a copy and upload it, or use --dry-run to see the change"
+            )
+        if p.path.scheme == "hf":  # the Hub: a pull request on the commit it was read at, not a write
+            return Outcome(open_pull_request(p.path, p.new, "\n".join(p.applied)), None, remaining_errors(p))
+        written = write_conditional(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
+        entry = record_remote(p.path, written, source, __version__) if record_lock else None
+        return Outcome(written, entry, remaining_errors(p))
     from dflash_cfg.write.lock import record
     from dflash_cfg.write.verified import write_verified
 
     written = write_verified(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
-    source = None if p.upstream is None else Source(p.upstream.repo, p.upstream.revision, p.upstream.commit)
     entry = record(p.path, written, source, __version__) if record_lock else None
     return Outcome(written, entry, remaining_errors(p))
 
@@ -219,6 +235,9 @@ def _hint(p: Plan, options: FixOptions) -> str | None:
     report = lint(Inputs(str(p.path), doc, view=Views().of(doc)))
     if not any(f.severity >= Severity.WARNING and (f.fix is None or not f.fix.safe) for f in report.findings):
         return None
+    if storage.is_remote(p.path):
+        known = known_upstream(p.path)
+        return known[0] if known else ""
     entry = resolve_project(p.path, None, False).model_for(p.path)
     known = (entry.upstream, entry.revision or "main") if entry and entry.upstream else known_upstream(p.path)
     return known[0] if known else ""

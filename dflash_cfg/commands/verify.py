@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from dflash_cfg.commands.common import check_sha256_option, one_config
 from dflash_cfg.errors import LockError, UsageError
 from dflash_cfg.model import Entry
-from dflash_cfg.sources import files
+from dflash_cfg.sources import storage
 from dflash_cfg.sources.lockfile import read_lock
 
 
 @dataclass(frozen=True)
 class Verification:
-    path: Path
+    path: storage.Where
     sha256: str
     entry: Entry | None
     expected: str | None  # --expect-sha256, else the recorded sha256
@@ -27,7 +26,7 @@ class Verification:
 def verify(path_arg: str, expect_sha256: str | None) -> Verification:
     check_sha256_option(expect_sha256)
     path = one_config(path_arg)
-    sha, _ = files.hashes(path)  # the whole file, whatever its size
+    sha, _ = storage.hashes(path)  # the whole file, whatever its size
     try:
         entry = read_lock(path)
     except LockError:

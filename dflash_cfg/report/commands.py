@@ -130,6 +130,9 @@ def fix_written_text(p: Plan, out: Outcome) -> str:
     """What was written, with the hashes to check it by on another host."""
     w = out.written
     same = f"  identical to {p.upstream.repo}@{p.upstream.commit}" if p.upstream and p.identical_to_upstream else ""
+    if w.pull_request is not None:  # the Hub: proposed, not written
+        lines = [f"opened a pull request for {w.path}: {w.pull_request}", f"  sha256   {w.sha256}"]
+        return printable("\n".join([*lines, f"  git blob {w.git_blob_sha1}{same}"]) + "\n", keep="\n")
     lines = [f"wrote {w.path}", f"  sha256   {w.sha256}", f"  git blob {w.git_blob_sha1}{same}"]
     if w.replaced_link:
         lines.append(f"  replaced the symlink to {w.replaced_link} with a regular file (the target is untouched)")

@@ -1,4 +1,5 @@
-"""All Hugging Face Hub access: the only module that talks to the network.
+"""All Hugging Face Hub access by repo id; with sources/remote.py (s3://, gs:// and hf:// paths, through
+fsspec), the only modules that talk to the network.
 
 Everything goes through huggingface_hub, so users get its cache, auth and mirrors. Its settings
 (HF_ENDPOINT, HF_TOKEN, HF_HOME/HF_HUB_CACHE, HF_HUB_OFFLINE, HF_HUB_ETAG_TIMEOUT) are read here at
@@ -123,6 +124,29 @@ def fetch_config(repo: str, revision: str, *, offline: bool = False, cache_dir: 
             )
     commit, blob_id = _resolve(repo, revision, s)
     return _download(repo, revision, commit, blob_id, s)
+
+
+def resolve_commit(repo: str, revision: str) -> str:
+    """The commit `revision` of `repo` points at now (one request; a commit id is returned as it is)."""
+    check_repo_id(repo)
+    check_revision(revision)
+    if COMMIT.match(revision):
+        return revision
+    s = settings()
+    if s.offline:
+        raise HubError(
+            f"hf://{repo}@{revision}: offline mode is on (--offline or HF_HUB_OFFLINE); hf:// paths need the Hub"
+        )
+    from huggingface_hub import HfApi
+
+    try:
+        info = HfApi(endpoint=s.endpoint, token=s.token or None).model_info(repo, revision=revision, timeout=s.timeout)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line (see _explain)
+        raise HubError(_explain(exc, repo, revision, s)) from None
+    commit = str(info.sha or "")
+    if not COMMIT.match(commit):
+        raise HubError(f"{s.endpoint} answered {repo}@{revision} without a commit id (40 hex digits)")
+    return commit
 
 
 def fetch_snapshot(repo: str, revision: str, extra: tuple[str, ...] = ()) -> Path:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from dflash_cfg.errors import LockError, PathError
 from dflash_cfg.model import Entry, Source
-from dflash_cfg.sources import files
+from dflash_cfg.sources import storage
+from dflash_cfg.sources.remote import Url
 
 LOCK_FILE = ".dflash-cfg.lock"
 VERSION = 1
@@ -25,15 +26,19 @@ MAX_BYTES = 1024 * 1024
 _HEX = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "git_blob_sha1": re.compile(r"^[0-9a-f]{40}$")}
 
 
-def lock_path(config_path: Path) -> Path:
+@overload
+def lock_path(config_path: Path) -> Path: ...
+@overload
+def lock_path(config_path: Url) -> Url: ...
+def lock_path(config_path: storage.Where) -> storage.Where:
     return config_path.parent / LOCK_FILE
 
 
-def read_lock(config_path: Path) -> Entry | None:
+def read_lock(config_path: storage.Where) -> Entry | None:
     """The entry for `config_path`'s file name; None if there is no lock file or no such entry."""
     where = lock_path(config_path)
     try:
-        raw = files.read_optional(where, MAX_BYTES)
+        raw = storage.read_optional(where, MAX_BYTES)
     except PathError as exc:
         raise LockError(str(exc)) from None
     if raw is None:
@@ -43,7 +48,7 @@ def read_lock(config_path: Path) -> Entry | None:
     return None if found is None else _entry(found, config_path.name, where)
 
 
-def parse_files(raw: bytes, where: Path) -> dict[str, Any]:
+def parse_files(raw: bytes, where: storage.Where) -> dict[str, Any]:
     if len(raw) > MAX_BYTES:
         raise LockError(f"{where} is larger than {MAX_BYTES} bytes: not a dflash-cfg lock file; remove it")
     try:
@@ -62,7 +67,7 @@ def parse_files(raw: bytes, where: Path) -> dict[str, Any]:
     return files
 
 
-def _entry(raw: Any, name: str, where: Path) -> Entry:
+def _entry(raw: Any, name: str, where: storage.Where) -> Entry:
     def bad(why: str) -> LockError:
         return LockError(f"{where}: entry {name!r} {why}; remove the lock file or that entry")
 

@@ -22,7 +22,7 @@ from typing import Any
 from dflash_cfg.errors import PathError, TargetError
 from dflash_cfg.jsondoc.document import json_type
 from dflash_cfg.model import AddedToken, Target
-from dflash_cfg.sources import files
+from dflash_cfg.sources import files, remote, storage
 
 CONFIG = "config.json"
 GENERATION_CONFIG = "generation_config.json"
@@ -350,7 +350,14 @@ def build_target(
 # --- the edge: file reading ---------------------------------------------------------------------------
 
 
-def _read(path: Path) -> bytes:
+def _read(path: storage.Where) -> bytes:
+    if storage.is_remote(path):
+        data = remote.read(path, MAX_FILE_BYTES)
+        if len(data) > MAX_FILE_BYTES:
+            raise TargetError(
+                f"{path}: too large for a config or tokenizer file (limit {MAX_FILE_BYTES}); pass the right --target"
+            )
+        return data
     try:
         with files.open_regular(path) as (fd, size):
             if size > MAX_FILE_BYTES:
@@ -378,26 +385,26 @@ def _is_drafter(cfg: dict[str, Any]) -> bool:
     )
 
 
-def _present(path: Path) -> bool:
+def _present(path: storage.Where) -> bool:
     # A dangling symlink (half-downloaded HF cache blob) must be read and fail, not be skipped as absent.
     try:
-        return files.probe(path) != "missing"
+        return storage.probe(path) != "missing"
     except PathError as exc:
         raise TargetError(f"{exc}; pass the right --target") from None
 
 
-def read_tokenizer_json(path: Path, wanted: frozenset[str] = frozenset()) -> TokenizerJsonFacts:
+def read_tokenizer_json(path: storage.Where, wanted: frozenset[str] = frozenset()) -> TokenizerJsonFacts:
     """Read tokenizer.json (10+ MB for Qwen) on its own, so it can later be made lazy or streamed."""
     return parse_tokenizer_json(_read(path), str(path), wanted)
 
 
-def load_target(path: Path | str) -> Target:
+def load_target(path: Path | str | remote.Url) -> Target:
     """Read a target model dir (or its config.json) and the optional tokenizer/generation files beside it."""
-    given = os.fspath(path)
-    p = Path(given)
+    given = str(path) if storage.is_remote(path) else os.fspath(path)
+    p: storage.Where = path if storage.is_remote(path) else Path(given)
     try:
-        config_path = p / CONFIG if files.probe(p) == "dir" else p
-        found = files.probe(config_path)
+        config_path = p / CONFIG if storage.probe(p) == "dir" else p
+        found = storage.probe(config_path)
     except PathError as exc:
         raise TargetError(f"{exc}; pass the right --target") from None
     if found != "file":

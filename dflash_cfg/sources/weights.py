@@ -24,7 +24,7 @@ from typing import Any
 
 from dflash_cfg.errors import WeightsError
 from dflash_cfg.model import LfsPointer, Tensor, Weights
-from dflash_cfg.sources import files
+from dflash_cfg.sources import files, remote
 
 INDEX_NAME = "model.safetensors.index.json"
 SUFFIX = ".safetensors"
@@ -297,4 +297,65 @@ def read_weights(model_dir: Path) -> Weights | None:
         tensors=tuple(sorted(tensors, key=lambda t: (t.name, t.file))),
         pointers=tuple(pointers),
         lfs_dir=lfs_dir(model_dir) if pointers else None,
+    )
+
+
+def read_weights_remote(model_dir: remote.Url) -> Weights | None:
+    """read_weights for a model dir on object storage or the Hub: one listing, then for every shard one
+    ranged read of its first 8 bytes and one of its n header bytes (each round for all shards at once),
+    so the bytes read are the headers and nothing of the tensors."""
+    listed = remote.listdir(model_dir)
+    if INDEX_NAME in listed:
+        if listed[INDEX_NAME] > MAX_INDEX_BYTES:
+            raise WeightsError(f"{INDEX_NAME}: {listed[INDEX_NAME]} bytes is too large (limit {MAX_INDEX_BYTES})")
+        data = remote.read(model_dir / INDEX_NAME, MAX_INDEX_BYTES)
+        if data.startswith(_LFS_START):
+            return Weights(files=(), tensors=(), pointers=(parse_lfs_pointer(data, INDEX_NAME),), lfs_dir=None)
+        names = tuple(sorted(set(parse_index(data).values())))
+    else:
+        names = tuple(sorted(n for n in listed if n.endswith(SUFFIX)))
+    if not names:
+        return None
+    for name in names:
+        if name not in listed:
+            raise WeightsError(f"{name}: missing (named by {INDEX_NAME}, not in {model_dir})")
+        if listed[name] < _LENGTH.size:
+            raise WeightsError(f"{name}: too short for a safetensors file ({listed[name]} bytes, need at least 8)")
+
+    def fetched(results: list[bytes | BaseException], wanted: tuple[str, ...]) -> list[bytes]:
+        out = []
+        for name, got in zip(wanted, results, strict=True):
+            if isinstance(got, BaseException):
+                raise WeightsError(f"{name}: cannot read ({remote.explain(got, model_dir / name)})")
+            out.append(got)
+        return out
+
+    prefixes = fetched(remote.read_ranges((model_dir / n, 0, _LENGTH.size) for n in names), names)
+    pointers: list[LfsPointer] = []
+    lengths: dict[str, int] = {}
+    for name, prefix in zip(names, prefixes, strict=True):
+        size = listed[name]
+        if prefix == _LFS_START:
+            if size > LFS_MAX_BYTES:
+                raise WeightsError(
+                    f"{name}: starts like a Git LFS pointer but is {size} bytes (a pointer file is under 1024)"
+                )
+            pointers.append(parse_lfs_pointer(remote.read(model_dir / name, LFS_MAX_BYTES), name))
+            continue
+        n = _header_length(prefix, name)
+        if _LENGTH.size + n > size:
+            raise WeightsError(f"{name}: header length {n} runs past the end of the file ({size} bytes)")
+        lengths[name] = n
+    read = tuple(n for n in names if n in lengths)
+    bodies = fetched(remote.read_ranges((model_dir / n, _LENGTH.size, lengths[n]) for n in read), read)
+    tensors: list[Tensor] = []
+    for name, prefix, body in zip(
+        read, (p for n, p in zip(names, prefixes, strict=True) if n in lengths), bodies, strict=True
+    ):
+        tensors.extend(parse_header(prefix + body, name))
+    return Weights(
+        files=read,
+        tensors=tuple(sorted(tensors, key=lambda t: (t.name, t.file))),
+        pointers=tuple(pointers),
+        lfs_dir=None,
     )

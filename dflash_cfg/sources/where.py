@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_cfg.errors import HubError, WhereError
-from dflash_cfg.sources import files
+from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.hub import (
     COMMIT,
     check_repo_id,
@@ -25,9 +25,9 @@ CONFIG = "config.json"
 @dataclass(frozen=True)
 class Location:
     name: str  # as given
-    source: str  # "local directory" | "Hugging Face cache"
-    config: Path  # the path an engine opens
-    resolved: Path  # after symlinks: the bytes actually read
+    source: str  # "local directory" | "Hugging Face cache" | "object storage" | "Hugging Face Hub"
+    config: Path | remote.Url  # the path an engine opens
+    resolved: Path | remote.Url  # after symlinks: the bytes actually read
     repo: str | None  # when the file belongs to a cache snapshot
     commit: str | None
     revision: str | None  # the ref that led to the commit, for a Hub id
@@ -36,12 +36,14 @@ class Location:
     is_link: bool  # `config` is a symlink (to `resolved`)
 
     @property
-    def model_dir(self) -> Path:
+    def model_dir(self) -> Path | remote.Url:
         return self.config.parent
 
 
 def locate(name: str, revision: str | None = None) -> Location:
     """A model argument as an engine sees it: an existing path wins over a Hub id, as in vLLM and SGLang."""
+    if remote.is_url(name):
+        return _remote(name)
     path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
     kind = files.probe(path)
     if kind not in ("missing", "broken-link"):
@@ -66,10 +68,15 @@ def is_hub_id(name: str) -> bool:
     return name.count("/") == 1 and not name.startswith((".", "/", "~")) and "\\" not in name
 
 
-def model_dir(name: str, *, revision: str | None = None, offline: bool = False, extra: tuple[str, ...] = ()) -> Path:
-    """A model argument as a directory to read: an existing path as it is; a Hub id from the local
-    cache, else fetched at a commit (config.json and the `extra` files it has) unless offline."""
-    path = Path(os.path.expanduser(name))
+def model_dir(
+    name: str, *, revision: str | None = None, offline: bool = False, extra: tuple[str, ...] = ()
+) -> storage.Where:
+    """A model argument as a directory to read: an existing path as it is; an s3://, gs:// or hf:// path
+    (hf:// pinned to a commit); a Hub id from the local cache, else fetched at a commit (config.json and
+    the `extra` files it has) unless offline."""
+    if remote.is_url(name):
+        return storage.locate(name)
+    path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
     if files.probe(path) not in ("missing", "broken-link") or not is_hub_id(name):
         return path
     try:
@@ -112,4 +119,30 @@ def _location(
         sha256,
         blob,
         os.path.islink(config),
+    )
+
+
+def _remote(name: str) -> Location:
+    """An s3://, gs:// or hf:// model dir or config.json: the object an engine loading it would read."""
+    where = storage.locate(name)
+    assert isinstance(where, remote.Url)
+    kind = storage.probe(where)
+    if kind == "missing":
+        raise WhereError(f"{name}: no such object or prefix")
+    config = where / CONFIG if kind == "dir" else where
+    if storage.probe(config) != "file":
+        raise WhereError(f"{name} has no {CONFIG}")
+    sha256, blob = storage.hashes(config)
+    pinned = remote.hub_commit(config)
+    return Location(
+        name,
+        "Hugging Face Hub" if pinned else "object storage",
+        config,
+        config,
+        pinned[0] if pinned else None,
+        pinned[1] if pinned else None,
+        config.hub_repo[1] if pinned is None and config.hub_repo else None,
+        sha256,
+        blob,
+        False,
     )

@@ -60,6 +60,7 @@ class Written:
     git_blob_sha1: str  # equals the Hub's blob id when the bytes are upstream's
     backup: str | None  # absolute path of the copy of the previous bytes
     replaced_link: str | None  # where `path` pointed when it was a symlink (now a regular file)
+    pull_request: str | None = None  # hf://: nothing was written in place; the bytes are proposed here
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,530 @@
+"""Model dirs on object storage and the Hub (`s3://`, `gs://`, `hf://`), through fsspec: the file-system
+seam for everything that is not a local path (local paths keep going through sources/files.py).
+
+What it offers is what the commands need and no more: list a prefix, stat one object (size and ETag),
+read one object with a size limit, read byte ranges (safetensors headers: 8 bytes, then n, never a
+whole shard), and the conditional put that write/remote.py builds compare-and-swap on.
+
+Credentials and endpoints come from each ecosystem's own settings, read by its own library: for S3,
+botocore's (the AWS_* environment, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_PROFILE and the shared
+config and credentials files); for GCS, gcsfs's (GOOGLE_APPLICATION_CREDENTIALS, gcloud's login,
+STORAGE_EMULATOR_HOST); for the Hub, HF_ENDPOINT and HF_TOKEN. No message ever shows a secret.
+
+An `hf://org/repo[@revision]` path is pinned to the commit its revision points at when it is first
+resolved, so every file of one run is read at one commit, and `fix` knows which commit it read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from dflash_cfg.errors import PathError, UsageError, redact
+
+CONFIG = "config.json"
+# Same as sources/files.py: hidden dirs and Hugging Face cache blobs are never searched.
+SKIP_DIRS = {"blobs", "node_modules", "__pycache__"}
+_SCHEMES = {"s3": "s3", "gs": "gcs", "gcs": "gcs", "hf": "hf"}
+# scheme -> (module fsspec needs, the extra that installs it)
+_NEEDS = {"s3": ("s3fs", "s3"), "gcs": ("gcsfs", "gcs"), "hf": ("huggingface_hub", None)}
+_URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://(?P<rest>.*)$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+DEFAULT_TIMEOUT = 10.0  # seconds to connect, as for the Hub
+
+
+def is_url(text: object) -> bool:
+    """`s3://...`, `gs://...`, `hf://...`: a path this module reads (anything else is local)."""
+    match = _URL.match(text) if isinstance(text, str) else None
+    return match is not None and match["scheme"].lower() in _SCHEMES
+
+
+@dataclass(frozen=True)
+class Url:
+    """A remote path: `scheme` (s3, gcs, hf) and the path under it (`bucket/key`, `org/repo@rev/file`).
+    Offers the little of pathlib's surface the commands use on a config path (name, parent, `/`)."""
+
+    scheme: str
+    path: str
+
+    def __str__(self) -> str:
+        shown = "gs" if self.scheme == "gcs" else self.scheme
+        return f"{shown}://{self.path}"
+
+    @property
+    def name(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> Url:
+        head = self.path.rstrip("/").rsplit("/", 1)[0] if "/" in self.path.rstrip("/") else self.path
+        return Url(self.scheme, head)
+
+    def __truediv__(self, name: str) -> Url:
+        return Url(self.scheme, f"{self.path.rstrip('/')}/{name}")
+
+    @property
+    def hub_repo(self) -> tuple[str, str | None, str] | None:
+        """hf:// only: (org/repo, revision or None, path in the repo)."""
+        if self.scheme != "hf":
+            return None
+        parts = self.path.split("/", 2)
+        if len(parts) < 2:
+            return None
+        name, _, revision = parts[1].partition("@")
+        return f"{parts[0]}/{name}", revision or None, parts[2] if len(parts) > 2 else ""
+
+
+def parse(text: str) -> Url:
+    match = _URL.match(text)
+    if match is None or match["scheme"].lower() not in _SCHEMES:
+        raise UsageError(f"{text!r} is not an s3://, gs:// or hf:// path")
+    scheme = _SCHEMES[match["scheme"].lower()]
+    rest = match["rest"].strip("/")
+    if not rest or "/../" in f"/{rest}/" or "/./" in f"/{rest}/":
+        raise UsageError(f"{text!r}: expected {match['scheme']}://BUCKET/PREFIX (no empty, . or .. parts)")
+    url = Url(scheme, rest)
+    if scheme == "hf" and url.hub_repo is None:
+        raise UsageError(f"{text!r}: expected hf://ORG/REPO[@REVISION][/PATH]")
+    return url
+
+
+# --- the file systems ----------------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_filesystems: dict[tuple[str, ...], Any] = {}
+# Bytes received from object storage and the Hub by this process (the bench reads it).
+_received = [0]
+
+
+def bytes_received() -> int:
+    return _received[0]
+
+
+def _count(data: bytes) -> bytes:
+    with _lock:
+        _received[0] += len(data)
+    return data
+
+
+def _settings_key(scheme: str) -> tuple[str, ...]:
+    # A new file system when the settings change (an API caller or a test switching endpoints or keys).
+    names = {
+        "s3": (
+            "AWS_ENDPOINT_URL_S3",
+            "AWS_ENDPOINT_URL",
+            "AWS_PROFILE",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "AWS_DEFAULT_REGION",
+            "AWS_REGION",
+            "AWS_MAX_ATTEMPTS",
+            "AWS_CONFIG_FILE",
+            "AWS_SHARED_CREDENTIALS_FILE",
+        ),
+        "gcs": ("STORAGE_EMULATOR_HOST", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT"),
+        "hf": ("HF_ENDPOINT", "HF_TOKEN", "HF_HUB_ETAG_TIMEOUT"),
+    }[scheme]
+    return (scheme, *(os.environ.get(n, "") for n in names))
+
+
+def filesystem(scheme: str) -> Any:
+    """The fsspec file system for a scheme, built from that ecosystem's standard settings."""
+    key = _settings_key(scheme)
+    with _lock:
+        found = _filesystems.get(key)
+    if found is not None:
+        return found
+    module, extra = _NEEDS[scheme]
+    try:
+        __import__(module)
+    except ImportError:
+        shown = "gs" if scheme == "gcs" else scheme
+        raise UsageError(f"{shown}:// paths need the {module} package: pip install 'dflash-cfg[{extra}]'") from None
+    fs = _build(scheme)
+    with _lock:
+        _filesystems[key] = fs
+    return fs
+
+
+def _build(scheme: str) -> Any:
+    if scheme == "s3":
+        import s3fs
+
+        config: dict[str, Any] = {"connect_timeout": DEFAULT_TIMEOUT, "read_timeout": 3 * DEFAULT_TIMEOUT}
+        if not os.environ.get("AWS_MAX_ATTEMPTS"):
+            # One retry: an unreachable endpoint is one line after a few seconds, not after a minute.
+            config["retries"] = {"max_attempts": 2, "mode": "standard"}
+        # No listing cache: a fix and a verify in one process must see the object as it is now.
+        # max_concurrency 1: a whole-object read is one GET (a larger value adds a HEAD to plan parallel parts).
+        fs = s3fs.S3FileSystem(
+            skip_instance_cache=True, use_listings_cache=False, config_kwargs=config, max_concurrency=1
+        )
+        fs.retries = 2  # s3fs's own retry loop, on top of botocore's
+        return fs
+    if scheme == "gcs":
+        import gcsfs
+
+        return gcsfs.GCSFileSystem(skip_instance_cache=True, use_listings_cache=False)
+    from huggingface_hub import HfFileSystem
+
+    from dflash_cfg.sources.hub import settings
+
+    s = settings()
+    return HfFileSystem(endpoint=s.endpoint, token=s.token or None, skip_instance_cache=True)
+
+
+def secrets() -> list[str | None]:
+    """What a message about a remote path must never show."""
+    return [os.environ.get(n) for n in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "HF_TOKEN")]
+
+
+# --- hf:// pinned to a commit ----------------------------------------------------------------------------
+
+
+def pin(url: Url) -> Url:
+    """An hf:// path at the commit its revision (default main) points at now; other schemes as they are."""
+    found = url.hub_repo
+    if found is None:
+        return url
+    repo, revision, inside = found
+    if revision is not None and _COMMIT.match(revision):
+        return url
+    from dflash_cfg.sources.hub import resolve_commit
+
+    commit = resolve_commit(repo, revision or "main")
+    return Url("hf", f"{repo}@{commit}" + (f"/{inside}" if inside else ""))
+
+
+def hub_commit(url: Url) -> tuple[str, str] | None:
+    """(repo, commit) of a pinned hf:// path."""
+    found = url.hub_repo
+    if found is None or found[1] is None or not _COMMIT.match(found[1]):
+        return None
+    return found[0], found[1]
+
+
+# --- reading ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stat:
+    kind: str  # "file" | "dir"
+    size: int
+    etag: str | None  # S3/GCS ETag (None when the store gives none)
+
+
+def probe(url: Url) -> str:
+    """ "missing", "dir" or "file"."""
+    fs = filesystem(url.scheme)
+    try:
+        info = fs.info(url.path)
+    except FileNotFoundError:
+        return "missing"
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line (see explain)
+        raise PathError(explain(exc, url)) from None
+    return "dir" if info.get("type") == "directory" else "file"
+
+
+def stat(url: Url) -> Stat | None:
+    fs = filesystem(url.scheme)
+    try:
+        info = fs.info(url.path)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001
+        raise PathError(explain(exc, url)) from None
+    kind = "dir" if info.get("type") == "directory" else "file"
+    etag = info.get("ETag") or info.get("etag")
+    return Stat(kind, int(info.get("size") or 0), str(etag) if etag else None)
+
+
+_remembered: dict[Url, dict[str, int]] | None = None
+
+
+@contextmanager
+def remembered_listings() -> Iterator[None]:
+    """Inside the block, the listing `discover` made of a prefix answers the later questions about the
+    dirs under it (which shards a dir holds, whether it has a lock object) without listing or asking
+    again: one command's reads of one tree. Outside it, every question goes to the store."""
+    global _remembered
+    outer = _remembered
+    _remembered = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _remembered = outer
+
+
+def discover(url: Url) -> list[Url]:
+    """config.json objects under `url`: the object itself, or every one under the prefix (one listing)."""
+    fs = filesystem(url.scheme)
+    try:
+        listed = fs.find(url.path, detail=True)
+    except FileNotFoundError:
+        listed = {}
+    except Exception as exc:  # noqa: BLE001
+        raise PathError(explain(exc, url)) from None
+    base = url.path.rstrip("/")
+    if base in listed and listed[base].get("type") != "directory":
+        return [url]
+    memo = _remembered
+    if memo is not None:  # every dir under the prefix, listed completely
+        for key, info in listed.items():
+            if key.startswith(base + "/") and info.get("type") != "directory":
+                folder, _, name = key.rpartition("/")
+                memo.setdefault(Url(url.scheme, folder), {})[name] = int(info.get("size") or 0)
+    found = []
+    for key in sorted(listed):
+        rel = key[len(base) + 1 :] if key.startswith(base + "/") else None
+        if rel is None:
+            continue
+        *dirs, name = rel.split("/")
+        if name == CONFIG and not any(d.startswith(".") or d in SKIP_DIRS for d in dirs):
+            found.append(Url(url.scheme, key))
+    if not found and not listed and probe(url) == "missing":
+        raise PathError(f"path not found: {url}")
+    return found
+
+
+def listdir(url: Url) -> dict[str, int]:
+    """Objects directly under `url` (name -> size); empty when there is none."""
+    memo = _remembered
+    if memo is not None and url in memo:
+        return dict(memo[url])
+    fs = filesystem(url.scheme)
+    try:
+        entries = fs.ls(url.path, detail=True)
+    except FileNotFoundError:
+        return {}
+    except Exception as exc:  # noqa: BLE001
+        raise PathError(explain(exc, url)) from None
+    return {
+        e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0)
+        for e in entries
+        if e.get("type") != "directory"
+    }
+
+
+def read(url: Url, limit: int) -> bytes:
+    """The object's bytes, at most `limit` + 1 of them (as files.read: the caller reports an oversized one)."""
+    got = read_optional(url, limit)
+    if got is None:
+        raise PathError(f"cannot read {url}: no such object")
+    return got
+
+
+def read_optional(url: Url, limit: int) -> bytes | None:
+    memo = _remembered
+    if memo is not None and url.parent in memo and url.name not in memo[url.parent]:
+        return None  # not in the listing this command made of its dir (a lock object, most often)
+    fs = filesystem(url.scheme)
+    try:
+        if url.scheme == "hf":  # HfFileSystem reads through a file object, which needs the size first
+            st = stat(url)
+            if st is None:
+                return None
+            data = fs.cat_file(url.path, start=0, end=limit + 1) if st.size > limit else fs.cat_file(url.path)
+        else:
+            # One GET of at most limit + 1 bytes: a huge object named like a config file is never downloaded.
+            try:
+                data = fs.cat_file(url.path, start=0, end=limit + 1)
+            except Exception as exc:
+                if _client_error(exc) != ("InvalidRange", 416):
+                    raise
+                data = fs.cat_file(url.path)  # an empty object has no byte 0 to start a range at
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001
+        raise PathError(explain(exc, url)) from None
+    return _count(bytes(data[: limit + 1]))
+
+
+def read_ranges(ranges: Iterable[tuple[Url, int, int]]) -> list[bytes | BaseException]:
+    """Each (url, start, length) read as one ranged request, all at once; a failure is returned in its
+    place (the caller names the file)."""
+    wanted = list(ranges)
+    if not wanted:
+        return []
+    fs = filesystem(wanted[0][0].scheme)
+    if wanted[0][0].scheme == "hf":
+        # HfFileSystem has no ranged cat: a file opened without a cache sends exactly the range read.
+        out: list[bytes | BaseException] = []
+        for url, start, n in wanted:
+            try:
+                with fs.open(url.path, "rb", cache_type="none") as fh:
+                    fh.seek(start)
+                    got = _count(bytes(fh.read(n)))
+                # A server that ignores Range (some mirrors) answers the whole file: take the range from it.
+                out.append(got[start : start + n] if len(got) > n else got)
+            except Exception as exc:  # noqa: BLE001 - returned in its place, as cat_ranges does
+                out.append(exc)
+        return out
+    try:
+        got = fs.cat_ranges(
+            [u.path for u, _, _ in wanted],
+            [s for _, s, _ in wanted],
+            [s + n for _, s, n in wanted],
+            on_error="return",
+        )
+    except Exception as exc:  # noqa: BLE001
+        raise PathError(explain(exc, wanted[0][0])) from None
+    return [_count(bytes(g)) if isinstance(g, (bytes, bytearray, memoryview)) else g for g in got]
+
+
+def read_versioned(url: Url, limit: int) -> tuple[bytes, str] | None:
+    """The object's bytes with the ETag they carry (None: no such object). The ETag is read before and
+    after the bytes and must agree, so the pair is consistent without trusting the store's ETag shape."""
+    for _ in range(3):
+        before = stat(url)
+        if before is None:
+            return None
+        if before.etag is None:
+            raise PathError(f"{url}: the store gives no ETag, so a write could not be conditional")
+        data = read(url, limit)
+        after = stat(url)
+        if after is not None and after.etag == before.etag:
+            return data, before.etag
+    raise PathError(f"{url} keeps changing while it is read; try again when writers are done")
+
+
+class Conflict(Exception):
+    """A conditional put whose condition failed: the object is not (or is no longer) the one expected."""
+
+
+def put(url: Url, data: bytes, *, if_match: str | None = None, if_none_match: bool = False) -> None:
+    """PUT one object, conditionally: If-Match the ETag read, or If-None-Match: * for a new object.
+    Raises Conflict when the store refuses the condition (412, or 409 for a conflicting concurrent put)."""
+    fs = filesystem(url.scheme)
+    condition: dict[str, str] = {}
+    if if_match is not None:
+        condition["IfMatch"] = if_match
+    if if_none_match:
+        condition["IfNoneMatch"] = "*"
+    if url.scheme != "s3":
+        raise UsageError(f"{url}: conditional writes are implemented for s3:// only")
+    _require_conditional_put()
+    try:
+        # s3fs passes these straight to botocore's put_object: the lowest-level call that sends If-Match.
+        fs.pipe_file(url.path, data, **condition)
+    except FileExistsError:
+        raise Conflict(str(url)) from None
+    except Exception as exc:  # noqa: BLE001
+        if _is_conflict(exc):
+            raise Conflict(str(url)) from None
+        raise PathError(explain(exc, url, "write")) from None
+
+
+def _require_conditional_put() -> None:
+    """Refuse to write at all with a botocore too old to send If-Match: an unconditional put could
+    overwrite a concurrent repair."""
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("s3")
+    members = model.operation_model("PutObject").input_shape.members
+    if "IfMatch" not in members:
+        import botocore
+
+        raise UsageError(
+            f"botocore {botocore.__version__} cannot send If-Match on a put, so a write could overwrite a "
+            "concurrent one; upgrade it: pip install -U 'dflash-cfg[s3]'"
+        )
+
+
+# --- errors as one line ----------------------------------------------------------------------------------
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in out:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _client_error(exc: BaseException) -> tuple[str, int | None] | None:
+    for e in _chain(exc):
+        response = getattr(e, "response", None)
+        if isinstance(response, dict) and isinstance(response.get("Error"), dict):
+            status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            return str(response["Error"].get("Code") or ""), status
+    return None
+
+
+def _is_conflict(exc: BaseException) -> bool:
+    found = _client_error(exc)
+    return found is not None and (
+        found[0] in ("PreconditionFailed", "ConditionalRequestConflict") or found[1] in (409, 412)
+    )
+
+
+def endpoint(scheme: str) -> str:
+    env = os.environ
+    if scheme == "s3":
+        return env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or "the AWS S3 endpoint"
+    if scheme == "gcs":
+        return env.get("STORAGE_EMULATOR_HOST") or "Google Cloud Storage"
+    return (env.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
+_ENDPOINT_SETTING = {
+    "s3": "AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL",
+    "gcs": "STORAGE_EMULATOR_HOST",
+    "hf": "HF_ENDPOINT",
+}
+
+
+def explain(exc: BaseException, url: Url, doing: str = "read") -> str:
+    """One line for a failure, naming the setting to check and never a secret."""
+    where = endpoint(url.scheme)
+    names = {type(e).__name__ for e in _chain(exc)}
+    found = _client_error(exc)
+    code = found[0] if found else ""
+    status = found[1] if found else None
+    if "NoCredentialsError" in names or "PartialCredentialsError" in names:
+        text = (
+            f"cannot {doing} {url}: no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+            "or AWS_PROFILE)"
+        )
+    elif code in (
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+        "ExpiredToken",
+        "InvalidToken",
+        "TokenRefreshRequired",
+    ):
+        text = (
+            f"cannot {doing} {url}: {where} refused the credentials ({code}); check the AWS credentials or AWS_PROFILE"
+        )
+    elif code in ("AccessDenied", "AllAccessDisabled") or status in (401, 403) or isinstance(exc, PermissionError):
+        text = f"cannot {doing} {url}: access denied by {where}" + (f" ({code})" if code else "")
+    elif code in ("NoSuchBucket",):
+        text = f"cannot {doing} {url}: no such bucket"
+    elif any(
+        n in names
+        for n in (
+            "EndpointConnectionError",
+            "ConnectionClosedError",
+            "ClientConnectorError",
+            "ConnectError",
+            "ConnectTimeoutError",
+            "ConnectionRefusedError",
+            "ServerDisconnectedError",
+        )
+    ):
+        text = f"cannot {doing} {url}: {where} is unreachable (check {_ENDPOINT_SETTING[url.scheme]} and the network)"
+    elif "ReadTimeoutError" in names or any(isinstance(e, TimeoutError) for e in _chain(exc)):
+        text = f"cannot {doing} {url}: no answer from {where} in time"
+    elif code:
+        text = f"cannot {doing} {url}: {where} answered {code}" + (f" (HTTP {status})" if status else "")
+    else:
+        last = _chain(exc)[-1]
+        reason = " ".join(str(last).split()) or type(last).__name__
+        text = f"cannot {doing} {url}: {type(last).__name__}: {reason}"
+    return redact(text, secrets())

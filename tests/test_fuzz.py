@@ -15,11 +15,13 @@ properties run with many more examples behind the `slow` marker (DFLASH_FUZZ_SCA
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import os
 import re
 import stat
+import struct
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from checkpoints import save, small_config, small_shapes
 from helpers import FIXTURES, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -433,3 +436,228 @@ def test_hostile_configs(dflash: Run, tmp_path: Path, data: st.DataObject) -> No
 @given(data=st.data())
 def test_hostile_configs_long(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
     configs_property(dflash, tmp_path, data)
+
+
+# --- target dirs -----------------------------------------------------------------------------------
+
+TOKEN_ID_KEYS = ["248070", "0", "9" * 5000, "9" * 19, "-1", "+5", " 5", "1_000", "٣", "0x10", "", OSC_TITLE, "\ud800"]
+
+
+def target_file(path: Path, data: st.DataObject, label: str) -> None:
+    """A real target file (when the fixture has one), mutated like a drafter config."""
+    base: Any = json.loads(path.read_bytes()) if path.exists() else {}
+    if path.name == "tokenizer_config.json" and data.draw(st.booleans(), label=f"{label}-decoder"):
+        decoder = base.setdefault("added_tokens_decoder", {})
+        if isinstance(decoder, dict):
+            for _ in range(data.draw(st.integers(1, 3), label=f"{label}-tokens")):
+                decoder[data.draw(st.sampled_from(TOKEN_ID_KEYS), label="id")] = {
+                    "content": data.draw(st.sampled_from(HOSTILE_STRINGS) | scalars, label="content"),
+                    "special": data.draw(st.booleans() | scalars, label="special"),
+                }
+    if path.name == "generation_config.json" and data.draw(st.booleans(), label=f"{label}-eos"):
+        base["eos_token_id"] = data.draw(st.lists(st.sampled_from(HOSTILE_INTS) | scalars, max_size=4), label="eos")
+    return_bytes = hostile_json(base, data, max_mutations=2)
+    path.write_bytes(return_bytes)
+
+
+def target_dir(b: Box, data: st.DataObject) -> None:
+    source = data.draw(st.sampled_from(TARGETS), label="target")
+    b.target.mkdir()
+    for name in ("config.json", "tokenizer_config.json", "generation_config.json"):
+        present = (source / name).exists()
+        if name == "config.json" or present or data.draw(st.booleans(), label=f"add-{name}"):
+            if present:
+                (b.target / name).write_bytes((source / name).read_bytes())
+            if data.draw(st.booleans(), label=f"mutate-{name}") or not present:
+                target_file(b.target / name, data, name)
+
+
+def targets_property(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
+    with box(tmp_path) as b:
+        drafter = PAIRED_DRAFTER.read_bytes() if data.draw(st.booleans(), label="real") else drafter_bytes(data)
+        (b.model / "config.json").write_bytes(drafter)
+        target_dir(b, data)
+        drafter_commands(dflash, b, data, with_target=True)
+
+
+@bounded(12)
+@given(data=st.data())
+def test_hostile_targets(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
+    targets_property(dflash, tmp_path, data)
+
+
+@pytest.mark.slow
+@long(600)
+@given(data=st.data())
+def test_hostile_targets_long(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
+    targets_property(dflash, tmp_path, data)
+
+
+# --- safetensors headers ---------------------------------------------------------------------------
+
+DIMS = [0, 1, 64, 2**32, 2**64 - 1, 2**64, 10**30, -1, 1.5, True, None, "64"]
+NAMES = [
+    "layers." + "9" * 5000 + ".self_attn.q_proj.weight",
+    "layers." + "9" * 40 + ".mlp.up_proj.weight",
+    "layers.-1.self_attn.q_proj.weight",
+    "layers.٣.self_attn.q_proj.weight",
+    "layers..self_attn.q_proj.weight",
+    "fc.weight",
+    "model.layers.0.self_attn.q_proj.weight",
+    "layers.0.self_attn.q_proj.weight" + OSC_TITLE,
+    "\ud800",
+    "__metadata__",
+]
+
+
+HEADER_LAYERS: list[int | list[int]] = [5, 1, 0, [0, 3], [0, 10**30]]
+SAVED_LAYERS: list[int | list[int]] = [5, 2, [0, 7]]
+
+
+def header_bytes(header: bytes, data: st.DataObject) -> bytes:
+    """8-byte length + header + a little data, with the length sometimes lying."""
+    length = data.draw(
+        st.sampled_from(["true"] * 4 + ["longer", "shorter", "zero", "huge", "max", "short-file"]), label="length"
+    )
+    n = {
+        "true": len(header),
+        "longer": len(header) + 100,
+        "shorter": max(0, len(header) - 3),
+        "zero": 0,
+        "huge": 100_000_001,
+        "max": 2**64 - 1,
+    }.get(length, len(header))
+    out = struct.pack("<Q", n) + header + b"\x00" * 16
+    return out[:5] if length == "short-file" else out
+
+
+def raw_header(data: st.DataObject) -> bytes:
+    shapes = small_shapes(
+        layers=data.draw(st.sampled_from(HEADER_LAYERS), label="layers"),
+        fc_in=data.draw(st.sampled_from([None, 0, 10**30]), label="fc_in"),
+    )
+    entries: dict[str, Any] = {name: {"dtype": "F16", "shape": list(shape)} for name, shape in shapes.items()}
+    doc = Doc(entries)
+    for _ in range(data.draw(st.integers(0, 3), label="header-mutations")):
+        how = data.draw(st.sampled_from(["dim", "name", "raw-dim", "entry", "dtype"]), label="header-op")
+        name = data.draw(st.sampled_from(sorted(entries)), label="tensor")
+        if how == "dim" and entries[name]["shape"]:
+            entries[name]["shape"][0] = data.draw(st.sampled_from(DIMS), label="dim")
+        elif how == "raw-dim":
+            entries[name]["shape"] = [doc.marker(data.draw(st.sampled_from(RAW_NUMBERS), label="dim")), 64]
+        elif how == "name":
+            entries[data.draw(st.sampled_from(NAMES), label="name")] = entries.pop(name)
+        elif how == "entry":
+            entries[name] = data.draw(values, label="entry")
+        else:
+            entries[name]["dtype"] = data.draw(scalars, label="dtype")
+    text = doc.text(None, data.draw(st.booleans(), label="ascii")).encode("utf-8", "surrogatepass")
+    if data.draw(st.integers(0, 9), label="not-json") == 0:
+        text = data.draw(st.sampled_from([b"[]", b"{", b"\xff\xfe", b"null", b'{"a": 1}', b" " * 50]), label="hdr")
+    return header_bytes(text, data)
+
+
+def weights_property(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
+    with box(tmp_path) as b:
+        config = small_config()
+        raw_config = (
+            json.dumps(config, indent=2).encode() if data.draw(st.booleans()) else hostile_json(config, data, 2)
+        )
+        (b.model / "config.json").write_bytes(raw_config)
+        for k in range(data.draw(st.integers(1, 2), label="files")):
+            name = "model.safetensors" if k == 0 else f"model-0000{k}.safetensors"
+            if data.draw(st.booleans(), label="valid"):
+                save(
+                    b.model / name,
+                    small_shapes(
+                        heads=data.draw(st.sampled_from([4, 3]), label="heads"),
+                        layers=data.draw(st.sampled_from(SAVED_LAYERS), label="layers"),
+                        taps=data.draw(st.sampled_from([5, 4]), label="taps"),
+                    ),
+                )
+            else:
+                (b.model / name).write_bytes(raw_header(data))
+        if data.draw(st.integers(0, 4), label="index") == 0:
+            weight_map = data.draw(
+                st.dictionaries(st.sampled_from(NAMES), st.sampled_from(["model.safetensors", "../x", "", "a/b", 5])),
+                label="weight_map",
+            )
+            (b.model / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+        drafter_commands(dflash, b, data, with_target=False)
+
+
+@bounded(12)
+@given(data=st.data())
+def test_hostile_weights(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
+    weights_property(dflash, tmp_path, data)
+
+
+@pytest.mark.slow
+@long(600)
+@given(data=st.data())
+def test_hostile_weights_long(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
+    weights_property(dflash, tmp_path, data)
+
+
+# --- .dflash-cfg.lock ------------------------------------------------------------------------------
+
+REVISIONS = ["main", "v1.0", "../../../../victim", "/etc", "a\\b", "refs/pr/1", "a" * 300, OSC_TITLE, "\ud800", ""]
+COMMITS = ["0" * 40, "a" * 40, "../../x", "0" * 39 + "G", "", OSC_TITLE, "\udcff"]
+
+
+def lock_bytes(config: bytes, data: st.DataObject) -> bytes:
+    entry: dict[str, Any] = {
+        "path": "/elsewhere/config.json",
+        "sha256": hashlib.sha256(config).hexdigest(),
+        "git_blob_sha1": hashlib.sha1(b"blob %d\0" % len(config) + config).hexdigest(),
+        "source": None,
+        "written_at": "2026-01-01T00:00:00Z",
+        "tool_version": "0.1.0",
+    }
+    if data.draw(st.booleans(), label="source"):
+        entry["source"] = {
+            "repo": data.draw(st.sampled_from(["z-lab/x", "anyrev", "../..", "a/b/c", OSC_TITLE]), label="repo"),
+            "revision": data.draw(st.sampled_from(REVISIONS), label="revision"),
+            "commit": data.draw(st.sampled_from(COMMITS), label="commit"),
+        }
+    if data.draw(st.booleans(), label="stale"):
+        entry["sha256"] = "f" * 64
+    doc = {"version": 1, "files": {"config.json": entry}}
+    return hostile_json(doc, data, max_mutations=data.draw(st.sampled_from([0, 0, 1, 3]), label="lock-mutations"))
+
+
+def locks_property(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
+    with box(tmp_path) as b:
+        config = drafter_bytes(data) if data.draw(st.booleans(), label="hostile") else UPSTREAM[0].read_bytes()
+        (b.model / "config.json").write_bytes(config)
+        lock = b.model / ".dflash-cfg.lock"
+        lock.write_bytes(lock_bytes(config, data))
+        was_json = is_json(lock.read_bytes())
+        with untouched(b.root):
+            survive(dflash, "verify", b.model, "--expect-sha256", hashlib.sha256(config).hexdigest(), text_out=True)
+            fmt = data.draw(st.sampled_from(FORMATS), label="format")
+            survive(dflash, "check", b.model, "--from-hub", "--offline", "--format", fmt, text_out=fmt == "text")
+        drafter_commands(dflash, b, data, with_target=False)
+        if was_json:  # fix records its write in a lock that stays JSON (a corrupt one is refused, kept as is)
+            assert is_json(lock.read_bytes()), lock.read_bytes()[:300]
+
+
+def is_json(raw: bytes) -> bool:
+    try:
+        json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+@bounded(12)
+@given(data=st.data())
+def test_hostile_lock_files(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
+    locks_property(dflash, tmp_path, data)
+
+
+@pytest.mark.slow
+@long(600)
+@given(data=st.data())
+def test_hostile_lock_files_long(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
+    locks_property(dflash, tmp_path, data)

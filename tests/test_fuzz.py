@@ -1054,3 +1054,33 @@ def test_known_bug_deep_nesting_after_a_bom(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1, proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="sources/where.py _from_cache() hands the revision to huggingface_hub.try_to_load_from_cache "
+    "without hub.check_revision(), which joins it under refs/ and reads the file it names: a revision "
+    "of ../../../../x reads x outside the cache as the commit (where, and preflight for both models)",
+)
+@pytest.mark.parametrize("how", ["where", "preflight"])
+def test_known_bug_revision_read_outside_the_cache(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    commit = "a" * 40
+    repo_dir = tmp_path / "hf" / "hub" / "models--org--name"
+    (repo_dir / "refs").mkdir(parents=True)
+    (repo_dir / "refs" / "main").write_text(commit)
+    (repo_dir / "snapshots" / commit).mkdir(parents=True)
+    (repo_dir / "snapshots" / commit / "config.json").write_bytes(PAIRED_DRAFTER.read_bytes())
+    planted = tmp_path / "planted"  # outside the cache
+    planted.write_text(commit)
+    revision = os.path.relpath(planted, repo_dir / "refs")
+    assert revision.startswith("../")
+    if how == "where":
+        result = dflash("where", "org/name", "--revision", revision)
+    else:
+        spec = json.dumps({"method": "dflash", "model": "org/name", "revision": revision})
+        result = dflash("preflight", "--", "vllm", "serve", "org/name", "--speculative-config", spec)
+    assert_one_line_cause(result)
+    assert "branch, tag or commit" in result.err

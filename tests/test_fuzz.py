@@ -912,11 +912,15 @@ def environ(**values: str | None) -> Iterator[None]:
 
 def hub_property(dflash: Run, tmp_path: Path, endpoint: str, data: st.DataObject) -> None:
     with box(tmp_path) as b:
-        (b.model / "config.json").write_bytes(UPSTREAM[0].read_bytes())
+        local = UPSTREAM[0].read_bytes() if data.draw(st.booleans(), label="real") else drafter_bytes(data)
+        (b.model / "config.json").write_bytes(local)
         hf = b.root / "hf"
         hf.mkdir()
-        repo = data.draw(st.sampled_from(HUB_REPOS), label="repo")
-        revision = data.draw(st.sampled_from(HUB_REVISIONS) | st.text(max_size=20), label="revision")
+        repo = data.draw(st.sampled_from(["t/anyrev"] * 4 + HUB_REPOS), label="repo")
+        revision = data.draw(
+            st.sampled_from(["main", "v1.0", "refs/pr/1"]) | st.sampled_from(HUB_REVISIONS) | st.text(max_size=20),
+            label="revision",
+        )
         if data.draw(st.booleans(), label="userinfo"):
             endpoint = endpoint.replace("http://", f"http://user:{PASSWORD}@")
         token = TOKEN if data.draw(st.booleans(), label="token") else None
@@ -927,12 +931,17 @@ def hub_property(dflash: Run, tmp_path: Path, endpoint: str, data: st.DataObject
                     ["check"],
                     ["check", "--format", "sarif"],
                     ["fix", "--dry-run"],
+                    ["fix", "--dry-run", "--only-critical"],
+                    ["fix", "--yes"],
+                    ["fix", "--yes", "--only-critical"],
                     ["diff"],
+                    ["diff", "--format", "json"],
                 ]
             ),
             label="command",
         )
-        with environ(HF_ENDPOINT=endpoint, HF_TOKEN=token, HF_HOME=str(hf)), untouched(b.root, hf):
+        writes = [b.model] if "--yes" in command else []
+        with environ(HF_ENDPOINT=endpoint, HF_TOKEN=token, HF_HOME=str(hf)), untouched(b.root, hf, *writes):
             text = "--format" not in command
             result = survive(dflash, *command, b.model, "--from-hub", repo, "--revision", revision, text_out=text)
         for secret in (TOKEN, PASSWORD):

@@ -483,9 +483,21 @@ def target_file(path: Path, data: st.DataObject, label: str) -> None:
     path.write_bytes(return_bytes)
 
 
+# A tokenizer.json in miniature: added tokens (the mask among them) and a BPE vocabulary.
+TOKENIZER_JSON: dict[str, Any] = {
+    "added_tokens": [
+        {"id": 248044, "content": "<|endoftext|>", "special": True},
+        {"id": 248070, "content": "<|mask|>", "special": True},
+    ],
+    "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "<|mask|>": 248070}},
+}
+
+
 def target_dir(b: Box, data: st.DataObject) -> None:
     source = data.draw(st.sampled_from(TARGETS), label="target")
     b.target.mkdir()
+    if data.draw(st.booleans(), label="tokenizer.json"):
+        (b.target / "tokenizer.json").write_bytes(hostile_json(TOKENIZER_JSON, data, max_mutations=3))
     for name in ("config.json", "tokenizer_config.json", "generation_config.json"):
         present = (source / name).exists()
         if name == "config.json" or present or data.draw(st.booleans(), label=f"add-{name}"):

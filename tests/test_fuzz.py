@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 from checkpoints import save, small_config, small_shapes
-from helpers import FIXTURES, Result
+from helpers import FIXTURES, Result, write_config
 from hubserver import ErrorHub
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -179,12 +179,16 @@ def taps(data: st.DataObject) -> Any:
     return [1, 2, 10**18, 2**64, 10**400]
 
 
-def mutate(doc: Doc, data: st.DataObject) -> None:
+OPS = ["set", "set", "set", "delete", "add-key", "dup-key", "raw", "taps", "mask", "deep"]
+MANGLES = ["none"] * 6 + ["truncate", "bom", "utf16", "utf32", "bad-utf8", "trailing", "nul"]
+
+
+def mutate(doc: Doc, data: st.DataObject, ops: list[str] = OPS) -> None:
     """One hostile edit somewhere in the document."""
     where = data.draw(st.sampled_from(list(containers(doc.data)) or [()]), label="container")
     box = get_in(doc.data, where) if where or isinstance(doc.data, (dict, list)) else None
     op = data.draw(
-        st.sampled_from(["set", "set", "set", "delete", "add-key", "dup-key", "raw", "taps", "mask", "deep"]),
+        st.sampled_from(ops),
         label="op",
     )
     if op == "taps" and isinstance(doc.data, dict):
@@ -220,10 +224,10 @@ def mutate(doc: Doc, data: st.DataObject) -> None:
         box[slot] = data.draw(values, label="value")
 
 
-def mangle(raw: bytes, data: st.DataObject) -> bytes:
-    """Damage below JSON: truncation, byte-order marks, UTF-16/32, invalid UTF-8."""
+def mangle(raw: bytes, data: st.DataObject, mangles: list[str] = MANGLES) -> bytes:
+    """Damage below JSON: truncation, byte-order marks, UTF-16/32, invalid UTF-8, a raw control character."""
     how = data.draw(
-        st.sampled_from(["none"] * 6 + ["truncate", "bom", "utf16", "utf32", "bad-utf8", "trailing", "nul"]),
+        st.sampled_from(mangles),
         label="bytes",
     )
     if how == "truncate":
@@ -246,17 +250,19 @@ def mangle(raw: bytes, data: st.DataObject) -> bytes:
     return raw
 
 
-def hostile_json(base: Any, data: st.DataObject, max_mutations: int = 4) -> bytes:
+def hostile_json(
+    base: Any, data: st.DataObject, max_mutations: int = 4, ops: list[str] = OPS, mangles: list[str] = MANGLES
+) -> bytes:
     doc = Doc(copy.deepcopy(base))
     for _ in range(data.draw(st.integers(0, max_mutations), label="mutations")):
-        mutate(doc, data)
+        mutate(doc, data, ops)
     text = doc.text(data.draw(st.sampled_from([2, None, 4]), label="indent"), data.draw(st.booleans(), label="ascii"))
     # A lone surrogate written raw (ensure_ascii=False) is not UTF-8: the bytes a broken writer leaves.
-    return mangle(text.encode("utf-8", "surrogatepass"), data)
+    return mangle(text.encode("utf-8", "surrogatepass"), data, mangles)
 
 
-def drafter_bytes(data: st.DataObject) -> bytes:
-    return hostile_json(data.draw(st.sampled_from(UPSTREAM_DATA), label="upstream"), data)
+def drafter_bytes(data: st.DataObject, mangles: list[str] = MANGLES) -> bytes:
+    return hostile_json(data.draw(st.sampled_from(UPSTREAM_DATA), label="upstream"), data, mangles=mangles)
 
 
 # --- what every run must show ----------------------------------------------------------------------
@@ -658,12 +664,18 @@ def lock_bytes(config: bytes, data: st.DataObject) -> bytes:
     if data.draw(st.booleans(), label="stale"):
         entry["sha256"] = "f" * 64
     doc = {"version": 1, "files": {"config.json": entry}}
-    return hostile_json(doc, data, max_mutations=data.draw(st.sampled_from([0, 0, 1, 3]), label="lock-mutations"))
+    # A lock file nested too deeply is an internal error (test_known_bug_lock_file_nested_too_deeply): left out
+    # until that is fixed.
+    mutations = data.draw(st.sampled_from([0, 0, 1, 3]), label="lock-mutations")
+    return hostile_json(doc, data, max_mutations=mutations, ops=[op for op in OPS if op != "deep"])
 
 
 def locks_property(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
     with box(tmp_path) as b:
-        config = drafter_bytes(data) if data.draw(st.booleans(), label="hostile") else UPSTREAM[0].read_bytes()
+        # A raw control character in a key of a file that does not parse, with a lock that does not match it,
+        # is an internal error (test_known_bug_control_character_in_a_key): left out until that is fixed.
+        hostile = data.draw(st.booleans(), label="hostile")
+        config = drafter_bytes(data, [m for m in MANGLES if m != "nul"]) if hostile else UPSTREAM[0].read_bytes()
         (b.model / "config.json").write_bytes(config)
         lock = b.model / ".dflash-cfg.lock"
         lock.write_bytes(lock_bytes(config, data))
@@ -1140,3 +1152,49 @@ def test_known_bug_hub_settings_that_break_the_import(
     assert proc.returncode in (0, 1, 2)
     if proc.returncode == 2:
         assert proc.stderr.startswith("dflash-cfg: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="sources/lockfile.py parse_files() catches UnicodeDecodeError and ValueError from json.loads but "
+    "not RecursionError: a lock file nested too deeply is an internal error in check, verify and fix",
+)
+@pytest.mark.parametrize("command", [("check",), ("verify",), ("fix", "--yes"), ("fix", "--dry-run")])
+def test_known_bug_lock_file_nested_too_deeply(dflash: Run, tmp_path: Path, command: tuple[str, ...]) -> None:
+    config = write_config(tmp_path / "m")
+    lock = tmp_path / "m" / ".dflash-cfg.lock"
+    lock.write_text('{"version": 1, "files": {"config.json": ' + "[" * 5000 + "]" * 5000 + "}}")
+    before = config.read_bytes(), lock.read_bytes()
+    result = dflash(*command, tmp_path / "m")
+    assert (config.read_bytes(), lock.read_bytes()) == before
+    assert "internal error" not in result.err, result.err
+    assert result.code in (1, 2) and result.err.count("\n") <= 1, result
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="jsondoc/document.py Document._positions runs spans.scan() on text json.loads refused and catches "
+    "only Unexpected; spans.tree() (line 91) json.loads()es a key token holding a raw control character "
+    "and raises JSONDecodeError: internal error when such a file gets a located finding (DF701, DF702)",
+)
+def test_known_bug_control_character_in_a_key(dflash: Run, tmp_path: Path) -> None:
+    write_config(tmp_path / "m", raw=b'{"\x01a": 1, "dflash_config": {}}')
+    result = dflash("check", tmp_path / "m", "--expect-sha256", "0" * 64, "--format", "json")
+    assert "internal error" not in result.err, result.err
+    assert result.code == 1, result
+    assert {x["rule"] for f in result.json()["files"] for x in f["findings"]} >= {"DF001", "DF702"}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="sources/cache.py EffectiveCache._read() catches ValueError from json.loads but not "
+    "RecursionError: a cache entry nested too deeply is an internal error instead of being ignored",
+)
+def test_known_bug_cache_entry_nested_too_deeply(dflash: Run, tmp_path: Path) -> None:
+    write_config(tmp_path / "m")
+    assert dflash("check", tmp_path / "m").code == 0
+    (entry,) = (Path(os.environ["XDG_CACHE_HOME"]) / "dflash-cfg").rglob("*.json")
+    entry.write_text("[" * 5000 + "]" * 5000)
+    result = dflash("check", tmp_path / "m")
+    assert "internal error" not in result.err, result.err
+    assert result.code == 0, result

@@ -1,5 +1,6 @@
-"""Fuzzing the CLI in-process: hostile drafter configs, target dirs, safetensors headers, lock files and
-launch command lines through check, fix, verify, where, preflight and rules.
+"""Fuzzing the CLI in-process: hostile drafter configs, target dirs, safetensors headers, lock files,
+launch command lines, model names and Hub answers through check, fix, verify, where, preflight, diff and
+rules.
 
 Every property holds for every command: the exit code is 0, 1 or 2; nothing says "Traceback" or
 "internal error"; text output (stdout of --format text, and stderr always) holds no control character a
@@ -10,6 +11,9 @@ value.
 
 The default run is bounded (derandomized, a few examples per property, a few seconds in all); the same
 properties run with many more examples behind the `slow` marker (DFLASH_FUZZ_SCALE multiplies both).
+
+Defects the fuzzing found have a reproducer at the end (`test_known_bug_*`, strict xfail); the generators
+leave those inputs out, each with a comment naming its reproducer, until the defect is fixed.
 """
 
 from __future__ import annotations

@@ -586,7 +586,9 @@ def raw_header(data: st.DataObject) -> bytes:
     for _ in range(data.draw(st.integers(0, 3), label="header-mutations")):
         how = data.draw(st.sampled_from(["dim", "name", "raw-dim", "entry", "dtype"]), label="header-op")
         name = data.draw(st.sampled_from(sorted(entries)), label="tensor")
-        if how == "dim" and entries[name]["shape"]:
+        if how in ("dim", "raw-dim", "dtype") and not isinstance(entries[name], dict):
+            continue  # an entry an earlier step replaced by something else stays as it is
+        if how == "dim" and isinstance(entries[name].get("shape"), list) and entries[name]["shape"]:
             entries[name]["shape"][0] = data.draw(st.sampled_from(DIMS), label="dim")
         elif how == "raw-dim":
             entries[name]["shape"] = [doc.marker(data.draw(st.sampled_from(RAW_NUMBERS), label="dim")), 64]

@@ -12,8 +12,8 @@ value.
 The default run is bounded (derandomized, a few examples per property, a few seconds in all); the same
 properties run with many more examples behind the `slow` marker (DFLASH_FUZZ_SCALE multiplies both).
 
-Defects the fuzzing found have a reproducer at the end (`test_known_bug_*`, strict xfail); the generators
-leave those inputs out, each with a comment naming its reproducer, until the defect is fixed.
+Each defect the fuzzing found has a reproducer at the end (`test_found_bug_*`), and the generators cover
+those inputs again now that the defects are fixed.
 """
 
 from __future__ import annotations
@@ -115,9 +115,8 @@ RAW_NUMBERS = [
     "Infinity",
     "-Infinity",
 ]
-# Deeper nesting is left out until spans.scan is linear in the depth (test_known_bug_deep_nesting_after_a_bom):
-# 200,000 levels after a byte-order mark take tens of GB.
-DEEP = ["[" * 5000 + "]" * 5000, '{"a":' * 3000 + "1" + "}" * 3000]
+# Locating a finding is linear in the depth (test_found_bug_deep_nesting_after_a_bom has 200,000 levels).
+DEEP = ["[" * 5000 + "]" * 5000, '{"a":' * 3000 + "1" + "}" * 3000, "[" * 50000 + "]" * 50000]
 
 scalars: st.SearchStrategy[Any] = st.one_of(
     st.none(),
@@ -670,18 +669,14 @@ def lock_bytes(config: bytes, data: st.DataObject) -> bytes:
     if data.draw(st.booleans(), label="stale"):
         entry["sha256"] = "f" * 64
     doc = {"version": 1, "files": {"config.json": entry}}
-    # A lock file nested too deeply is an internal error (test_known_bug_lock_file_nested_too_deeply): left out
-    # until that is fixed.
     mutations = data.draw(st.sampled_from([0, 0, 1, 3]), label="lock-mutations")
-    return hostile_json(doc, data, max_mutations=mutations, ops=[op for op in OPS if op != "deep"])
+    return hostile_json(doc, data, max_mutations=mutations, ops=list(OPS))
 
 
 def locks_property(dflash: Run, tmp_path: Path, data: st.DataObject) -> None:
     with box(tmp_path) as b:
-        # A raw control character in a key of a file that does not parse, with a lock that does not match it,
-        # is an internal error (test_known_bug_control_character_in_a_key): left out until that is fixed.
         hostile = data.draw(st.booleans(), label="hostile")
-        config = drafter_bytes(data, [m for m in MANGLES if m != "nul"]) if hostile else UPSTREAM[0].read_bytes()
+        config = drafter_bytes(data, list(MANGLES)) if hostile else UPSTREAM[0].read_bytes()
         (b.model / "config.json").write_bytes(config)
         lock = b.model / ".dflash-cfg.lock"
         lock.write_bytes(lock_bytes(config, data))
@@ -836,14 +831,8 @@ def test_hostile_launch_commands_long(dflash: Run, tmp_path: Path, data: st.Data
 
 # --- where and rules --------------------------------------------------------------------------------
 
-# A path with NUL or with a lone surrogate that os.fsencode cannot encode (anything but \udc80-\udcff) is
-# an internal error (test_known_bug_path_that_cannot_be_encoded), and so is a model name starting with `~` and
-# an unknown user (test_known_bug_tilde_of_an_unknown_user); left out until those are fixed.
-PATH_STRINGS = [
-    s
-    for s in HOSTILE_STRINGS
-    if "\x00" not in s and not re.search("[\ud800-\udc7f\udd00-\udfff]", s) and not s.startswith("~")
-]
+# Paths with NUL, unencodable lone surrogates and `~unknown-user` included (test_found_bug_path_*).
+PATH_STRINGS = list(HOSTILE_STRINGS)
 SHA256S = [hashlib.sha256(UPSTREAM[0].read_bytes()).hexdigest(), "0" * 64, "A" * 64, "0" * 63, "g" * 64, "", OSC_TITLE]
 RULE_IDS = ["DF1", "df2", "DF204", "DF9999", "", ",", "DF", "X", OSC_TITLE, "\ud800", "DF1,,DF2"]
 
@@ -906,10 +895,9 @@ def test_hostile_names_long(dflash: Run, tmp_path: Path, data: st.DataObject) ->
 TOKEN = "hf_fuzzsecrettoken0123456789"
 PASSWORD = "fuzzpassw0rd"
 HUB_REPOS = ["t/anyrev", "t/badcommit", "t/echo", "t/gated", "t/broken", "t/missing-revision", "t/no-config", "t/x"]
-# A revision with a lone surrogate is an internal error when it is sent to the Hub
-# (test_known_bug_revision_with_a_lone_surrogate); left out until that is fixed.
 HUB_REVISIONS = [
-    *(r for r in [*REVISIONS, *COMMITS] if not re.search("[\ud800-\udfff]", r)),
+    *REVISIONS,
+    *COMMITS,
     "../../../../victim",
     "../../../../outside/keep.txt",
     "..",
@@ -996,7 +984,7 @@ def test_hostile_hub_long(dflash: Run, tmp_path: Path, error_hub: ErrorHub, data
     hub_property(dflash, tmp_path, error_hub.endpoint, data)
 
 
-# --- known bugs the fuzzing found (reproducers; the generators above leave these inputs out) --------
+# --- bugs the fuzzing found (reproducers, fixed; the generators above cover these inputs too) ---------
 
 
 def assert_one_line_cause(result: Result) -> None:
@@ -1005,25 +993,15 @@ def assert_one_line_cause(result: Result) -> None:
     assert result.err.startswith("dflash-cfg: error: ") and result.err.count("\n") == 1, result.err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="files.probe calls os.stat, which raises ValueError (not OSError) for a NUL or an unencodable "
-    "lone surrogate in the path: internal error instead of a one-line cause",
-)
 @pytest.mark.parametrize("drafter", ["\\u0000", "a\\u0000b", "\\ud800", "z-lab/x\\udfff"])
-def test_known_bug_path_that_cannot_be_encoded(dflash: Run, drafter: str) -> None:
+def test_found_bug_path_that_cannot_be_encoded(dflash: Run, drafter: str) -> None:
     # The drafter of a launch comes from JSON, where "\\u0000" and "\\ud800" are valid escapes.
     spec = '{"method": "dflash", "model": "' + drafter + '", "num_speculative_tokens": 15}'
     assert_one_line_cause(dflash("preflight", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--speculative-config", spec))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sources/where.py locate() calls Path(name).expanduser(), which raises RuntimeError for ~USER "
-    "of an unknown user: internal error instead of a one-line cause",
-)
 @pytest.mark.parametrize("how", ["where", "preflight"])
-def test_known_bug_tilde_of_an_unknown_user(dflash: Run, how: str) -> None:
+def test_found_bug_tilde_of_an_unknown_user(dflash: Run, how: str) -> None:
     name = "~no-such-user-dflash/model"
     if how == "where":
         result = dflash("where", name)
@@ -1033,13 +1011,8 @@ def test_known_bug_tilde_of_an_unknown_user(dflash: Run, how: str) -> None:
     assert_one_line_cause(result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sources/hub.py check_revision() lets a lone surrogate through, and _resolve() -> "
-    "huggingface_hub.hf_hub_url() -> urllib.parse.quote() raises UnicodeEncodeError: internal error",
-)
 @pytest.mark.parametrize("where", ["option", "lock-file"])
-def test_known_bug_revision_with_a_lone_surrogate(
+def test_found_bug_revision_with_a_lone_surrogate(
     dflash: Run, tmp_path: Path, error_hub: ErrorHub, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     monkeypatch.setenv("HF_ENDPOINT", error_hub.endpoint)
@@ -1064,13 +1037,7 @@ def test_known_bug_revision_with_a_lone_surrogate(
     assert_one_line_cause(result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="jsondoc/spans.py scan() builds the pointer of every node by string concatenation (line 148), "
-    "so its memory and time are quadratic in the nesting depth; Document.locate() runs it for any "
-    "finding with a pointer (DF003 on a byte-order mark): 200,000 levels (400 KB) need tens of GB",
-)
-def test_known_bug_deep_nesting_after_a_bom(tmp_path: Path) -> None:
+def test_found_bug_deep_nesting_after_a_bom(tmp_path: Path) -> None:
     depth = 200_000
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_bytes(
@@ -1095,14 +1062,8 @@ def test_known_bug_deep_nesting_after_a_bom(tmp_path: Path) -> None:
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sources/where.py _from_cache() hands the revision to huggingface_hub.try_to_load_from_cache "
-    "without hub.check_revision(), which joins it under refs/ and reads the file it names: a revision "
-    "of ../../../../x reads x outside the cache as the commit (where, and preflight for both models)",
-)
 @pytest.mark.parametrize("how", ["where", "preflight"])
-def test_known_bug_revision_read_outside_the_cache(
+def test_found_bug_revision_read_outside_the_cache(
     dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
@@ -1125,12 +1086,6 @@ def test_known_bug_revision_read_outside_the_cache(
     assert "branch, tag or commit" in result.err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sources/hfenv.py importable() skips an empty value (`if not value: continue`), but "
-    "huggingface_hub's import runs int('') on it; and import_hub() lets the ValueError its import raises "
-    "for a malformed HF_ENDPOINT through: internal error in every command that imports it, plain check too",
-)
 @pytest.mark.parametrize(
     ("name", "value", "command"),
     [
@@ -1141,7 +1096,7 @@ def test_known_bug_revision_read_outside_the_cache(
     ],
     ids=["etag-timeout-empty", "download-timeout-empty", "endpoint-port", "endpoint-bracket"],
 )
-def test_known_bug_hub_settings_that_break_the_import(
+def test_found_bug_hub_settings_that_break_the_import(
     tmp_path: Path, name: str, value: str, command: tuple[str, ...]
 ) -> None:
     # huggingface_hub reads these once, at import: a fresh process is needed.
@@ -1160,13 +1115,8 @@ def test_known_bug_hub_settings_that_break_the_import(
         assert proc.stderr.startswith("dflash-cfg: error: ") and proc.stderr.count("\n") == 1, proc.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sources/lockfile.py parse_files() catches UnicodeDecodeError and ValueError from json.loads but "
-    "not RecursionError: a lock file nested too deeply is an internal error in check, verify and fix",
-)
 @pytest.mark.parametrize("command", [("check",), ("verify",), ("fix", "--yes"), ("fix", "--dry-run")])
-def test_known_bug_lock_file_nested_too_deeply(dflash: Run, tmp_path: Path, command: tuple[str, ...]) -> None:
+def test_found_bug_lock_file_nested_too_deeply(dflash: Run, tmp_path: Path, command: tuple[str, ...]) -> None:
     config = write_config(tmp_path / "m")
     lock = tmp_path / "m" / ".dflash-cfg.lock"
     lock.write_text('{"version": 1, "files": {"config.json": ' + "[" * 5000 + "]" * 5000 + "}}")
@@ -1177,13 +1127,7 @@ def test_known_bug_lock_file_nested_too_deeply(dflash: Run, tmp_path: Path, comm
     assert result.code in (1, 2) and result.err.count("\n") <= 1, result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="jsondoc/document.py Document._positions runs spans.scan() on text json.loads refused and catches "
-    "only Unexpected; spans.tree() (line 91) json.loads()es a key token holding a raw control character "
-    "and raises JSONDecodeError: internal error when such a file gets a located finding (DF701, DF702)",
-)
-def test_known_bug_control_character_in_a_key(dflash: Run, tmp_path: Path) -> None:
+def test_found_bug_control_character_in_a_key(dflash: Run, tmp_path: Path) -> None:
     write_config(tmp_path / "m", raw=b'{"\x01a": 1, "dflash_config": {}}')
     result = dflash("check", tmp_path / "m", "--expect-sha256", "0" * 64, "--format", "json")
     assert "internal error" not in result.err, result.err
@@ -1191,12 +1135,7 @@ def test_known_bug_control_character_in_a_key(dflash: Run, tmp_path: Path) -> No
     assert {x["rule"] for f in result.json()["files"] for x in f["findings"]} >= {"DF001", "DF702"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sources/cache.py EffectiveCache._read() catches ValueError from json.loads but not "
-    "RecursionError: a cache entry nested too deeply is an internal error instead of being ignored",
-)
-def test_known_bug_cache_entry_nested_too_deeply(dflash: Run, tmp_path: Path) -> None:
+def test_found_bug_cache_entry_nested_too_deeply(dflash: Run, tmp_path: Path) -> None:
     write_config(tmp_path / "m")
     assert dflash("check", tmp_path / "m").code == 0
     (entry,) = (Path(os.environ["XDG_CACHE_HOME"]) / "dflash-cfg").rglob("*.json")

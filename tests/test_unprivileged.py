@@ -264,14 +264,8 @@ def test_lock_file_it_cannot_read(world: Path) -> None:
     assert config.read_bytes() == json.dumps(FIXABLE, indent=2).encode() + b"\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli.py declares the PATH arguments of check, fix and verify as click.Path(path_type=str), whose "
-    "default readable=True makes click refuse an unreadable file with its multi-line usage block "
-    "before dflash-cfg can say `cannot read ...` in one line",
-)
 @pytest.mark.parametrize("command", ["check", "fix", "verify"])
-def test_known_bug_config_file_it_cannot_read_named_directly(world: Path, command: str) -> None:
+def test_found_bug_config_file_it_cannot_read_named_directly(world: Path, command: str) -> None:
     config = readable(world / "model", FIXABLE)
     config.chmod(0o600)  # root's
     before = tree(world)

@@ -32,6 +32,17 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     return _HF_TOKEN.sub("hf_***", text)
 
 
+def causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it was raised from or during, outermost first (each once): a library's failure is
+    often three wrappers deep, and the one line for the user names the innermost."""
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in out:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
 class DflashCfgError(Exception):
     """A one-line cause and what to do; never a traceback, never a credential."""
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,3 +69,22 @@ def mutated(change: Callable[[dict[str, Any]], object], base: dict[str, Any] | N
 
 def set_taps(taps: list[int]) -> Callable[[dict[str, Any]], None]:
     return lambda d: d["dflash_config"].__setitem__("target_layer_ids", taps)
+
+
+def tool_venv(name: str, requirement: str, script: str) -> Path:
+    """A test server's console script, installed into its own venv under the tests' cache on first use
+    (its pins never meet the tool's). Built under a lock and marked complete at the end, so concurrent test
+    runs (two checkouts) neither build it twice nor use a half-built one; a build that died midway is redone."""
+    venv = CACHE / f"venv-{name}-py{sys.version_info.major}.{sys.version_info.minor}"
+    exe = venv / "bin" / script
+    complete = venv / ".complete"
+    if complete.exists():
+        return exe
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"venv-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not complete.exists():
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+            subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", requirement], check=True)
+            complete.touch()
+    return exe

@@ -8,12 +8,10 @@ every miss).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import http.server
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -22,11 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
-from helpers import CACHE
+from helpers import tool_venv
 
 OLAH_VERSION = "0.5.4"
 OLAH_REQUIREMENT = f"olah=={OLAH_VERSION}"
-OLAH_VENV = CACHE / f"venv-olah-{OLAH_VERSION}-py{sys.version_info.major}.{sys.version_info.minor}"
 GIT = [
     "git",
     "-c",
@@ -47,24 +44,8 @@ def free_port() -> int:
 
 
 def olah_cli() -> Path:
-    """olah's console script, installing it into its venv under the tests' cache on first use.
-
-    Built under a lock and marked complete at the end, so concurrent test runs (two checkouts) neither
-    build it twice nor use a half-built one; a build that died midway is redone."""
-    exe = OLAH_VENV / "bin" / "olah-cli"
-    complete = OLAH_VENV / ".complete"
-    if complete.exists():
-        return exe
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / "venv-olah.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not complete.exists():
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(OLAH_VENV)], check=True)
-            subprocess.run(
-                [str(OLAH_VENV / "bin" / "python"), "-m", "pip", "install", "-q", OLAH_REQUIREMENT], check=True
-            )
-            complete.touch()
-    return exe
+    """olah's console script, in its own venv under the tests' cache."""
+    return tool_venv(f"olah-{OLAH_VERSION}", OLAH_REQUIREMENT, "olah-cli")
 
 
 class Olah:

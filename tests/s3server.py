@@ -5,41 +5,24 @@ so wrong credentials are refused as S3 refuses them (SignatureDoesNotMatch, Inva
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from helpers import CACHE
+from helpers import tool_venv
 from hubserver import free_port
 
 MOTO_REQUIREMENT = "moto[server]==5.2.5"
-MOTO_VENV = CACHE / f"venv-moto-5.2.5-py{sys.version_info.major}.{sys.version_info.minor}"
 REGION = "us-east-1"
 
 
 def moto_server() -> Path:
-    """moto's console script, installed into its venv under the tests' cache on first use (under a lock,
-    marked complete at the end, like olah's)."""
-    exe = MOTO_VENV / "bin" / "moto_server"
-    complete = MOTO_VENV / ".complete"
-    if complete.exists():
-        return exe
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / "venv-moto.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not complete.exists():
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(MOTO_VENV)], check=True)
-            subprocess.run(
-                [str(MOTO_VENV / "bin" / "python"), "-m", "pip", "install", "-q", MOTO_REQUIREMENT], check=True
-            )
-            complete.touch()
-    return exe
+    """moto's console script, in its own venv under the tests' cache."""
+    return tool_venv("moto-5.2.5", MOTO_REQUIREMENT, "moto_server")
 
 
 class S3Server:

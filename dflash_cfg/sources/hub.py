@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dflash_cfg.errors import HubError, PathError
+from dflash_cfg.errors import HubError, PathError, causes
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.model import HubFile
 from dflash_cfg.sources import files
@@ -316,26 +316,17 @@ def _explain(exc: BaseException, repo: str, revision: str, s: Settings) -> str:
     return f"{where}: {type(exc).__name__}: {_redact(_reason(exc), s)}"
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    out: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in out:
-        out.append(current)
-        current = current.__cause__ or current.__context__
-    return out
-
-
 def _is_timeout(exc: BaseException) -> bool:
-    return any("Timeout" in type(e).__name__ or isinstance(e, TimeoutError) for e in _chain(exc))
+    return any("Timeout" in type(e).__name__ or isinstance(e, TimeoutError) for e in causes(exc))
 
 
 def _is_connection(exc: BaseException) -> bool:
     names = ("ConnectError", "ConnectionError", "NetworkError", "RemoteProtocolError")
-    return any(isinstance(e, (ConnectionError, OSError)) or type(e).__name__ in names for e in _chain(exc))
+    return any(isinstance(e, (ConnectionError, OSError)) or type(e).__name__ in names for e in causes(exc))
 
 
 def _reason(exc: BaseException) -> str:
-    last: Any = _chain(exc)[-1]
+    last: Any = causes(exc)[-1]
     return " ".join(str(last).split()) or type(last).__name__
 
 

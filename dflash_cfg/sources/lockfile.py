@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, overload
 
@@ -24,6 +25,12 @@ VERSION = 1
 # A real lock file is a few hundred bytes per entry; refusing more keeps a hostile one from costing memory.
 MAX_BYTES = 1024 * 1024
 _HEX = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "git_blob_sha1": re.compile(r"^[0-9a-f]{40}$")}
+
+
+def new_entry(path: str, sha256: str, git_blob_sha1: str, source: Source | None, tool_version: str) -> Entry:
+    """The entry recording a write made now."""
+    written_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Entry(path, sha256, git_blob_sha1, source, written_at, tool_version)
 
 
 @overload

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from dflash_cfg.errors import PathError, UsageError, redact
+from dflash_cfg.errors import PathError, UsageError, causes, redact
 
 CONFIG = "config.json"
 # Same as sources/files.py: hidden dirs and Hugging Face cache blobs are never searched.
@@ -439,17 +439,8 @@ def _require_conditional_put() -> None:
 # --- errors as one line ----------------------------------------------------------------------------------
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    out: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in out:
-        out.append(current)
-        current = current.__cause__ or current.__context__
-    return out
-
-
 def _client_error(exc: BaseException) -> tuple[str, int | None] | None:
-    for e in _chain(exc):
+    for e in causes(exc):
         response = getattr(e, "response", None)
         if isinstance(response, dict) and isinstance(response.get("Error"), dict):
             status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -483,7 +474,7 @@ _ENDPOINT_SETTING = {
 def explain(exc: BaseException, url: Url, doing: str = "read") -> str:
     """One line for a failure, naming the setting to check and never a secret."""
     where = endpoint(url.scheme)
-    names = {type(e).__name__ for e in _chain(exc)}
+    names = {type(e).__name__ for e in causes(exc)}
     found = _client_error(exc)
     code = found[0] if found else ""
     status = found[1] if found else None
@@ -519,12 +510,12 @@ def explain(exc: BaseException, url: Url, doing: str = "read") -> str:
         )
     ):
         text = f"cannot {doing} {url}: {where} is unreachable (check {_ENDPOINT_SETTING[url.scheme]} and the network)"
-    elif "ReadTimeoutError" in names or any(isinstance(e, TimeoutError) for e in _chain(exc)):
+    elif "ReadTimeoutError" in names or any(isinstance(e, TimeoutError) for e in causes(exc)):
         text = f"cannot {doing} {url}: no answer from {where} in time"
     elif code:
         text = f"cannot {doing} {url}: {where} answered {code}" + (f" (HTTP {status})" if status else "")
     else:
-        last = _chain(exc)[-1]
+        last = causes(exc)[-1]
         reason = " ".join(str(last).split()) or type(last).__name__
         text = f"cannot {doing} {url}: {type(last).__name__}: {reason}"
     return redact(text, secrets())

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from datetime import datetime, timezone
 from pathlib import Path
 
 from dflash_cfg.errors import WriteError
 from dflash_cfg.jsondoc.encode import dumps
 from dflash_cfg.model import Entry, Source
-from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, parse_files
+from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, new_entry, parse_files
 from dflash_cfg.write.verified import Written, locked_dir, read_at, replace_file
 
 
@@ -33,14 +32,7 @@ def record(config_path: Path, written: Written, source: Source | None, tool_vers
             )
         existing = read_at(dfd, LOCK_FILE, directory)
         files = {} if existing is None else parse_files(existing, where)
-        entry = Entry(
-            written.path,
-            written.sha256,
-            written.git_blob_sha1,
-            source,
-            datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            tool_version,
-        )
+        entry = new_entry(written.path, written.sha256, written.git_blob_sha1, source, tool_version)
         files[name] = entry_to_json(entry)
         text = dumps({"version": VERSION, "files": files}, indent=2) + "\n"
         replace_file(dfd, LOCK_FILE, text.encode("utf-8"), directory)

@@ -15,14 +15,13 @@ read at, so a branch that moved since is refused by the Hub rather than overwrit
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
 
 from dflash_cfg.errors import PathError, WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.jsondoc.encode import dumps
 from dflash_cfg.model import Entry, Source
 from dflash_cfg.sources import remote
-from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, parse_files
+from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, new_entry, parse_files
 from dflash_cfg.sources.remote import Conflict, Url
 from dflash_cfg.write.verified import Written, _at
 
@@ -92,14 +91,7 @@ def record_remote(config_url: Url, written: Written, source: Source | None, tool
     """Add or replace config_url's entry in the lock object beside it, with a conditional put; refuses
     (exit 1) if config.json no longer holds the written bytes."""
     lock_url = config_url.parent / LOCK_FILE
-    entry = Entry(
-        written.path,
-        written.sha256,
-        written.git_blob_sha1,
-        source,
-        datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        tool_version,
-    )
+    entry = new_entry(written.path, written.sha256, written.git_blob_sha1, source, tool_version)
     for _ in range(_LOCK_TRIES):
         try:
             now = remote.read(config_url, MAX_BYTES)

@@ -46,7 +46,7 @@ def validate(data: dict[str, Any], kind: str) -> list[tuple[str, str]]:
             missing = next((p for p in err.validator_value if message.startswith(repr(p))), None)
             if missing is not None:
                 path.append(missing)
-                message = f"{missing} is missing; Qwen3Config would silently use its default"
+                message = f"{missing} is missing; the config class engines load would silently use its default"
         description = err.schema.get("description") if isinstance(err.schema, dict) else None
         if description and err.validator != "required":
             message = f"{message} ({description})"

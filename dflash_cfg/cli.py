@@ -6,7 +6,6 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -171,36 +170,11 @@ def _error_document(args: list[str], message: str) -> None:
 
 
 def _ci(report: Report, fmt: str) -> Report:
-    """What the CI formats need beyond the report: the repository root, and for each file with
-    findings its path under the root and its text (when the file still has the sha256 reported)."""
     if fmt not in CI_FORMATS:
         return report
-    import dataclasses
-    import hashlib
+    from dflash_cfg.commands.artifacts import attach
 
-    from dflash_cfg.model import Artifact
-    from dflash_cfg.sources import files
-
-    cwd = os.getcwd()
-    root = next((str(d) for d in (Path(cwd), *Path(cwd).parents) if (d / ".git").exists()), cwd)
-    out = []
-    for f in report.files:
-        if not f.findings:
-            out.append(f)
-            continue
-        text, bom = None, False
-        try:
-            raw = files.read(Path(f.path))
-            if f.sha256 is not None and hashlib.sha256(raw).hexdigest() == f.sha256:
-                bom = raw.startswith(b"\xef\xbb\xbf")
-                text = raw[3 if bom else 0 :].decode("utf-8")
-        except (DflashCfgError, UnicodeDecodeError):
-            pass  # changed, gone or not UTF-8: no text, so no ends, line hashes or fix replacements
-        absolute = os.path.abspath(f.path)
-        inside = os.path.commonpath([absolute, root]) == root
-        relative = Path(os.path.relpath(absolute, root)).as_posix() if inside else None
-        out.append(dataclasses.replace(f, artifact=Artifact(text, bom, relative)))
-    return dataclasses.replace(report, files=tuple(out), root=root)
+    return attach(report)
 
 
 def _show_report(report: Report, fmt: str, color: str, quiet: bool, statistics: bool) -> None:

@@ -6,6 +6,7 @@ import difflib
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from dflash_cfg.errors import PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.linter import Inputs, lint
-from dflash_cfg.model import ByteEdit, Entry, HubFile, PatchOp, Severity, Source, Target
+from dflash_cfg.model import ByteEdit, Entry, FileReport, HubFile, PatchOp, Severity, Source, Target
 from dflash_cfg.sources import remote, storage
 from dflash_cfg.sources.lockfile import lock_path, read_lock
 from dflash_cfg.sources.project import resolve as resolve_project
@@ -59,6 +60,12 @@ class Plan:
     @property
     def identical_to_upstream(self) -> bool:
         return self.upstream is not None and git_blob_sha1(self.new) == self.upstream.blob_id
+
+    @cached_property
+    def after(self) -> FileReport:
+        """The planned bytes linted (the file alone, through the engine's view): what is left to settle."""
+        doc = parse(self.new)
+        return lint(Inputs(str(self.path), doc, view=Views().of(doc)))
 
     def diff(self) -> str:
         name = self.path.name
@@ -231,20 +238,15 @@ def _hint(p: Plan, options: FixOptions) -> str | None:
     """Where the trained values of a file that still has findings only upstream can settle come from."""
     if p.upstream is not None:
         return None
-    doc = parse(p.new)
-    report = lint(Inputs(str(p.path), doc, view=Views().of(doc)))
-    if not any(f.severity >= Severity.WARNING and (f.fix is None or not f.fix.safe) for f in report.findings):
+    if not any(f.severity >= Severity.WARNING and (f.fix is None or not f.fix.safe) for f in p.after.findings):
         return None
-    if storage.is_remote(p.path):
-        known = known_upstream(p.path)
-        return known[0] if known else ""
-    entry = resolve_project(p.path, None, False).model_for(p.path)
-    known = (entry.upstream, entry.revision or "main") if entry and entry.upstream else known_upstream(p.path)
+    entry = None if storage.is_remote(p.path) else resolve_project(p.path, None, False).model_for(p.path)
+    if entry is not None and entry.upstream is not None:
+        return entry.upstream
+    known = known_upstream(p.path)
     return known[0] if known else ""
 
 
 def remaining_errors(p: Plan) -> int:
     """Errors the planned bytes still have: what only upstream values or a human can settle."""
-    doc = parse(p.new)
-    report = lint(Inputs(str(p.path), doc, view=Views().of(doc)))
-    return sum(1 for f in report.findings if f.severity == Severity.ERROR)
+    return sum(1 for f in p.after.findings if f.severity == Severity.ERROR)

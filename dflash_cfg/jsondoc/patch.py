@@ -6,17 +6,15 @@ The format-preserving edit of a file's text (textpatch.py) is checked against th
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from dflash_cfg.errors import PatchError
 from dflash_cfg.jsondoc.document import json_type
-from dflash_cfg.jsondoc.pointer import from_tokens, split
+from dflash_cfg.jsondoc.pointer import from_tokens, index, split
 from dflash_cfg.model import PatchOp
 
 _OPS = ("add", "replace", "remove")
-_INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no sign, no leading zeros
 
 
 def apply_to_data(data: Any, ops: Sequence[PatchOp]) -> Any:
@@ -39,14 +37,6 @@ def apply_to_data(data: Any, ops: Sequence[PatchOp]) -> Any:
 
 def fail(i: int, op: PatchOp, why: str) -> PatchError:
     return PatchError(f"op {i} ({op.op} {op.path!r}): {why}")
-
-
-def index(token: str, size: int) -> int | None:
-    """The array index `token` names if it is below `size`; long digit strings never convert."""
-    if not _INDEX.fullmatch(token) or len(token) > len(str(size)):
-        return None
-    n = int(token)
-    return n if n < size else None
 
 
 def _apply(doc: Any, op: PatchOp, i: int) -> Any:

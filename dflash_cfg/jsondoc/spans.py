@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from dflash_cfg.jsondoc.pointer import escape
+from dflash_cfg.jsondoc.pointer import escape, index
 
 TOKEN = re.compile(
     r"""
@@ -161,9 +161,8 @@ def _child(node: Node, token: str) -> Item | None:
             if item.key == token:
                 return item
         return None
-    if token.isdigit() and len(token) <= 18 and (token == "0" or token[0] != "0") and int(token) < len(items):
-        return items[int(token)]
-    return None
+    n = index(token, len(items))
+    return None if n is None else items[n]
 
 
 # A path is a chain of (parent chain, token): pointers are spelled out only for what is reported.
@@ -194,8 +193,8 @@ def scan(text: str) -> Scan:
             continue
         seen: dict[str, int] = {}
         children: list[tuple[_Path, Node]] = []
-        for index, item in enumerate(node.items):
-            child: _Path = (path, item.key if item.key is not None else str(index))
+        for position, item in enumerate(node.items):
+            child: _Path = (path, item.key if item.key is not None else str(position))
             if item.key is not None:
                 if item.key in seen:
                     duplicates.append((_spell(child), positions.pos(seen[item.key])))

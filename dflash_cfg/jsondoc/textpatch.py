@@ -16,8 +16,8 @@ from typing import Any
 
 from dflash_cfg.errors import PatchError
 from dflash_cfg.jsondoc.encode import dumps
-from dflash_cfg.jsondoc.patch import apply_to_data, fail, index
-from dflash_cfg.jsondoc.pointer import split
+from dflash_cfg.jsondoc.patch import apply_to_data, fail
+from dflash_cfg.jsondoc.pointer import index, split
 from dflash_cfg.jsondoc.spans import Item, Node, Unexpected, tree
 from dflash_cfg.model import ByteEdit, PatchOp
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dflash_cfg.errors import HubError, PathError, causes
+from dflash_cfg.errors import HubError, PathError, causes, redact
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.model import HubFile
 from dflash_cfg.sources import files
@@ -90,11 +90,9 @@ def check_revision(revision: str) -> None:
 
 def cache_root(path: Path) -> Path | None:
     """The Hugging Face cache dir that holds `path` (the parent of its models--org--name dir), if any."""
-    parts = path.absolute().parts
-    for i in range(len(parts) - 1, 0, -1):
-        if parts[i].startswith("models--") and i + 2 < len(parts) and parts[i + 1] == "snapshots":
-            return Path(*parts[:i])
-    return None
+    posix = path.absolute().as_posix()
+    match = _CACHE_REPO.search(posix)
+    return None if match is None else Path(posix[: match.start()] or "/")
 
 
 def fetch_config(repo: str, revision: str, *, offline: bool = False, cache_dir: Path | None = None) -> HubFile:
@@ -313,7 +311,7 @@ def _explain(exc: BaseException, repo: str, revision: str, s: Settings) -> str:
         return f"{where}: no answer from {s.endpoint} within {s.timeout:g} s (HF_HUB_ETAG_TIMEOUT)"
     if _is_connection(exc):
         return f"hub unreachable at {s.endpoint} ({_reason(exc)}); use --offline to compare with the local cache"
-    return f"{where}: {type(exc).__name__}: {_redact(_reason(exc), s)}"
+    return f"{where}: {type(exc).__name__}: {redact(_reason(exc), [s.token])}"
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -328,7 +326,3 @@ def _is_connection(exc: BaseException) -> bool:
 def _reason(exc: BaseException) -> str:
     last: Any = causes(exc)[-1]
     return " ".join(str(last).split()) or type(last).__name__
-
-
-def _redact(text: str, s: Settings) -> str:
-    return text.replace(s.token, "***") if s.token else text

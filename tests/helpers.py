@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import fcntl
+import hashlib
 import json
 import os
 import subprocess
@@ -12,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -88,3 +91,31 @@ def tool_venv(name: str, requirement: str, script: str) -> Path:
             subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", requirement], check=True)
             complete.touch()
     return exe
+
+
+def offline_hub_cache(repo: str, data: bytes, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`data` as config.json of `repo` at main in the Hugging Face cache under this test's HF_HOME, laid
+    out as huggingface_hub leaves it (a small file's blob is named by its git blob sha1), offline.
+    Returns the commit."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    cached = Path(os.environ["HF_HOME"]) / "hub" / ("models--" + repo.replace("/", "--"))
+    (cached / "blobs").mkdir(parents=True)
+    (cached / "blobs" / blob_id).write_bytes(data)
+    (cached / "snapshots" / commit).mkdir(parents=True)
+    (cached / "snapshots" / commit / "config.json").symlink_to(Path("..") / ".." / "blobs" / blob_id)
+    (cached / "refs").mkdir()
+    (cached / "refs" / "main").write_text(commit)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return commit
+
+
+def stop_process(process: subprocess.Popen[bytes] | None) -> None:
+    """Stop a test server: terminate, then kill if it does not exit within 10 s."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

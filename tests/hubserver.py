@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
-from helpers import tool_venv
+from helpers import stop_process, tool_venv
 
 OLAH_VERSION = "0.5.4"
 OLAH_REQUIREMENT = f"olah=={OLAH_VERSION}"
@@ -101,13 +101,7 @@ class Olah:
         raise RuntimeError(f"olah did not start within 30 s: {self.log.read_text()[-2000:]}")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.process = None
 
     @contextmanager

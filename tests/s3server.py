@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from helpers import tool_venv
+from helpers import stop_process, tool_venv
 from hubserver import free_port
 
 MOTO_REQUIREMENT = "moto[server]==5.2.5"
@@ -67,13 +67,7 @@ class S3Server:
         self.key_id, self.secret = key["AccessKeyId"], key["SecretAccessKey"]
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.process = None
 
     def _client(self, service: str, key_id: str, secret: str) -> Any:

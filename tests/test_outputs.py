@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from helpers import FIXTURES, REAL, ROOT, Result, mutated, set_taps, write_config
+from helpers import FIXTURES, REAL, ROOT, Result, mutated, offline_hub_cache, set_taps, write_config
 
 from dflash_cfg.report.catalogue import markdown
 from dflash_cfg.report.github import command, escape_data, escape_property
@@ -363,21 +362,6 @@ ENVELOPE = {"version": 1, "tool": {"name": "dflash-cfg", "version": "0.1.0"}}
 
 def _envelope(doc: dict[str, Any]) -> None:
     assert {k: doc[k] for k in ENVELOPE} == ENVELOPE
-
-
-def offline_hub_cache(repo_id: str, data: bytes, monkeypatch: pytest.MonkeyPatch) -> str:
-    """`data` as config.json of `repo_id` at main in the Hugging Face cache of this test's HF_HOME."""
-    commit = "0123456789abcdef0123456789abcdef01234567"
-    blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-    cached = Path(os.environ["HF_HOME"]) / "hub" / ("models--" + repo_id.replace("/", "--"))
-    (cached / "blobs").mkdir(parents=True)
-    (cached / "blobs" / blob_id).write_bytes(data)
-    (cached / "snapshots" / commit).mkdir(parents=True)
-    (cached / "snapshots" / commit / "config.json").symlink_to(Path("..") / ".." / "blobs" / blob_id)
-    (cached / "refs").mkdir()
-    (cached / "refs" / "main").write_text(commit)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return commit
 
 
 def test_diff_json(dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

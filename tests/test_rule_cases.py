@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import pytest
 from checkpoints import HEAD_DIM, HIDDEN, LAYERS, save, small_config, small_shapes
-from helpers import FIXTURES, Result
+from helpers import FIXTURES, Result, offline_hub_cache
 
 Run = Callable[..., Result]
 Mutation = Callable[[dict[str, Any]], object]
@@ -440,21 +439,6 @@ CASES = [
         absent=("DF801", "DF802", "DF803"),
     ),
 ]
-
-
-def offline_hub_cache(repo: str, data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`data` as config.json of `repo` at main in the Hugging Face cache under this test's HF_HOME, laid
-    out as huggingface_hub leaves it (a small file's blob is named by its git blob sha1)."""
-    commit = "0123456789abcdef0123456789abcdef01234567"
-    blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-    cached = Path(os.environ["HF_HOME"]) / "hub" / ("models--" + repo.replace("/", "--"))
-    (cached / "blobs").mkdir(parents=True)
-    (cached / "blobs" / blob_id).write_bytes(data)
-    (cached / "snapshots" / commit).mkdir(parents=True)
-    (cached / "snapshots" / commit / "config.json").symlink_to(Path("..") / ".." / "blobs" / blob_id)
-    (cached / "refs").mkdir()
-    (cached / "refs" / "main").write_text(commit)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
 def config_bytes(case: Case) -> bytes:

@@ -84,6 +84,7 @@ def test_each_model_gets_its_target(dflash: Run, project: Path) -> None:
         ('[[models]]\npath = "x"\ncolour = 1\n', "models[0].colour: unknown key"),
         ("[per-file-ignores]\n'a' = []\n", "per-file-ignores.a: must be a non-empty list"),
         ("select = [\n", "not valid TOML"),
+        ("a = " + "[" * 5000 + "]" * 5000 + "\n", "not valid TOML"),  # nested too deeply for the parser
     ],
 )
 def test_a_bad_project_config_is_a_one_line_usage_error(dflash: Run, project: Path, text: str, says: str) -> None:

@@ -192,7 +192,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: larger than {MAX_BYTES} bytes: not a project config")
     try:
         return tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise UsageError(f"{path}: not valid TOML ({' '.join(str(exc).split())})") from None
 
 

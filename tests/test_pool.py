@@ -89,3 +89,70 @@ def test_a_single_file_never_starts_a_pool(
     path = write_config(tmp_path / "m", REAL_DATA)
     result = dflash("check", path, "--format", "json")
     assert result.code in (0, 1) and json.loads(result.out)["summary"]["files"] == 1
+
+
+def test_a_huge_job_count_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DFLASH_CFG_JOBS", "100000")
+    assert pool.jobs(10**6) == pool.MAX_JOBS
+
+
+def _pid_and_square(i: int) -> tuple[int, int]:
+    return os.getpid(), i * i
+
+
+@pytest.mark.parametrize("processes", [2, 3, 5])
+def test_results_come_in_input_order_from_every_process(processes: int, existing: set[int]) -> None:
+    indices = list(range(50, 0, -1))
+    out = list(pool.ordered_map(_pid_and_square, indices, processes))
+    assert [square for _, square in out] == [i * i for i in indices]
+    pids = {pid for pid, _ in out}
+    assert len(pids) == processes and os.getpid() in pids  # this process takes its share too
+    assert _children() <= existing
+
+
+def _fails_on_7(i: int) -> int:
+    if i == 7:
+        raise ValueError(f"input {i}")
+    return i
+
+
+def test_an_exception_in_a_child_is_raised_in_its_place_in_the_order(existing: set[int]) -> None:
+    got: list[int] = []
+    with pytest.raises(ValueError, match="input 7"):
+        for value in pool.ordered_map(_fails_on_7, range(20), 2):  # 7 is a child's input
+            got.append(value)
+    assert got == list(range(7))
+    assert _children() <= existing
+
+
+def _dies_on_5(i: int) -> int:
+    if i == 5:
+        os.kill(os.getpid(), 9)
+    return i
+
+
+def test_a_child_that_dies_is_an_error_not_a_hang_or_a_short_result(existing: set[int]) -> None:
+    with pytest.raises(pool.WorkerLost, match="killed by signal 9"):
+        list(pool.ordered_map(_dies_on_5, range(20), 2))
+    assert _children() <= existing
+
+
+def test_abandoning_the_results_stops_the_children(existing: set[int]) -> None:
+    results = pool.ordered_map(_pid_and_square, range(10_000), 3)
+    next(results)
+    results.close()
+    assert _children() <= existing
+
+
+def _children() -> set[int]:
+    """This process's live or unreaped children (servers other tests started included)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        found.update(int(pid) for pid in (task / "children").read_text().split())
+    return found
+
+
+@pytest.fixture
+def existing() -> set[int]:
+    """The children this process had before the test: whatever ordered_map forks must be gone after."""
+    return _children()

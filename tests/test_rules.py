@@ -822,6 +822,7 @@ def test_real_drafter_files_cover_fixtures_upstream() -> None:
     names = {p.relative_to(UPSTREAM).as_posix() for p in real_drafter_files()}
     assert {
         "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash/config.json",
+        "RedHatAI__DeepSeek-V4-Flash-speculator.dflash/config.json",
         "RedHatAI__DeepSeek-V4-Flash-speculator.dflash/config.partial.json",
         "poolside__Laguna-XS-2.1-DFlash/config.json",
         "z-lab__Kimi-K2.5-DFlash/config.partial.json",
@@ -833,6 +834,8 @@ def test_real_drafter_files_cover_fixtures_upstream() -> None:
         "z-lab__Qwen3.6-27B-DFlash/config.json",
         "z-lab__Qwen3.6-27B-DFlash/config.partial.json",
         "z-lab__Qwen3.8-27B-DFlash2/config.json",
+        "z-lab__gemma-4-26B-A4B-it-DFlash/config.json",
+        "z-lab__gemma-4-31B-it-DFlash/config.partial.json",
     } <= names
 
 
@@ -853,10 +856,32 @@ OWN_TARGET = {
     "z-lab__Qwen3.6-27B-DFlash/config.json": "Qwen__Qwen3.6-27B",
     "z-lab__Qwen3.6-27B-DFlash/config.partial.json": "Qwen__Qwen3.6-27B",
     "z-lab__gpt-oss-20b-DFlash/config.partial.json": "openai__gpt-oss-20b",
+    "z-lab__gemma-4-31B-it-DFlash/config.partial.json": "google__gemma-4-31B-it",
+    "z-lab__Kimi-K2.5-DFlash/config.partial.json": "moonshotai__Kimi-K2.5",
+    "RedHatAI__DeepSeek-V4-Flash-speculator.dflash/config.partial.json": "deepseek-ai__DeepSeek-V4-Flash",
+    "RedHatAI__DeepSeek-V4-Flash-speculator.dflash/config.json": "deepseek-ai__DeepSeek-V4-Flash",
+    "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash/config.json": "XiaomiMiMo__MiMo-V2.5-Pro",
+}
+
+# Real pairs that still give an error with their target; reported for a decision on the rule (see
+# fixtures/PROVENANCE.md, "Findings on real files"). strict: the test says so when the error goes away.
+KNOWN_ERROR_WITH_TARGET = {
+    "RedHatAI__DeepSeek-V4-Flash-speculator.dflash/config.json": "DF404: the published mask_token_id 1 is the "
+    "target's eos_token_id",
+    "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash/config.json": "DF402: the drafter's vocab_size 152064 is not the "
+    "FP8 target's 152576",
 }
 
 
-@pytest.mark.parametrize("name", sorted(OWN_TARGET))
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_ERROR_WITH_TARGET[n]))
+        if n in KNOWN_ERROR_WITH_TARGET
+        else n
+        for n in sorted(OWN_TARGET)
+    ],
+)
 def test_real_drafter_config_has_no_error_with_its_target(name: str, dflash: Callable[..., Any]) -> None:
     path = UPSTREAM / name
     result = dflash("check", path, "--target", FIXTURES / "targets" / OWN_TARGET[name], "--format", "json")

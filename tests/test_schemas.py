@@ -210,8 +210,11 @@ def test_the_upstream_folder_holds_the_known_drafters() -> None:
         "z-lab__Qwen3.8-27B-DFlash2",
         "z-lab__Muse-Glimmer-30B-DFlash2",
         "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash",
+        "z-lab__gemma-4-26B-A4B-it-DFlash",
+        "z-lab__gemma-4-31B-it-DFlash",
     } <= names
     assert UPSTREAM / "z-lab__Qwen3.6-27B-DFlash" / "config.partial.json" in drafter_files()
+    assert UPSTREAM / "RedHatAI__DeepSeek-V4-Flash-speculator.dflash" / "config.json" in drafter_files()
 
 
 @pytest.mark.parametrize("path", drafter_files(), ids=_file_id)
@@ -219,7 +222,9 @@ def test_real_drafter_validates_clean(path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     kind = kind_of(doc)
     if path.name != "config.partial.json":
-        assert SHAPE_FIELDS <= doc.keys(), "every real drafter carries the required shape fields"
+        # A speculators file keeps its decoder's shape in transformer_layer_config (vLLM's translation lifts it).
+        shape = doc["transformer_layer_config"] if is_speculators(doc) else doc
+        assert SHAPE_FIELDS <= shape.keys(), "every real drafter carries the required shape fields"
     assert real_errors(kind, path) == []
 
 

@@ -100,7 +100,9 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
         hub = HubOptions(None, None, options.offline)
     target = options.target if options.target is not None else entry.target if entry is not None else None
     ignored = options.project.ignored_for(local) if local is not None else ()
-    return FileSettings(hub, target, tuple(r for r in rules if not any(r.id.startswith(i) for i in ignored)))
+    if ignored:
+        rules = tuple(r for r in rules if not any(r.id.startswith(i) for i in ignored))
+    return FileSettings(hub, target, rules)
 
 
 def check(options: CheckOptions) -> Report:

@@ -83,20 +83,27 @@ def classify(doc: Document, explicit: bool = True) -> tuple[Kind, str]:
     return "skipped", f"not a DFlash drafter ({shown}, no dflash_config)"
 
 
-def runnable(r: Rule, ctx: Context) -> bool:
-    if ctx.kind not in r.kinds:
-        return False
+def available(ctx: Context) -> frozenset[str]:
+    """What a file offers the rules (`Rule.needs`), worked out once per file."""
     has = {
         "bytes": True,
         "data": isinstance(ctx.doc.data, dict),
         "effective": ctx.view is not None,
         "target": ctx.target is not None,
-        "weights": ctx.weights is not None or (ctx.weights_error is not None and r.id == "DF500"),
+        "weights": ctx.weights is not None,
         "upstream": ctx.upstream is not None,
         "integrity": ctx.integrity is not None,
         "launch": ctx.launch is not None,
     }
-    return all(has[n] for n in r.needs)
+    return frozenset(need for need, present in has.items() if present)
+
+
+def runnable(r: Rule, ctx: Context, offered: frozenset[str]) -> bool:
+    if ctx.kind not in r.kinds:
+        return False
+    if r.id == "DF500" and ctx.weights_error is not None:  # the one rule about weights that could not be read
+        return all(n in offered for n in r.needs if n != "weights")
+    return all(n in offered for n in r.needs)
 
 
 def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
@@ -125,8 +132,9 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
         doc.data if translation is not None else None,
     )
     findings = []
+    offered = available(ctx)
     for r in rules:
-        if not runnable(r, ctx):
+        if not runnable(r, ctx, offered):
             continue
         for problem in r.run(ctx):
             if translation is not None:

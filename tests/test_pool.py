@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -97,12 +98,13 @@ def test_a_huge_job_count_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _pid_and_square(i: int) -> tuple[int, int]:
+    time.sleep(0.002)  # long enough that every process gets to claim some inputs
     return os.getpid(), i * i
 
 
 @pytest.mark.parametrize("processes", [2, 3, 5])
 def test_results_come_in_input_order_from_every_process(processes: int, existing: set[int]) -> None:
-    indices = list(range(50, 0, -1))
+    indices = list(range(60, 0, -1))
     out = list(pool.ordered_map(_pid_and_square, indices, processes))
     assert [square for _, square in out] == [i * i for i in indices]
     pids = {pid for pid, _ in out}
@@ -111,29 +113,32 @@ def test_results_come_in_input_order_from_every_process(processes: int, existing
 
 
 def _fails_on_7(i: int) -> int:
+    time.sleep(0.002)
     if i == 7:
         raise ValueError(f"input {i}")
     return i
 
 
-def test_an_exception_in_a_child_is_raised_in_its_place_in_the_order(existing: set[int]) -> None:
+def test_an_exception_is_raised_in_its_place_in_the_order(existing: set[int]) -> None:
     got: list[int] = []
     with pytest.raises(ValueError, match="input 7"):
-        for value in pool.ordered_map(_fails_on_7, range(20), 2):  # 7 is a child's input
+        for value in pool.ordered_map(_fails_on_7, range(40), 3):  # whichever process computed 7
             got.append(value)
     assert got == list(range(7))
     assert _children() <= existing
 
 
-def _dies_on_5(i: int) -> int:
-    if i == 5:
-        os.kill(os.getpid(), 9)
-    return i
-
-
 def test_a_child_that_dies_is_an_error_not_a_hang_or_a_short_result(existing: set[int]) -> None:
+    parent = os.getpid()
+
+    def dies_in_a_child(i: int) -> int:
+        time.sleep(0.002)
+        if os.getpid() != parent:
+            os.kill(os.getpid(), 9)
+        return i
+
     with pytest.raises(pool.WorkerLost, match="killed by signal 9"):
-        list(pool.ordered_map(_dies_on_5, range(20), 2))
+        list(pool.ordered_map(dies_in_a_child, range(40), 2))
     assert _children() <= existing
 
 

@@ -221,7 +221,7 @@ CASES = [
     ),
     row("DF111-missing", "v1", dropping("dflash_config", "mask_token_id"), ("DF111", MASK, ERR)),
     row("DF112-equals-vocab", "v1", setting("dflash_config", "mask_token_id", value=248320), ("DF112", MASK, ERR)),
-    row("DF121-disagree", "v1", setting("block_size", value=8), ("DF121", "/dflash_config/block_size", ERR)),
+    row("DF121-disagree", "v1", setting("block_size", value=8), ("DF121", "/dflash_config/block_size", WARN)),
     row("DF121-pass-both-agree", "v1", setting("block_size", value=16), absent=("DF121",)),
     row("DF122-too-small", "v1", setting("num_target_layers", value=4), ("DF122", "/num_target_layers", ERR)),
     row("DF131-model-type", "v1", setting("model_type", value="dflash"), ("DF131", "/model_type", ERR)),

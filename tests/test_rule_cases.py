@@ -235,6 +235,12 @@ CASES = [
         ("DF153", "/dflash_config/use_aux_hidden_state", ERR),
     ),
     row(
+        "DF154-target-hidden-size-differs",
+        "v1",
+        setting("target_hidden_size", value=4096),
+        ("DF154", "/target_hidden_size", ERR),
+    ),
+    row(
         "DF161-no-aux-ids",
         "speculators",
         dropping("aux_hidden_state_layer_ids"),

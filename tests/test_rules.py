@@ -477,6 +477,13 @@ CASES: tuple[Case, ...] = (
     ),
     case("DF153-pass-absent", "v1", nothing, rules=("DF153",)),
     case(
+        "DF154-target-hidden-size-differs",
+        "v1",
+        setting("target_hidden_size", value=4096),
+        ("DF154", "/target_hidden_size", E),
+    ),
+    case("DF154-pass-same-as-hidden-size", "v1", setting("target_hidden_size", value=2560), rules=("DF154",)),
+    case(
         "DF210-sink-as-number",
         "v1",
         setting("dflash_config", "attention_sink_bias", value=1),

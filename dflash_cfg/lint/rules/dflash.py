@@ -539,6 +539,36 @@ def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
             break  # vLLM takes the first block that has the key
 
 
+@rule(
+    "DF154",
+    "target-hidden-size-differs",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("vLLM:target_hidden_size", "SGLang:hidden_size", "SGLang:checkpoint tensors"),
+)
+def target_hidden_size_differs(ctx: Context) -> Iterator[Problem]:
+    """``target_hidden_size`` is set and differs from ``hidden_size`` on a ``DFlashDraftModel`` drafter.
+
+    vLLM sizes the ``fc`` input as K × ``target_hidden_size`` (K = number of taps); SGLang's
+    ``DFlashDraftModel`` does not read ``target_hidden_size`` and builds ``fc`` as K × ``hidden_size``, so
+    the trained ``fc`` weights do not fit and SGLang refuses the checkpoint ("DFLASH fc.weight shape
+    mismatch"). No published drafter sets the key; one that needs it serves only on vLLM.
+
+    Fail: ``"hidden_size": 2560``, ``"target_hidden_size": 4096``
+    Pass: no ``target_hidden_size``, or the same value as ``hidden_size``
+    """
+    archs = ctx.raw.get("architectures")
+    if not isinstance(archs, list) or "DFlashDraftModel" not in archs:
+        return  # the SGLang model read is DFlashDraftModel's; other classes have their own
+    declared, hidden = ctx.int_field("target_hidden_size"), ctx.int_field("hidden_size")
+    if declared is not None and hidden is not None and declared != hidden:
+        yield Problem(
+            "/target_hidden_size",
+            f"target_hidden_size {declared} differs from hidden_size {hidden}: vLLM builds fc for "
+            f"{declared}-wide target states, SGLang for {hidden}-wide ones and refuses the trained fc weights",
+        )
+
+
 SPECULATORS_REQUIRED = (
     ("/aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"),
     ("/mask_token_id", "mask_token_id"),
@@ -613,5 +643,6 @@ RULES = (
     hidden_act,
     laguna_draft_vocab,
     aux_hidden_state_off,
+    target_hidden_size_differs,
     speculators_structure,
 )

@@ -349,12 +349,19 @@ CASES = [
         ("DF405", f"{TAPS}/5", ERR),
         target="Qwen__Qwen3-4B",
     ),
+    row(
+        "DF406-tap-on-last-qwen35-layer",
+        "q36",
+        setting("dflash_config", "target_layer_ids", value=[1, 17, 33, 49, 63]),
+        ("DF406", f"{TAPS}/4", ERR),
+        target="Qwen__Qwen3.6-27B",
+    ),
     row("DF4-pass-own-target", "legacy", target="Qwen__Qwen3-4B", absent=("DF401", "DF402", "DF403", "DF404", "DF405")),
     row(
         "DF4-pass-q36-own-target",
         "q36",
         target="Qwen__Qwen3.6-27B",
-        absent=("DF401", "DF402", "DF403", "DF404", "DF405"),
+        absent=("DF401", "DF402", "DF403", "DF404", "DF405", "DF406"),
     ),
     # --- DF5xx: against the safetensors weights beside the config
     row("DF500-three-bytes", "small", weights=b"\x01\x02\x03", expect=(("DF500", "", ERR),)),

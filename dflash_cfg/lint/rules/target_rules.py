@@ -190,4 +190,43 @@ def taps_past_target(ctx: Context) -> Iterator[Problem]:
             yield Problem(f"{where}/{i}", f"tap {tap} does not exist in the target ({depth} layers, 0..{depth - 1})")
 
 
-RULES = (target_hidden_size, target_vocab_size, target_depth, mask_token, taps_past_target)
+# Targets whose SGLang model marks self.layers[tap + 1] to capture a tap (qwen3_5.py; text_config model_type
+# first, as Target reads it), so a tap on the last layer raises IndexError there.
+SGLANG_NO_LAST_LAYER_CAPTURE = ("qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe")
+
+
+@rule(
+    "DF406",
+    "tap-on-last-target-layer",
+    Severity.ERROR,
+    "data",
+    "target",
+    reads=("SGLang:target_layer_ids capture", "vLLM:target_layer_ids capture"),
+)
+def tap_on_last_target_layer(ctx: Context) -> Iterator[Problem]:
+    """A tap reads the last layer of a Qwen3.5-family target, which SGLang cannot capture.
+
+    SGLang captures the output of layer t as the state entering layer t + 1; its Qwen3.5 model marks
+    ``layers[t + 1]``, which does not exist for the last layer, and the server stops at start-up with
+    IndexError (sgl-project/sglang #32204; the fix, PR #32206, is not merged). vLLM captures it on this
+    target. DF105 warns about a last-layer tap for any target; with the target known to be a Qwen3.5
+    model, it is an error.
+
+    Fail: ``"target_layer_ids": [1, 17, 33, 49, 63]`` for Qwen3.6-27B (64 layers, ``qwen3_5``)
+    Pass: ``"target_layer_ids": [1, 16, 31, 46, 61]`` for Qwen3.6-27B
+    """
+    target, taps = _target(ctx), ctx.taps()
+    depth = target.num_hidden_layers
+    if taps is None or depth is None or target.model_type not in SGLANG_NO_LAST_LAYER_CAPTURE:
+        return
+    where = ctx.draft_pointer("target_layer_ids")
+    for i, tap in enumerate(taps):
+        if tap == depth - 1:
+            yield Problem(
+                f"{where}/{i}",
+                f"tap {tap} is the last layer of the target ({target.model_type}, {depth} layers): SGLang's "
+                "Qwen3.5 model cannot capture it and stops at start-up (IndexError)",
+            )
+
+
+RULES = (target_hidden_size, target_vocab_size, target_depth, mask_token, taps_past_target, tap_on_last_target_layer)

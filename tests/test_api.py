@@ -22,8 +22,9 @@ def test_check_returns_the_report_the_json_output_serialises(tmp_path: Path) -> 
     report = dflash_cfg.check([INCIDENT], target=TARGET, use_cache=False)
     [file] = report.files
     assert file.kind == "dflash"
-    assert ("DF205", dflash_cfg.Severity.WARNING) in {(f.rule, f.severity) for f in file.findings}
-    assert report.worst() is dflash_cfg.Severity.WARNING
+    found = {(f.rule, f.severity) for f in file.findings}
+    assert ("DF205", dflash_cfg.Severity.WARNING) in found and ("DF406", dflash_cfg.Severity.ERROR) in found
+    assert report.worst() is dflash_cfg.Severity.ERROR
     out = subprocess.run(
         [sys.executable, "-m", "dflash_cfg", "check", str(INCIDENT), "--target", str(TARGET), "--format", "json"],
         capture_output=True,

@@ -83,9 +83,10 @@ def test_github_one_command_per_finding(dflash: Run, tmp_path: Path, monkeypatch
 
 def test_github_severities_and_multiline_members(dflash: Run) -> None:
     result = dflash("check", INCIDENT, "--target", TARGET, "--format", "github")
-    assert result.code == 0
+    assert result.code == 1  # DF406: SGLang's Qwen3.5 target cannot capture the guessed last tap
     lines = result.out.splitlines()
-    assert [x.split(" ", 1)[0] for x in lines] == ["::notice", "::warning", "::notice", "::warning", "::warning"]
+    kinds = [x.split(" ", 1)[0] for x in lines]
+    assert kinds == ["::notice", "::warning", "::notice", "::warning", "::error", "::warning"]
     path = "fixtures/incident/Qwen3.6-27B-DFlash/config.json"
     assert lines[1] == (
         f"::warning file={path},line=13,col=5,endLine=13,endColumn=28,title=DF404 mask-token::"
@@ -334,7 +335,7 @@ def test_sarif_byte_fix_and_no_text(dflash: Run, tmp_path: Path) -> None:
 
 def test_sarif_of_the_incident_and_of_a_failed_run(dflash: Run, tmp_path: Path) -> None:
     log = validate_sarif(dflash("check", INCIDENT, "--target", TARGET, "--format", "sarif").out)
-    assert len(log["runs"][0]["results"]) == 5
+    assert len(log["runs"][0]["results"]) == 6
     failed = dflash("check", tmp_path / "nothing", "--format", "sarif")
     assert failed.code == 2
     log = validate_sarif(failed.out)

@@ -42,20 +42,25 @@ def rules(result: Result) -> set[tuple[str, str]]:
 
 
 def test_incident_pair_stops_the_launch_by_default(dflash: Run, tmp_path: Path) -> None:
-    """The incident's stale drafter with its target, nothing else said: the gate fails on its warnings."""
+    """The incident's stale drafter with its target, nothing else said: the gate fails on an error (its guessed
+    last tap is a layer SGLang's Qwen3.5 target cannot capture) and on its warnings."""
     d, t = pair(tmp_path, INCIDENT)
     result = dflash("preflight", "--", *vllm(t, d))
     assert result.code == 1, result.err
     assert result.out.startswith("preflight vllm: method dflash, num_speculative_tokens 15, tensor-parallel 1")
     assert "DF205 window-without-sliding" in result.out and "DF105 tap-on-last-layer" in result.out
+    assert "error DF406 tap-on-last-target-layer" in result.out
     assert "of 64 (target)" in result.out  # the target's depth came from the launch's target dir
-    # Only warnings failed it: the three ways forward are said.
-    assert "failed on warnings only" in result.err and "--from-hub" in result.err
-    assert 'fail-on = "error"' in result.err and "per-file-ignores" in result.err
-    relaxed = dflash("preflight", "--fail-on", "error", "--", *vllm(t, d))
+    assert "failed on warnings only" not in result.err
+    assert dflash("preflight", "--fail-on", "error", "--", *vllm(t, d)).code == 1
+    # With the error accepted for the file, only warnings fail it: the three ways forward are said.
+    (tmp_path / "dflash-cfg.toml").write_text('[per-file-ignores]\n"Qwen3.6-27B-DFlash/" = ["DF406"]\n')
+    config = ("--config", tmp_path / "dflash-cfg.toml")
+    warned = dflash("preflight", *config, "--", *vllm(t, d))
+    assert warned.code == 1 and "failed on warnings only" in warned.err and "--from-hub" in warned.err
+    assert 'fail-on = "error"' in warned.err and "per-file-ignores" in warned.err
+    relaxed = dflash("preflight", *config, "--fail-on", "error", "--", *vllm(t, d))
     assert relaxed.code == 0 and "failed on warnings" not in relaxed.err
-    (tmp_path / "dflash-cfg.toml").write_text('fail-on = "error"\n')
-    assert dflash("preflight", "--config", tmp_path / "dflash-cfg.toml", "--", *vllm(t, d)).code == 0
 
 
 def test_incident_pair_with_from_hub_names_every_stale_field(dflash: Run, hub: Olah, tmp_path: Path) -> None:

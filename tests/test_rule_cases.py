@@ -221,7 +221,7 @@ CASES = [
     ),
     row("DF111-missing", "v1", dropping("dflash_config", "mask_token_id"), ("DF111", MASK, ERR)),
     row("DF112-equals-vocab", "v1", setting("dflash_config", "mask_token_id", value=248320), ("DF112", MASK, ERR)),
-    row("DF121-disagree", "v1", setting("block_size", value=8), ("DF121", "/dflash_config/block_size", ERR)),
+    row("DF121-disagree", "v1", setting("block_size", value=8), ("DF121", "/dflash_config/block_size", WARN)),
     row("DF121-pass-both-agree", "v1", setting("block_size", value=16), absent=("DF121",)),
     row("DF122-too-small", "v1", setting("num_target_layers", value=4), ("DF122", "/num_target_layers", ERR)),
     row("DF131-model-type", "v1", setting("model_type", value="dflash"), ("DF131", "/model_type", ERR)),
@@ -233,6 +233,12 @@ CASES = [
         "v1",
         setting("dflash_config", "use_aux_hidden_state", value=False),
         ("DF153", "/dflash_config/use_aux_hidden_state", ERR),
+    ),
+    row(
+        "DF154-target-hidden-size-differs",
+        "v1",
+        setting("target_hidden_size", value=4096),
+        ("DF154", "/target_hidden_size", ERR),
     ),
     row(
         "DF161-no-aux-ids",
@@ -320,7 +326,7 @@ CASES = [
     # --- DF4xx: against the target model (--target)
     row("DF401-wider-target", "legacy", target="Qwen__Qwen3-8B", expect=(("DF401", "/hidden_size", ERR),)),
     row("DF402-smaller-vocab", "v1", target="Qwen__Qwen3-4B", expect=(("DF402", "/vocab_size", ERR),)),
-    row("DF403-deeper-target", "v1", target="Qwen__Qwen3-4B", expect=(("DF403", "/num_target_layers", ERR),)),
+    row("DF403-deeper-target", "v1", target="Qwen__Qwen3-4B", expect=(("DF403", "/num_target_layers", WARN),)),
     row(
         "DF404-mask-on-image-token",
         "q36",
@@ -343,12 +349,19 @@ CASES = [
         ("DF405", f"{TAPS}/5", ERR),
         target="Qwen__Qwen3-4B",
     ),
+    row(
+        "DF406-tap-on-last-qwen35-layer",
+        "q36",
+        setting("dflash_config", "target_layer_ids", value=[1, 17, 33, 49, 63]),
+        ("DF406", f"{TAPS}/4", ERR),
+        target="Qwen__Qwen3.6-27B",
+    ),
     row("DF4-pass-own-target", "legacy", target="Qwen__Qwen3-4B", absent=("DF401", "DF402", "DF403", "DF404", "DF405")),
     row(
         "DF4-pass-q36-own-target",
         "q36",
         target="Qwen__Qwen3.6-27B",
-        absent=("DF401", "DF402", "DF403", "DF404", "DF405"),
+        absent=("DF401", "DF402", "DF403", "DF404", "DF405", "DF406"),
     ),
     # --- DF5xx: against the safetensors weights beside the config
     row("DF500-three-bytes", "small", weights=b"\x01\x02\x03", expect=(("DF500", "", ERR),)),

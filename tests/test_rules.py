@@ -352,10 +352,10 @@ CASES: tuple[Case, ...] = (
         ("DF112", MASK, E),
     ),
     case("DF112-negative", "v1", setting("dflash_config", "mask_token_id", value=-1), ("DF112", MASK, E)),
-    case("DF112-top-level-disagrees", "v1", setting("mask_token_id", value=248070), ("DF112", "/mask_token_id", E)),
+    case("DF112-top-level-disagrees", "v1", setting("mask_token_id", value=248070), ("DF112", "/mask_token_id", W)),
     case("DF112-pass-top-level-agrees", "v1", setting("mask_token_id", value=248077), rules=("DF112",)),
     case("DF121-missing", "v1", dropping("dflash_config", "block_size"), ("DF121", "/block_size", W)),
-    case("DF121-disagree", "v1", setting("block_size", value=8), ("DF121", "/dflash_config/block_size", E)),
+    case("DF121-disagree", "v1", setting("block_size", value=8), ("DF121", "/dflash_config/block_size", W)),
     case(
         "DF121-below-2",
         "v1",
@@ -386,7 +386,7 @@ CASES: tuple[Case, ...] = (
         "DF122-top-level-and-dflash_config-disagree",
         "v1",
         setting("dflash_config", "num_target_layers", value=36),
-        ("DF122", "/num_target_layers", E),
+        ("DF122", "/num_target_layers", W),
     ),
     case("DF122-pass-both-agree", "v1", setting("dflash_config", "num_target_layers", value=32), rules=("DF122",)),
     case(
@@ -476,6 +476,13 @@ CASES: tuple[Case, ...] = (
         ("DF153", "/eagle_config/use_aux_hidden_state", E),
     ),
     case("DF153-pass-absent", "v1", nothing, rules=("DF153",)),
+    case(
+        "DF154-target-hidden-size-differs",
+        "v1",
+        setting("target_hidden_size", value=4096),
+        ("DF154", "/target_hidden_size", E),
+    ),
+    case("DF154-pass-same-as-hidden-size", "v1", setting("target_hidden_size", value=2560), rules=("DF154",)),
     case(
         "DF210-sink-as-number",
         "v1",

@@ -121,7 +121,7 @@ def test_qwen35_drafter_against_qwen3_4b(dflash: Callable[..., Result], tmp_path
     assert vocab["severity"] == "error"
 
     (depth,) = only(findings, "DF403")
-    assert depth["severity"] == "error"
+    assert depth["severity"] == "warning"  # SGLang captures with the running target's depth; vLLM does not read it
     assert "32" in depth["message"] and "36" in depth["message"]
     assert depth["fix"] is not None and depth["fix"]["safe"] is True
     assert depth["fix"]["patch"] == [{"op": "replace", "path": "/num_target_layers", "value": 36}]

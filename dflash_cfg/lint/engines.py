@@ -2,7 +2,10 @@
 
 Each `Read` is one key as one engine's code reads it: where it looks (in order), the default when the key is
 absent, what a value of the wrong type does, and the file and commit (or the snapshot the index holds) it was
-read from. Rules name the reads behind them (`Rule.engine_reads`), and `dflash-cfg rules ID` shows them.
+read from. A few rows are about something other than one key (how config.json itself is parsed, how the
+checkpoint's tensors are loaded, a launch option); their `key` says what they are about. Rules name the reads
+behind them (`Rule.reads`), and `dflash-cfg rules ID` shows them. "transformers" rows are the library both
+engines load config.json through (`AutoConfig`), so what it does the engines get.
 Re-read the code before relying on a row: these engines change monthly.
 """
 
@@ -11,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Engine = Literal["vLLM", "SGLang", "speculators"]
+Engine = Literal["vLLM", "SGLang", "speculators", "transformers"]
 
 # The code read. The stored-code index gives a commit for some files and only a snapshot id for others
 # (a late-2026 state it did not date); both are written down as found.
@@ -43,6 +46,49 @@ SGLANG_RUNNER = (
     "resolve_target_layer_ids(target_num_layers=the target's num_hidden_layers); index snapshot 56123357206)"
 )
 SPECULATORS_CONFIG = "vllm-project/speculators src/speculators/models/dflash/config.py @c05b95b3"
+# The clean upstream state of the DFlash model (the late-2026 snapshot above carries a fork's patches).
+VLLM_MODEL_UPSTREAM = "vllm-project/vllm vllm/model_executor/models/qwen3_dflash.py @036a00d1"
+VLLM_QWEN2 = (
+    "vllm-project/vllm vllm/model_executor/models/qwen2.py @013a2792 (Qwen2MLP; the only copy of the file "
+    "the index holds, an older one: later copies were not read)"
+)
+VLLM_CAPTURE = (
+    "vllm-project/vllm vllm/model_executor/models/qwen3_next.py @002d6073 (Qwen3NextModel.forward, which "
+    "Qwen3_5Model inherits) and interfaces.py EagleModelMixin._maybe_add_hidden_state (index snapshot "
+    "58075744538); the Llama-style loop that captures only before a layer: index snapshot 51787521031"
+)
+VLLM_SHARE = (
+    "vllm-project/vllm vllm/v1/worker/gpu/spec_decode/dflash/utils.py and eagle/utils.py @055e47c2 "
+    "(load_dflash_model, _should_share)"
+)
+VLLM_WEIGHTS = (
+    "vllm-project/vllm vllm/model_executor/model_loader/weight_utils.py @0035bdf2 (default_weight_loader, "
+    "safetensors_weights_iterator); the two loader messages as vLLM logs quote them (index snapshots "
+    "51891195477, 71243218755), the loader code not read"
+)
+VLLM_SPEC_CONFIG = "vllm-project/vllm vllm/config/speculative.py (method detection; index snapshot 59096089249)"
+SGLANG_WORKER = (
+    "sgl-project/sglang python/sglang/srt/speculative/dflash_worker.py @0468412f (DFlashWorker.__init__); "
+    "_resolve_mask_token_id: index snapshot 67143010715"
+)
+SGLANG_WEIGHTS = "sgl-project/sglang python/sglang/srt/model_loader/weight_utils.py @00b08c49 (default_weight_loader)"
+SGLANG_CAPTURE = (
+    "sgl-project/sglang Qwen3.5 model set_dflash_layers_to_capture (index snapshot 65828419522); "
+    "issue #32204, fix PR #32206 (open)"
+)
+SGLANG_CAUSAL = (
+    "sgl-project/sglang PR #34524 (merged 2026-08-12: explicit is_causal honoured for every layer; its "
+    "code as carried by index snapshot 69510373060) and models/dflash.py @003b23d7 (before it)"
+)
+TRANSFORMERS_CONFIG = (
+    "huggingface/transformers src/transformers/configuration_utils.py, v5.24.0 as installed "
+    "(PretrainedConfig._dict_from_json_file and _get_config_dict, validate_layer_type, "
+    "_LEGACY_LAYER_TYPE_REMAP) and models/auto/configuration_auto.py (AutoConfig.from_pretrained)"
+)
+TRANSFORMERS_QWEN3 = (
+    "huggingface/transformers src/transformers/models/qwen3/configuration_qwen3.py, v5.24.0 as installed "
+    "(Qwen3Config.__post_init__)"
+)
 
 
 @dataclass(frozen=True)
@@ -51,7 +97,7 @@ class Read:
     key: str
     order: str  # where the engine looks, first to last
     default: str  # when absent
-    bad_type: str  # what a value of the wrong type does
+    bad_type: str  # what a value of the wrong type (or a wrong value) does
     source: str
 
 
@@ -80,11 +126,24 @@ READS: dict[str, Read] = {
         Read(
             "vLLM",
             "target_layer_ids",
-            "eagle_aux_hidden_state_layer_ids (used as is) -> "
-            "dflash_config.target_layer_ids + 1 -> top-level target_layer_ids + 1 -> dflash_config.layer_ids",
+            "eagle_aux_hidden_state_layer_ids (used as is) -> dflash_config.target_layer_ids + 1 -> "
+            "dspark_target_layer_ids + 1 -> top-level target_layer_ids + 1 -> dflash_config/eagle_config.layer_ids",
             "the target's EAGLE3 default layers, with a warning",
-            "int() of each element, TypeError",
+            "`i + 1` on each element: a string raises TypeError, a float or a bool is used as a number",
             VLLM_AUX,
+        ),
+        Read(
+            "vLLM",
+            "target_layer_ids capture",
+            "the target appends the residual stream entering layer a for each aux id a (tap + 1), once per "
+            "layer and in layer order, whatever the list's order; Qwen3-Next/Qwen3.5 targets also capture "
+            "after their last layer (a = N), Llama-style loops only before a layer, so there a = N is never "
+            "captured; the fc layer expects len(aux ids) x target hidden features",
+            "-",
+            "an aux id no layer reaches (past the target, a duplicate, a non-integer, the last layer on a "
+            "Llama-style target) leaves fc short of features: combine_hidden_states raises 'DFlash drafter "
+            "expects ... concatenated aux hidden features'; tap -1 becomes aux id 0, the embedding output",
+            VLLM_CAPTURE + "; " + VLLM_MODEL_UPSTREAM + " (combine_hidden_states)",
         ),
         Read(
             "vLLM",
@@ -98,10 +157,12 @@ READS: dict[str, Read] = {
         Read(
             "vLLM",
             "layer_types",
-            "top level",
+            "top level, as the config class left it, indexed per draft layer (layer_types[layer_idx]): fewer "
+            "entries than num_hidden_layers IndexError, extra entries ignored; mixed sliding and full layers "
+            "need the V2 model runner (NotImplementedError on V1)",
             "every layer full attention (sliding only if dflash_config.use_swa)",
-            "compared per layer with 'sliding_attention'",
-            VLLM_MODEL + " (_resolve_layer_attention)",
+            "compared per layer with 'sliding_attention': any other entry runs as full attention",
+            VLLM_MODEL_UPSTREAM + " (_resolve_layer_attention)",
         ),
         Read(
             "vLLM",
@@ -163,10 +224,11 @@ READS: dict[str, Read] = {
         Read(
             "vLLM",
             "hidden_act",
-            "top level, through Qwen2MLP",
-            "the config class default",
-            "Qwen2MLP raises ValueError 'Unsupported activation ... Only silu is supported for now'",
-            VLLM_MODEL + " (Qwen3MLP = qwen2.Qwen2MLP)",
+            "top level, passed to qwen2.Qwen2MLP (qwen3_dflash imports it as Qwen3MLP)",
+            "the config class default (Qwen3Config: silu)",
+            "any value other than 'silu': Qwen2MLP raises ValueError 'Unsupported activation: ... Only silu is "
+            "supported for now.'",
+            VLLM_MODEL_UPSTREAM + " (DFlashQwen3DecoderLayer); " + VLLM_QWEN2,
         ),
         Read(
             "vLLM",
@@ -177,7 +239,76 @@ READS: dict[str, Read] = {
             VLLM_MODEL,
         ),
         Read("vLLM", "block_size", "not read: the launch's num_speculative_tokens decides", "-", "-", VLLM_MODEL),
-        Read("vLLM", "target_hidden_size", "top level", "hidden_size", "multiplies the fc width", VLLM_MODEL),
+        Read(
+            "vLLM",
+            "target_hidden_size",
+            "top level: fc input = len(aux ids) x target_hidden_size",
+            "hidden_size",
+            "multiplies the fc width",
+            VLLM_MODEL_UPSTREAM + " (_get_dflash_fc_input_size)",
+        ),
+        Read(
+            "vLLM",
+            "hidden_size",
+            "top level: the draft layers, norms and fc output are built with it; load_dflash_model then "
+            "hands the drafter the target's own embed_tokens and lm_head modules (the checkpoint has none), "
+            "with no width check",
+            "the config class default (Qwen3Config: 4096)",
+            "-",
+            VLLM_MODEL_UPSTREAM + "; " + VLLM_SHARE,
+        ),
+        Read(
+            "vLLM",
+            "vocab_size",
+            "top level; draft_vocab_size defaults to it; the drafter uses the target's embed_tokens and "
+            "lm_head (load_dflash_model)",
+            "the config class default",
+            "a draft_vocab_size other than the target's vocabulary builds a draft_id_to_target_id map (zeros, "
+            "i.e. the identity, unless the checkpoint ships d2t) and a LogitsProcessor of draft_vocab_size "
+            "over the target's lm_head",
+            VLLM_MODEL_UPSTREAM + " (DFlashQwen3ForCausalLM); " + VLLM_SHARE,
+        ),
+        Read(
+            "vLLM",
+            "checkpoint tensors",
+            "the safetensors files (safe_open); load_weights maps each tensor name onto the model the config "
+            "built (q/k/v_proj -> qkv_proj, gate/up_proj -> gate_up_proj)",
+            "-",
+            "a tensor of another shape: the weight loaders assert equal sizes and the server does not start; "
+            "a tensor with no parameter (e.g. layers.N past num_hidden_layers): ValueError 'There is no "
+            "module or parameter named ...'; a parameter no tensor fills: ValueError 'Following weights were "
+            "not initialized from checkpoint'; a file safetensors cannot open fails the load",
+            VLLM_MODEL_UPSTREAM + " (load_weights); " + VLLM_WEIGHTS,
+        ),
+        Read(
+            "vLLM",
+            "num_speculative_tokens",
+            "the launch's speculative config, not the file: the DFlash proposer queries 1 + "
+            "num_speculative_tokens slots per request (the anchor and the masks); the drafter's block_size "
+            "is not read",
+            "-",
+            "-",
+            VLLM_PROPOSER,
+        ),
+        Read(
+            "vLLM",
+            "method",
+            "the launch's speculative_config.method: 'dflash' as given; absent, 'dflash' in the draft model's "
+            "path selects it (later copies also a DFlashDraftModel architecture); another method builds "
+            "that method's drafter",
+            "-",
+            "-",
+            VLLM_SPEC_CONFIG,
+        ),
+        Read(
+            "vLLM",
+            "num_attention_heads",
+            "top level, with num_key_value_heads: DFlashQwen3Attention asserts num_attention_heads % tp == 0, "
+            "and num_key_value_heads % tp == 0 (or tp % num_key_value_heads == 0 when fewer)",
+            "the config class default",
+            "AssertionError at start-up for a tensor-parallel size that does not divide them",
+            VLLM_MODEL_UPSTREAM + " (DFlashQwen3Attention)",
+        ),
         # --- SGLang ---
         Read(
             "SGLang",
@@ -192,38 +323,57 @@ READS: dict[str, Read] = {
             "target_layer_ids",
             "dflash_config.target_layer_ids -> top-level target_layer_ids",
             "the build_target_layer_ids formula (taps guessed from the draft depth)",
-            "ValueError unless a list; each element int(); out of [0, num_target_layers) ValueError",
+            "ValueError unless a list or tuple; each element int() (a float is truncated, a numeric string "
+            "parsed, a bool read as 0/1); empty or out of [0, bound) ValueError; repeats and order accepted",
             SGLANG_PARSE,
+        ),
+        Read(
+            "SGLang",
+            "target_layer_ids capture",
+            "the target captures the state before layer tap + 1 (set_dflash_layers_to_capture adds 1); "
+            "the Qwen3.5 target marks self.layers[tap + 1]",
+            "-",
+            "a tap on the target's last layer: IndexError at start-up on Qwen3.5 targets (issue #32204; the "
+            "fix, PR #32206, is not merged)",
+            SGLANG_CAPTURE,
         ),
         Read(
             "SGLang",
             "num_target_layers",
-            "dflash_config.num_target_layers -> top level; only compared with the running target "
-            "(a warning when they differ): the taps are bounded by the target's own num_hidden_layers",
-            "nothing (the running target's depth is used)",
+            "dflash_config.num_target_layers -> top level; DFlashDraftModel bounds the taps with it (ValueError "
+            "for a tap at or past it), then the runner compares it with the running target (a log warning "
+            "when they differ) and captures with the target's own num_hidden_layers as the bound",
+            "DFlashDraftModel bounds the taps with the draft's own num_hidden_layers, so any tap at or past "
+            "the draft depth raises ValueError (models/dflash.py @003b23d7; some later copies use "
+            "max(taps) + 1, index snapshot 66194365551)",
             "ValueError unless an int >= 1",
-            SGLANG_PARSE + "; " + SGLANG_RUNNER,
+            SGLANG_PARSE + "; " + SGLANG_MODEL + " (DFlashDraftModel.__init__); " + SGLANG_RUNNER,
         ),
         Read(
             "SGLang",
             "mask_token_id",
-            "dflash_config.mask_token_id -> top-level mask_token_id",
-            "resolves mask_token (default '<|MASK|>') through the tokenizer, adding it if missing",
+            "dflash_config.mask_token_id -> top-level mask_token_id; the worker then checks it against the "
+            "target: at or past the target's vocab_size ValueError, and when the tokenizer's vocabulary has "
+            "mask_token (default '<|MASK|>') under another id ValueError",
+            "resolves mask_token through the tokenizer, adding it if missing",
             "ValueError unless a non-negative int (bool refused)",
-            SGLANG_PARSE,
+            SGLANG_PARSE + "; " + SGLANG_WORKER,
         ),
         Read(
             "SGLang",
             "block_size",
-            "dflash_config.block_size -> top level",
+            "dflash_config.block_size -> top level; it is the default of --speculative-num-draft-tokens, and the "
+            "worker drafts the launch's speculative_num_draft_tokens per step (a different config value only "
+            "logs 'DFLASH block size mismatch')",
             "16",
             "ValueError unless an int >= 1",
-            SGLANG_PARSE,
+            SGLANG_PARSE + "; " + SGLANG_WORKER,
         ),
         Read(
             "SGLang",
             "layer_types",
-            "text_config.layer_types -> top level",
+            "text_config.layer_types -> top level, indexed per draft layer: fewer entries than num_hidden_layers "
+            "ValueError 'must contain one entry per draft layer', extra entries ignored",
             "every layer full attention, non-causal (use_swa is not read)",
             "ValueError unless a sequence; an entry other than full_attention/sliding_attention ValueError",
             SGLANG_MODEL + " (_get_dflash_layer_attention_params)",
@@ -236,7 +386,15 @@ READS: dict[str, Read] = {
             "int(); window_left = sliding_window - 1",
             SGLANG_PARSE + " (get_dflash_attention_sliding_window_size)",
         ),
-        Read("SGLang", "is_causal", "not read: sliding layers causal, full layers non-causal", "-", "-", SGLANG_MODEL),
+        Read(
+            "SGLang",
+            "is_causal",
+            "top level (text config): since PR #34524 an explicit true/false applies to every layer; "
+            "models/dflash.py @003b23d7 does not read it",
+            "sliding layers causal, full layers non-causal",
+            "-",
+            SGLANG_CAUSAL,
+        ),
         Read(
             "SGLang",
             "attention_sink_bias",
@@ -284,6 +442,85 @@ READS: dict[str, Read] = {
             "0 (off)",
             "ValueError unless ints >= 0; each pair set together",
             SGLANG_PARSE,
+        ),
+        Read(
+            "SGLang",
+            "hidden_size",
+            "top level: every draft layer, and fc = len(taps) x hidden_size -> hidden_size (target_hidden_size "
+            "is not read); the target's embeddings are fed in",
+            "-",
+            "int()",
+            SGLANG_MODEL + " (DFlashDraftModel.__init__)",
+        ),
+        Read(
+            "SGLang",
+            "checkpoint tensors",
+            "load_weights maps each tensor name onto the model the config built (q/k/v_proj -> qkv_proj, "
+            "gate/up_proj -> gate_up_proj)",
+            "-",
+            "fc.weight of another shape: ValueError 'DFLASH fc.weight shape mismatch'; any other tensor of "
+            "another shape: default_weight_loader's assertion; a tensor with no parameter (e.g. layers.N past "
+            "num_hidden_layers) is skipped silently ('Ignore unexpected weights'), and nothing checks that "
+            "every parameter was filled",
+            SGLANG_MODEL + " (load_weights); " + SGLANG_WEIGHTS,
+        ),
+        Read(
+            "SGLang",
+            "num_attention_heads",
+            "top level, with num_key_value_heads: DFlashAttention asserts num_attention_heads % tp == 0, and "
+            "num_key_value_heads % tp == 0 (or tp % num_key_value_heads == 0 when fewer)",
+            "-",
+            "AssertionError at start-up for a tensor-parallel size that does not divide them",
+            SGLANG_MODEL + " (DFlashAttention)",
+        ),
+        # --- transformers: how both engines get config.json (AutoConfig) ---
+        Read(
+            "transformers",
+            "config.json",
+            "the whole file: open(path, encoding='utf-8').read(), then json.loads; AutoConfig then picks the "
+            "class registered for the object's model_type",
+            "OSError: no configuration file",
+            "invalid JSON, an empty or cut-off file, a UTF-8 byte-order mark ('Unexpected UTF-8 BOM') or "
+            "bytes that are not UTF-8: OSError 'not a valid JSON file'; a top level that is not an object "
+            "has no model_type: AutoConfig raises ValueError",
+            TRANSFORMERS_CONFIG,
+        ),
+        Read(
+            "transformers",
+            "config.json duplicate keys",
+            "json.loads keeps the last value of a key repeated in one object, without a word",
+            "-",
+            "-",
+            TRANSFORMERS_CONFIG + "; Python's json module",
+        ),
+        Read(
+            "transformers",
+            "config.json numbers",
+            "json.loads accepts NaN, Infinity and -Infinity (not JSON) as floats, and a literal too large for "
+            "a float (1e400) becomes inf; _decode_special_floats passes them on",
+            "-",
+            "-",
+            TRANSFORMERS_CONFIG + "; Python's json module",
+        ),
+        Read(
+            "transformers",
+            "layer_types",
+            "top level; the legacy name 'attention' is renamed 'full_attention' (_LEGACY_LAYER_TYPE_REMAP), "
+            "then validate_layer_type checks it; engines read the list the class keeps",
+            "derived by the config class (Qwen3Config: from sliding_window and max_window_layers)",
+            "an entry outside the allowed attention types, or a length other than num_hidden_layers: "
+            "a validation error (as read in 5.24; DF301 shows what the installed version does)",
+            TRANSFORMERS_CONFIG,
+        ),
+        Read(
+            "transformers",
+            "config class",
+            "AutoConfig builds the class registered for model_type and the engines read its attributes: "
+            "Qwen3Config.__post_init__ sets sliding_window to None unless use_sliding_window is true, "
+            "num_key_value_heads null to num_attention_heads, and derives layer_types when absent",
+            "the class defaults (Qwen3Config: hidden_size 4096, num_key_value_heads 32, head_dim 128)",
+            "5.24 type-checks fields ('head_dim' expected int, got str) and raises",
+            TRANSFORMERS_QWEN3 + "; " + TRANSFORMERS_CONFIG,
         ),
         # --- vLLM's speculators translator ---
         Read(
@@ -353,9 +590,15 @@ def reads(*keys: str) -> tuple[Read, ...]:
     return tuple(r for r in READS.values() if r.key in keys)
 
 
+NOT_APPLICABLE = "-"  # a field that does not apply to the row (a launch option has no "absent" in the file)
+
+
 def describe(read: Read) -> str:
-    """One read as a paragraph of a rule's documentation."""
-    return (
-        f"{read.engine} reads {read.key}: {read.order}. Absent: {read.default}. Wrong type: {read.bad_type}. "
-        f"Source: {read.source}."
-    )
+    """One read as a paragraph of a rule's documentation; fields that do not apply are left out."""
+    parts = [f"{read.engine} reads {read.key}: {read.order}."]
+    if read.default != NOT_APPLICABLE:
+        parts.append(f"Absent: {read.default}.")
+    if read.bad_type != NOT_APPLICABLE:
+        parts.append(f"Wrong type or value: {read.bad_type}.")
+    parts.append(f"Source: {read.source}.")
+    return " ".join(parts)

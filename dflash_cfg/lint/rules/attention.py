@@ -39,12 +39,19 @@ def _swa_window(ctx: Context) -> int | None:
     return value if is_int(value) and value > 0 else None
 
 
-@rule("DF201", "layer-types-length", Severity.ERROR)
+@rule(
+    "DF201",
+    "layer-types-length",
+    Severity.ERROR,
+    reads=("transformers:layer_types", "vLLM:layer_types", "SGLang:layer_types"),
+)
 def layer_types_length(ctx: Context) -> Iterator[Problem]:
     """``len(layer_types)`` differs from ``num_hidden_layers``.
 
-    transformers ≥ 4.57 refuses the file; 4.53–4.56 accept it silently and engines index past the end
-    or ignore layers. A common origin: a drafter config built from the target's config object.
+    transformers 5.24's config class refuses it (``validate_layer_type``). Past a class that lets it
+    through, both engines index the list per draft layer: a shorter list stops vLLM (IndexError) and
+    SGLang (ValueError), and extra entries are silently ignored. A common origin: a drafter config built
+    from the target's config object.
 
     Fail: ``"num_hidden_layers": 5`` with 36 ``layer_types``
     Pass: five entries for five layers
@@ -54,12 +61,19 @@ def layer_types_length(ctx: Context) -> Iterator[Problem]:
         yield Problem("/layer_types", f"{len(types)} layer_types for num_hidden_layers {depth}")
 
 
-@rule("DF202", "unknown-layer-type", Severity.ERROR)
+@rule(
+    "DF202",
+    "unknown-layer-type",
+    Severity.ERROR,
+    reads=("transformers:layer_types", "vLLM:layer_types", "SGLang:layer_types"),
+)
 def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
     """A ``layer_types`` entry is neither ``full_attention`` nor ``sliding_attention``.
 
-    SGLang and vLLM's DFlash models only build those two; transformers v5 silently renames the legacy
-    ``attention`` to ``full_attention`` while engines reading the raw file do not.
+    SGLang refuses any other entry; vLLM runs every entry that is not ``sliding_attention`` as full
+    attention, so a misspelled sliding layer silently loses its window. The config class sees the list
+    first: transformers 5.24 renames the legacy ``attention`` to ``full_attention`` and refuses names
+    outside its own list of attention types.
 
     Fail: ``["swa", "swa", "swa", "swa", "full_attention"]``
     Pass: ``["sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"]``
@@ -75,7 +89,12 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
             )
 
 
-@rule("DF203", "sliding-without-window", Severity.ERROR, reads=("vLLM:sliding_window", "SGLang:sliding_window"))
+@rule(
+    "DF203",
+    "sliding-without-window",
+    Severity.ERROR,
+    reads=("vLLM:sliding_window", "SGLang:sliding_window", "speculators:sliding_window"),
+)
 def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     """Layers are ``sliding_attention`` but no positive ``sliding_window`` gives their window.
 
@@ -105,12 +124,19 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
             )
 
 
-@rule("DF204", "window-dropped", Severity.ERROR, "data", "effective", reads=("vLLM:sliding_window",))
+@rule(
+    "DF204",
+    "window-dropped",
+    Severity.ERROR,
+    "data",
+    "effective",
+    reads=("transformers:config class", "vLLM:sliding_window", "SGLang:sliding_window"),
+)
 def window_dropped(ctx: Context) -> Iterator[Problem]:
     """Layers are ``sliding_attention`` and the engine's config class drops the window, because
     ``use_sliding_window`` is false or absent.
 
-    ``Qwen3Config`` sets ``sliding_window`` to ``None`` then (transformers ≥ 4.53), so engines see
+    ``Qwen3Config.__post_init__`` sets ``sliding_window`` to ``None`` then (transformers 5.24), so engines see
     sliding layers without a window: vLLM and SGLang raise, the HF reference runs them as full
     attention. Classes that keep the window (``LagunaConfig``, ``GptOssConfig``: no such switch) are
     not reported. Safe fix (when a positive window is in the file): ``use_sliding_window: true``.
@@ -142,13 +168,15 @@ def window_dropped(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF205", "window-without-sliding", Severity.WARNING)
+@rule("DF205", "window-without-sliding", Severity.WARNING, reads=("vLLM:layer_types", "SGLang:layer_types"))
 def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     """A sliding window is configured and enabled but every layer is ``full_attention``.
 
     This is the signature of a stale file: the window was trained and kept, but ``layer_types`` came
-    from somewhere else (a config object built from the target, a guessed rewrite). A drafter trained
-    with sliding layers and run fully attended loses acceptance at long context (z-lab #126).
+    from somewhere else (a config object built from the target, a guessed rewrite). Both engines then run
+    every layer with full attention, as ``layer_types`` says; a drafter trained with sliding layers and
+    run fully attended loses acceptance at long context (z-lab #126). A warning: the file cannot show
+    whether the window or the layout is the trained one.
 
     Fail: ``"layer_types": ["full_attention", x5]``, ``"sliding_window": 2048``, ``"use_sliding_window": true``
     Pass: ``"layer_types": ["sliding_attention", x4, "full_attention"]`` with that window
@@ -169,7 +197,7 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     Severity.WARNING,
     "data",
     "effective",
-    reads=("vLLM:layer_types", "SGLang:layer_types"),
+    reads=("transformers:config class", "vLLM:layer_types", "SGLang:layer_types"),
 )
 def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     """``layer_types`` is absent, so the config class derives it (``Qwen3Config``: first
@@ -200,13 +228,13 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF207", "dflash2-causality", Severity.ERROR, reads=("vLLM:is_causal",))
+@rule("DF207", "dflash2-causality", Severity.ERROR, reads=("vLLM:is_causal", "SGLang:is_causal"))
 def dflash2_causality(ctx: Context) -> Iterator[Problem]:
     """A DFlash2 drafter with every layer sliding does not set ``is_causal: false``.
 
-    vLLM and the later reference treat sliding layers as causal unless ``is_causal`` says otherwise;
-    DFlash2 checkpoints are trained non-causal, so vLLM drafts with another attention than the trained one
-    (every published DFlash2 drafter sets ``is_causal: false``).
+    vLLM, SGLang (since PR #34524) and the later reference treat sliding layers as causal unless
+    ``is_causal`` says otherwise; DFlash2 checkpoints are trained non-causal, so the engines draft with
+    another attention than the trained one (every published DFlash2 drafter sets ``is_causal: false``).
 
     Fail: DFlash2, ``layer_types`` all ``sliding_attention``, no ``is_causal``
     Pass: the same with ``"is_causal": false``
@@ -216,7 +244,7 @@ def dflash2_causality(ctx: Context) -> Iterator[Problem]:
         state = "absent" if "is_causal" not in ctx.raw else json.dumps(ctx.raw.get("is_causal"))
         yield Problem(
             "/is_causal",
-            f"all {len(types)} layers slide and is_causal is {state}: vLLM and the reference "
+            f"all {len(types)} layers slide and is_causal is {state}: vLLM, SGLang and the reference "
             "then run them causal, DFlash2 drafters are trained non-causal",
         )
 

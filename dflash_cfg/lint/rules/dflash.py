@@ -35,12 +35,19 @@ def _where_taps(ctx: Context) -> str:
     return ctx.draft_pointer("target_layer_ids")
 
 
-@rule("DF101", "dflash-config-missing", Severity.ERROR, kinds=ENGINE_FORMAT)
+@rule(
+    "DF101",
+    "dflash-config-missing",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("vLLM:mask_token_id", "vLLM:target_layer_ids", "SGLang:target_layer_ids"),
+)
 def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
     """The file has no ``dflash_config`` object.
 
-    The z-lab April reference crashes without it (``config.dflash_config.get``); newer loaders fall
-    back to top-level keys or to guesses. Every published drafter carries one.
+    vLLM's proposer reads the mask token only from ``dflash_config`` and refuses the file; the z-lab April
+    reference crashes (``config.dflash_config.get``); the taps then come from top-level keys or from a
+    guess. Every published drafter carries one.
 
     Fail: ``{"architectures": ["DFlashDraftModel"], "target_layer_ids": [1, 9, 17, 25, 33], ...}``
     Pass: ``{"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}, ...}``
@@ -48,8 +55,8 @@ def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
     if "dflash_config" not in ctx.raw:
         yield Problem(
             "/dflash_config",
-            "dflash_config is missing: the April z-lab reference crashes and "
-            "other loaders guess the taps and mask token",
+            "dflash_config is missing: vLLM's proposer refuses the file (no dflash_config.mask_token_id), "
+            "the April z-lab reference crashes, and without top-level taps the engines guess them",
         )
 
 
@@ -57,9 +64,12 @@ def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
 def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     """``dflash_config.target_layer_ids`` is missing.
 
-    Old loaders then *guess* the taps with a formula that is wrong for most published drafters
-    (z-lab #156: 14 of 20); newer ones refuse to load. Only at the top level: a warning, with a safe fix
-    that copies the same list into ``dflash_config``, where every engine reads it.
+    vLLM then falls back to the target's EAGLE-3 default layers (with a log warning), SGLang to the
+    ``build_target_layer_ids`` formula, which is wrong for most published drafters (z-lab #156: 14 of 20):
+    both draft with taps the drafter was not trained on. Only at the top level: a warning, with a safe fix
+    that copies the same list into ``dflash_config``. vLLM and SGLang fall back to the top-level list, but
+    the April z-lab reference and SGLang before ``parse_dflash_draft_config`` (models/dflash.py @7f151c5e,
+    which then sizes ``fc`` by the draft depth) read only ``dflash_config.target_layer_ids``.
 
     Fail: ``"dflash_config": {"mask_token_id": 151669}``
     Pass: ``"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}``
@@ -70,25 +80,33 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     if top is None:
         yield Problem(
             TAPS,
-            "target_layer_ids missing: loaders that still have the fallback formula guess "
-            "the taps, newer ones refuse the file; take the trained list from the upstream repo",
+            "target_layer_ids missing: vLLM falls back to the target's EAGLE-3 layers and SGLang to a formula, "
+            "so both draft with guessed taps; take the trained list from the upstream repo",
         )
     else:
         yield Problem(
             TAPS,
-            "target_layer_ids only at the top level: vLLM's proposer and the April reference "
-            "read dflash_config.target_layer_ids",
+            "target_layer_ids only at the top level: current vLLM and SGLang fall back to it, but the April "
+            "reference and older SGLang read only dflash_config.target_layer_ids",
             Fix("copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
             Severity.WARNING,
         )
 
 
-@rule("DF103", "taps-invalid", Severity.ERROR)
+@rule(
+    "DF103",
+    "taps-invalid",
+    Severity.ERROR,
+    reads=("vLLM:target_layer_ids", "vLLM:target_layer_ids capture", "SGLang:target_layer_ids"),
+)
 def taps_invalid(ctx: Context) -> Iterator[Problem]:
     """``target_layer_ids`` is not a non-empty list of unique, increasing, non-negative integers.
 
-    Negative ids silently wrap in Python indexing; duplicates and disorder mean the fc weight columns
-    no longer line up with the layers they were trained on.
+    SGLang refuses a non-list, an empty list and a negative id, and truncates a float with ``int()``;
+    vLLM adds 1 to each id and captures each target layer once, in layer order: a repeated or non-integer
+    id leaves ``fc`` short of features (it raises at the first step), a negative -1 reads the embeddings,
+    and a list out of order reaches ``fc`` in layer order, not in the order of the list. Every published
+    drafter lists unique taps in increasing order.
 
     Fail: ``[1, 16, 16, 46, 61]``, ``[61, 1]``, ``[]``, ``[-1, 5]``
     Pass: ``[1, 16, 31, 46, 61]``
@@ -115,7 +133,12 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF104", "tap-out-of-range", Severity.ERROR, reads=("SGLang:target_layer_ids",))
+@rule(
+    "DF104",
+    "tap-out-of-range",
+    Severity.ERROR,
+    reads=("SGLang:target_layer_ids", "SGLang:num_target_layers", "vLLM:target_layer_ids capture"),
+)
 def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
     """A tap is ≥ ``num_target_layers``: it names a target layer that does not exist.
 
@@ -135,14 +158,21 @@ def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
             )
 
 
-@rule("DF105", "tap-on-last-layer", Severity.WARNING)
+@rule(
+    "DF105",
+    "tap-on-last-layer",
+    Severity.WARNING,
+    reads=("vLLM:target_layer_ids capture", "SGLang:target_layer_ids capture"),
+)
 def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
     """A tap reads the target's last layer (``num_target_layers - 1``).
 
-    Engines capture the state *entering* layer t+1; for the last layer that point does not exist
-    (SGLang #32204: IndexError on qwen3_5 before PR #32206) or is version dependent in vLLM. The
-    standard selection ends at N-3 and few drafters tap the last layer (MiMo-V2.5-Pro's does, on
-    purpose); in a Qwen drafter it is often the sign of a guessed or shifted list — compare with upstream.
+    Engines capture the state *entering* layer t+1, and after the last layer that depends on the target's
+    model code: SGLang's Qwen3.5 target raises IndexError at start-up (#32204; the fix, PR #32206, is not
+    merged), vLLM captures it on Qwen3-Next/Qwen3.5 targets but not on Llama-style ones, where ``fc`` then
+    gets too few features and vLLM raises. A warning, not an error, because a published drafter does it
+    on purpose (MiMo-V2.5-Pro's, for its own target); the standard selection ends at N-3, so in a Qwen
+    drafter it is often the sign of a guessed or shifted list — compare with upstream.
 
     Fail: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 17, 33, 49, 63]``
     Pass: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 16, 31, 46, 61]``
@@ -154,9 +184,8 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
         if tap == depth - 1:
             yield Problem(
                 f"{_where_taps(ctx)}/{i}",
-                f"tap {tap} is the last of {depth} target layers: older "
-                "SGLang cannot capture it (IndexError) and vLLM's capture there is version dependent; "
-                "a guessed or shifted list often ends here",
+                f"tap {tap} is the last of {depth} target layers: SGLang's Qwen3.5 target cannot capture it "
+                "(IndexError) and vLLM captures it only on some targets; a guessed or shifted list often ends here",
             )
 
 
@@ -168,6 +197,9 @@ def taps_not_standard(ctx: Context) -> Iterator[Problem]:
     The standard list is shown as evidence when the file's taps are in doubt — compare with upstream.
     The formula is the reference ``build_target_layer_ids``: ids evenly spaced from 1 to N-3 with
     Python's round-half-even.
+
+    A check of dflash-cfg's own, not an engine read: no engine compares a file's taps with the formula
+    (SGLang computes it only when ``target_layer_ids`` is absent, which is DF102).
 
     Fail (info): N=64, ``[1, 17, 33, 49, 63]`` (standard ``[1, 16, 31, 46, 61]``)
     Pass: N=36, ``[1, 9, 17, 25, 33]``
@@ -238,11 +270,14 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF112", "mask-token-id-range", Severity.ERROR, reads=("SGLang:mask_token_id",))
+@rule("DF112", "mask-token-id-range", Severity.ERROR, reads=("SGLang:mask_token_id", "vLLM:mask_token_id"))
 def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
     """``mask_token_id`` is outside ``[0, vocab_size)``, or top level and ``dflash_config`` disagree.
 
-    The id indexes the target embedding table; out of range crashes SGLang and reads garbage elsewhere.
+    The id indexes the target embedding table: SGLang refuses an id that is not a non-negative integer or
+    is at or past the target's vocabulary (the drafter's ``vocab_size`` is the target's, DF402).
+    Disagreeing copies are a warning: vLLM and SGLang both take ``dflash_config``'s, and which of the
+    two was trained the file cannot show.
 
     Fail: ``"vocab_size": 151936``, ``"mask_token_id": 248070``
     Pass: ``"vocab_size": 248320``, ``"mask_token_id": 248070``
@@ -262,17 +297,21 @@ def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             "/mask_token_id",
             f"top-level mask_token_id {show(top)} disagrees with dflash_config.mask_token_id "
-            f"{show(inner)}: engines read different ones",
+            f"{show(inner)}: vLLM and SGLang use the latter; make sure it is the trained one",
+            severity=Severity.WARNING,
         )
 
 
-@rule("DF121", "block-size", Severity.ERROR, reads=("SGLang:block_size", "vLLM:block_size"))
+@rule("DF121", "block-size", Severity.ERROR, reads=("SGLang:block_size", "vLLM:block_size", "speculators:block_size"))
 def block_size(ctx: Context) -> Iterator[Problem]:
     """``block_size`` is missing, below 2, or the top level and ``dflash_config`` disagree.
 
-    The April reference and MLX read the top level, newer loaders ``dflash_config`` first. Missing:
-    a warning (loaders assume 16). Present in only one place: information, with a safe fix that mirrors
-    the same value to the other so both loader generations read it.
+    SGLang reads ``dflash_config`` first and makes it the default number of tokens drafted per step
+    (16 when absent); vLLM does not read it (the launch's ``num_speculative_tokens`` decides, DF801); the
+    April reference and MLX read the top level. Missing: a warning (SGLang assumes 16; the trained value
+    the file cannot show). Disagreeing copies: a warning too, since SGLang takes ``dflash_config``'s and
+    which one was trained the file cannot show. Present in only one place: information, with a safe fix
+    that mirrors the same value to the other so both loader generations read it.
 
     Fail: ``"block_size": 16`` and ``"dflash_config": {"block_size": 8}``
     Pass: ``"block_size": 16`` (and optionally the same in dflash_config)
@@ -293,7 +332,9 @@ def block_size(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             "/dflash_config/block_size",
             f"block_size {show(top)} at the top level but {show(inner)} in "
-            "dflash_config: old and new loaders draft different block lengths",
+            "dflash_config: SGLang drafts the latter, the April reference and MLX the former; make sure the "
+            "one in dflash_config is the trained one",
+            severity=Severity.WARNING,
         )
     elif is_int(top) and top >= 2 and inner is None and isinstance(ctx.raw.get("dflash_config"), dict):
         yield Problem(
@@ -313,13 +354,16 @@ def block_size(ctx: Context) -> Iterator[Problem]:
 
 @rule("DF122", "num-target-layers", Severity.ERROR, kinds=ENGINE_FORMAT, reads=("SGLang:num_target_layers",))
 def num_target_layers(ctx: Context) -> Iterator[Problem]:
-    """``num_target_layers`` is missing (warning), too small to hold the taps, or the top level and
-    ``dflash_config`` disagree (errors).
+    """``num_target_layers`` is missing or the top level and ``dflash_config`` disagree (warnings), or it
+    is too small to hold the taps (error).
 
-    The April reference and MLX require it. SGLang only compares it with the running target (a log line
-    when they differ) and bounds the taps with the target's real depth; vLLM does not read it. So a
-    missing value is a warning (z-lab/gpt-oss-20b-DFlash is published without it); ``--target`` (DF403)
-    offers the target's depth as a safe fix.
+    vLLM does not read it. SGLang's ``DFlashDraftModel`` bounds the taps with it (``dflash_config``
+    first) and refuses a tap at or past it; when it is absent, models/dflash.py @003b23d7 bounds them
+    with the draft's own depth instead, which refuses nearly every tap list. The runner then captures
+    with the running target's depth. The April reference and MLX require it at the top level. A missing
+    value is still a warning, because z-lab/gpt-oss-20b-DFlash is published without it; ``--target``
+    (DF403) offers the target's depth as a safe fix. Disagreeing copies are a warning: it is a fact of
+    the target, which the file cannot show (DF403 checks it against the target).
 
     Fail: ``"num_target_layers": 4`` with five taps; 32 at the top level and 36 in dflash_config
     Pass: ``"num_target_layers": 36``
@@ -330,8 +374,8 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     if value is None:
         yield Problem(
             where,
-            "num_target_layers missing: the April reference and MLX require it (vLLM and SGLang use the "
-            "running target's depth); take it from the target",
+            "num_target_layers missing: SGLang's DFlashDraftModel (@003b23d7) then bounds the taps by the "
+            "draft depth and refuses them, the April reference and MLX require it; take it from the target",
             severity=Severity.WARNING,
         )
     elif not is_int(value) or value < 1:
@@ -344,6 +388,7 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
             "/num_target_layers",
             f"num_target_layers {show(top)} at the top level but {show(inner)} in dflash_config: "
             "the April reference and MLX read the first, SGLang the second",
+            severity=Severity.WARNING,
         )
 
 
@@ -494,6 +539,36 @@ def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
             break  # vLLM takes the first block that has the key
 
 
+@rule(
+    "DF154",
+    "target-hidden-size-differs",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("vLLM:target_hidden_size", "SGLang:hidden_size", "SGLang:checkpoint tensors"),
+)
+def target_hidden_size_differs(ctx: Context) -> Iterator[Problem]:
+    """``target_hidden_size`` is set and differs from ``hidden_size`` on a ``DFlashDraftModel`` drafter.
+
+    vLLM sizes the ``fc`` input as K × ``target_hidden_size`` (K = number of taps); SGLang's
+    ``DFlashDraftModel`` does not read ``target_hidden_size`` and builds ``fc`` as K × ``hidden_size``, so
+    the trained ``fc`` weights do not fit and SGLang refuses the checkpoint ("DFLASH fc.weight shape
+    mismatch"). No published drafter sets the key; one that needs it serves only on vLLM.
+
+    Fail: ``"hidden_size": 2560``, ``"target_hidden_size": 4096``
+    Pass: no ``target_hidden_size``, or the same value as ``hidden_size``
+    """
+    archs = ctx.raw.get("architectures")
+    if not isinstance(archs, list) or "DFlashDraftModel" not in archs:
+        return  # the SGLang model read is DFlashDraftModel's; other classes have their own
+    declared, hidden = ctx.int_field("target_hidden_size"), ctx.int_field("hidden_size")
+    if declared is not None and hidden is not None and declared != hidden:
+        yield Problem(
+            "/target_hidden_size",
+            f"target_hidden_size {declared} differs from hidden_size {hidden}: vLLM builds fc for "
+            f"{declared}-wide target states, SGLang for {hidden}-wide ones and refuses the trained fc weights",
+        )
+
+
 SPECULATORS_REQUIRED = (
     ("/aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"),
     ("/mask_token_id", "mask_token_id"),
@@ -568,5 +643,6 @@ RULES = (
     hidden_act,
     laguna_draft_vocab,
     aux_hidden_state_off,
+    target_hidden_size_differs,
     speculators_structure,
 )

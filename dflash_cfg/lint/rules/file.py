@@ -21,12 +21,13 @@ def _messages(ctx: Context, render: Mapping[str, Callable[[ParseProblem], str]])
 _FIXES = {"utf8-bom": "strip the UTF-8 byte-order mark"}
 
 
-@rule("DF001", "invalid-json", Severity.ERROR, "bytes")
+@rule("DF001", "invalid-json", Severity.ERROR, "bytes", reads=("transformers:config.json",))
 def invalid_json(ctx: Context) -> Iterator[Problem]:
     """The file is not JSON: a syntax error, an empty file, or a truncated one.
 
-    Engines fail to start, or (worse) a download script that wrote half a file leaves the previous
-    model's config in use elsewhere. Reported with the decoder's line and column.
+    Both engines load config.json through transformers, which raises "not a valid JSON file", so the
+    server does not start (or, worse, a download script that wrote half a file leaves the previous
+    model's config in use elsewhere). Reported with the decoder's line and column.
 
     Fail: ``{"architectures": ["DFlashDraftModel"],`` (cut off)
     Pass: any complete JSON object.
@@ -45,12 +46,12 @@ def invalid_json(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF002", "duplicate-key", Severity.ERROR, "bytes")
+@rule("DF002", "duplicate-key", Severity.ERROR, "bytes", reads=("transformers:config.json duplicate keys",))
 def duplicate_key(ctx: Context) -> Iterator[Problem]:
     """An object has the same key twice.
 
-    ``json.load`` and transformers silently keep the last value, so the value a reviewer reads at the
-    top of the file may not be the one the engine uses.
+    transformers' ``json.loads`` silently keeps the last value, so the value a reviewer reads at the
+    top of the file may not be the one the engines draft with.
 
     Fail: ``{"sliding_window": 2048, ..., "sliding_window": null}``
     Pass: every key once per object.
@@ -66,12 +67,13 @@ def duplicate_key(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF003", "encoding", Severity.ERROR, "bytes")
+@rule("DF003", "encoding", Severity.ERROR, "bytes", reads=("transformers:config.json",))
 def encoding(ctx: Context) -> Iterator[Problem]:
     """The file is not plain UTF-8: a byte-order mark, UTF-16/32, or invalid UTF-8 bytes.
 
-    transformers reads config.json as UTF-8 with ``json.loads``, which rejects a BOM. The safe fix
-    strips a UTF-8 BOM; other encodings need re-saving by hand.
+    transformers opens config.json as UTF-8 and parses it with ``json.loads``, which rejects a BOM
+    ("Unexpected UTF-8 BOM"); bytes that are not UTF-8 fail to decode. Either way the engines do not
+    start. The safe fix strips a UTF-8 BOM; other encodings need re-saving by hand.
 
     Fail: ``EF BB BF {"architectures": ...}``
     Pass: UTF-8 without a BOM.
@@ -92,12 +94,12 @@ def encoding(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF004", "non-finite-number", Severity.ERROR, "bytes")
+@rule("DF004", "non-finite-number", Severity.ERROR, "bytes", reads=("transformers:config.json numbers",))
 def non_finite(ctx: Context) -> Iterator[Problem]:
     """A number is NaN, Infinity or overflows to infinity (``1e400``).
 
-    Python's json accepts these; they are not JSON, other tools reject the file, and no config value
-    is meaningful as NaN.
+    Python's json, which transformers parses the file with, accepts these and hands the engines a NaN or
+    an infinity: no trained value is one. They are not JSON either, so other tools reject the file.
 
     Fail: ``"rms_norm_eps": NaN``
     Pass: ``"rms_norm_eps": 1e-06``
@@ -112,9 +114,11 @@ def non_finite(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF005", "not-an-object", Severity.ERROR, "bytes")
+@rule("DF005", "not-an-object", Severity.ERROR, "bytes", reads=("transformers:config.json",))
 def not_an_object(ctx: Context) -> Iterator[Problem]:
     """The top level of config.json is not a JSON object.
+
+    It has no ``model_type``, so transformers' ``AutoConfig`` raises and the engines do not start.
 
     Fail: ``[{"architectures": ["DFlashDraftModel"]}]``
     Pass: ``{"architectures": ["DFlashDraftModel"], ...}``
@@ -127,9 +131,14 @@ def schema_violation(ctx: Context) -> Iterator[Problem]:
     """A field has the wrong type or range for a DFlash drafter config (JSON Schema in ``schemas/``).
 
     Also reports a missing shape field (hidden_size, num_hidden_layers, heads, head_dim,
-    intermediate_size, vocab_size) that ``Qwen3Config`` would otherwise fill with a silent default
-    (e.g. ``hidden_size`` 4096, ``num_key_value_heads`` 32). Validated with jsonschema, Draft 2020-12;
-    the v1 schema for ``DFlashDraftModel``, the DFlash2 schema for ``DFlash2DraftModel``.
+    intermediate_size, vocab_size) that the config class registered for the file's ``model_type`` would
+    otherwise fill with a silent default (``Qwen3Config``: ``hidden_size`` 4096, ``num_key_value_heads``
+    32). Validated with jsonschema, Draft 2020-12; the v1 schema for ``DFlashDraftModel``, the DFlash2
+    schema for ``DFlash2DraftModel``.
+
+    A check of dflash-cfg's own, not an engine read: the schema is stricter than any one engine so that a
+    wrong type is caught even where an engine would coerce it. What each engine does with a key is in the
+    rule that owns the key (DF103 taps, DF112 mask id, DF121 block size, DF212, ...).
 
     Fail: ``"sliding_window": "2048"`` (a string)
     Pass: ``"sliding_window": 2048``

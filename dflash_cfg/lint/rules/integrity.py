@@ -1,7 +1,8 @@
 """Integrity rules: is this still the file dflash-cfg wrote, or the one the user expects?
 
 In the incident a rewrite "from the Hub" never landed; these rules make a stale or replaced file
-visible wherever `check` runs (the serving host, CI, a pre-commit hook).
+visible wherever `check` runs (the serving host, CI, a pre-commit hook). Checks of dflash-cfg's own, about
+the file on disk and its history: no engine reads a lock or a checksum, so they name no engine read.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def lock_mismatch(ctx: Context) -> Iterator[Problem]:
 
     Something replaced it after ``dflash-cfg fix``: an old copy synced over it, a download script run
     again, an edit on the wrong host. ``dflash-cfg verify`` gives the details; ``fix`` writes it again.
-    A lock file that cannot be read is reported here too.
+    A lock file that cannot be read is reported here too. A check of dflash-cfg's own: no engine reads the
+    lock.
 
     Fail: ``fix --from-hub`` wrote sha256 ``ab12…``; the file now hashes to ``9f3c…``
     Pass: the file's sha256 equals the recorded one (or there is no lock file)
@@ -48,7 +50,7 @@ def sha256_mismatch(ctx: Context) -> Iterator[Problem]:
     """The file's sha256 is not the one given with ``--expect-sha256``.
 
     Use it on each serving host with the sha256 that ``fix`` printed on the host that repaired the
-    file, before launching the engine.
+    file, before launching the engine. A check of dflash-cfg's own: no engine checks a checksum.
 
     Fail: ``--expect-sha256 ab12…`` and the file hashes to ``9f3c…``
     Pass: the same sha256
@@ -66,7 +68,8 @@ def cache_blob_link(ctx: Context) -> Iterator[Problem]:
 
     The file the engine reads is then whatever that blob holds, shared by every snapshot that links
     to it, and an edit "in place" writes into the cache. ``dflash-cfg fix`` never writes through such
-    a link: it replaces the link with a regular file.
+    a link: it replaces the link with a regular file. A check of dflash-cfg's own, about where the file
+    lives rather than what an engine reads from it.
 
     Fail: ``/models/drafter/config.json -> ~/.cache/huggingface/hub/models--o--n/blobs/5f3a…``
     Pass: a regular file, or a snapshot inside the cache itself

@@ -27,13 +27,21 @@ def _block_size(ctx: Context) -> tuple[int, str]:
     return DEFAULT_BLOCK_SIZE, f"no usable block_size, so the loaders' default {DEFAULT_BLOCK_SIZE}"
 
 
-@rule("DF801", "launch-draft-tokens", Severity.ERROR, "data", "launch")
+@rule(
+    "DF801",
+    "launch-draft-tokens",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=("vLLM:num_speculative_tokens", "vLLM:block_size", "SGLang:block_size"),
+)
 def draft_tokens(ctx: Context) -> Iterator[Problem]:
     """The launch drafts a different number of tokens per step than the drafter's block was trained for.
 
     vLLM: ``num_speculative_tokens`` must be ``block_size - 1`` (the anchor is not drafted); SGLang:
-    ``--speculative-num-draft-tokens`` must be ``block_size`` (anchor included). Engines accept other
-    values and draft a block shape the drafter never saw.
+    ``--speculative-num-draft-tokens`` must be ``block_size`` (anchor included). vLLM does not read the
+    drafter's ``block_size`` at all and SGLang only logs a mismatch: both draft a block shape the drafter
+    never saw.
 
     Fail: vLLM ``"num_speculative_tokens": 7`` with ``"block_size": 16``
     Pass: vLLM ``"num_speculative_tokens": 15`` with ``"block_size": 16``
@@ -59,12 +67,20 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF802", "launch-tensor-parallel", Severity.ERROR, "data", "launch")
+@rule(
+    "DF802",
+    "launch-tensor-parallel",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=("vLLM:num_attention_heads", "SGLang:num_attention_heads"),
+)
 def tensor_parallel(ctx: Context) -> Iterator[Problem]:
     """The drafter's attention heads cannot be split over the launch's tensor-parallel size.
 
     ``num_attention_heads`` must be a multiple of the TP size; ``num_key_value_heads`` a multiple of it,
-    or a divisor of it (the engines then replicate KV heads). vLLM and SGLang assert this at load time.
+    or a divisor of it (the engines then replicate KV heads). The DFlash attention layers of vLLM and
+    SGLang assert this when they are built, so the server does not start.
 
     Fail: 32 heads, 8 KV heads, ``--tensor-parallel-size 3``
     Pass: 32 heads, 8 KV heads, ``--tensor-parallel-size 4``
@@ -84,11 +100,12 @@ def tensor_parallel(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF803", "launch-method", Severity.ERROR, "data", "launch")
+@rule("DF803", "launch-method", Severity.ERROR, "data", "launch", reads=("vLLM:method",))
 def method(ctx: Context) -> Iterator[Problem]:
     """The launch names a speculative method other than DFlash for a DFlash drafter.
 
-    The engine would build a different drafter (e.g. EAGLE-3) around these weights.
+    The engine would build a different drafter (e.g. EAGLE-3) around these weights. vLLM takes an explicit
+    method as given and chooses ``dflash`` by itself only when the method is absent.
 
     Fail: vLLM ``"method": "eagle3"`` with a ``DFlashDraftModel`` drafter
     Pass: ``"method": "dflash"`` (or no method and "dflash" in the drafter path, which vLLM detects)

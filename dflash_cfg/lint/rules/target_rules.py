@@ -15,12 +15,21 @@ def _target(ctx: Context) -> Target:
     return ctx.target
 
 
-@rule("DF401", "target-hidden-size", Severity.ERROR, "data", "target")
+@rule(
+    "DF401",
+    "target-hidden-size",
+    Severity.ERROR,
+    "data",
+    "target",
+    reads=("vLLM:hidden_size", "vLLM:target_hidden_size", "SGLang:hidden_size"),
+)
 def target_hidden_size(ctx: Context) -> Iterator[Problem]:
     """The drafter's ``hidden_size`` (or ``target_hidden_size``) differs from the target's.
 
-    The drafter embeds tokens with the target's ``embed_tokens`` and projects through its
-    ``lm_head``, and ``fc`` takes K × target-hidden inputs: a mismatch fails at load or fusion time.
+    The drafter has no embeddings or ``lm_head`` of its own: vLLM hands it the target's modules without a
+    width check, SGLang feeds it the target's embeddings, and ``fc`` takes K × target-hidden inputs
+    (vLLM: ``target_hidden_size`` or ``hidden_size``; SGLang: ``hidden_size``). A drafter of another width
+    cannot run on the target: the engines fail when the tensors meet.
 
     Fail: drafter ``"hidden_size": 4096`` for Qwen3-4B (2560)
     Pass: ``"hidden_size": 2560`` for Qwen3-4B
@@ -41,12 +50,14 @@ def target_hidden_size(ctx: Context) -> Iterator[Problem]:
         yield Problem("/hidden_size", f"hidden_size {hidden} but the target ({target.path}) has {want}")
 
 
-@rule("DF402", "target-vocab-size", Severity.ERROR, "data", "target")
+@rule("DF402", "target-vocab-size", Severity.ERROR, "data", "target", reads=("vLLM:vocab_size",))
 def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     """The drafter's ``vocab_size`` differs from the target's.
 
-    Logits come from the target's lm_head; without a ``draft_vocab_size``/d2t mapping vLLM assumes the
-    two vocabularies are one.
+    Logits come from the target's lm_head. vLLM takes ``draft_vocab_size`` from ``vocab_size`` and, when it
+    differs from the target's vocabulary, builds a draft-to-target id map that is the identity unless the
+    checkpoint ships ``d2t``, and cuts the logits to ``draft_vocab_size``: the drafter proposes from
+    another vocabulary than the trained one. A file with its own ``draft_vocab_size`` is not checked.
 
     Fail: ``"vocab_size": 151936`` for Qwen3.6-27B (248320)
     Pass: ``"vocab_size": 248320`` for Qwen3.6-27B
@@ -56,14 +67,15 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
         yield Problem("/vocab_size", f"vocab_size {vocab} but the target's vocab_size is {want}")
 
 
-@rule("DF403", "target-depth", Severity.ERROR, "data", "target")
+@rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=("SGLang:num_target_layers",))
 def target_depth(ctx: Context) -> Iterator[Problem]:
     """``num_target_layers`` differs from the target's number of decoder layers (``text_config`` for
     composite models such as Qwen3.6-27B's ``qwen3_5``).
 
-    The April reference and MLX size their capture with it; SGLang logs the difference and bounds the taps
-    with the running target's depth. Absent: a warning (vLLM and SGLang do not need it). Safe fix: take
-    the target's depth (a fact of the target, not a trained value of the drafter).
+    A warning: vLLM does not read it, and SGLang captures with the running target's depth (logging the
+    difference; a tap past the file's value is DF104, one past the target DF405); the April reference and
+    MLX size their capture with it. Safe fix: take the target's depth (a fact of the target, not a
+    trained value of the drafter).
 
     Fail: ``"num_target_layers": 36`` for Qwen3.6-27B (64)
     Pass: ``"num_target_layers": 64`` for Qwen3.6-27B
@@ -81,24 +93,24 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
         block = ctx.dflash if where.startswith("/dflash_config") else ctx.raw
         value = block.get("num_target_layers")
         if not places:
-            # Absent: vLLM and SGLang use the running target's depth; only the April reference and MLX
-            # read it. The target's depth is a fact of the target, so it is a safe fix, not an error.
+            # Absent: DF122 says what the engines then do; the target's depth is a fact of the target, so
+            # it is a safe fix.
             yield Problem(
                 where,
                 f"num_target_layers is absent; the target has {depth} layers",
                 Fix(f"set num_target_layers to the target's {depth}", (PatchOp("add", where, depth),)),
-                Severity.WARNING,
             )
         elif value != depth:
             op: Literal["add", "replace"] = "replace" if value is not None else "add"
             yield Problem(
                 where,
-                f"num_target_layers is {show(value)} but the target has {depth} layers",
+                f"num_target_layers is {show(value)} but the target has {depth} layers (SGLang captures with "
+                "the target's; the April reference and MLX with this value)",
                 Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)),
             )
 
 
-@rule("DF404", "mask-token", Severity.ERROR, "data", "target")
+@rule("DF404", "mask-token", Severity.ERROR, "data", "target", reads=("SGLang:mask_token_id", "vLLM:mask_token_id"))
 def mask_token(ctx: Context) -> Iterator[Problem]:
     """The mask token id is not a usable mask for the target tokenizer.
 
@@ -152,9 +164,19 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF405", "taps-past-target", Severity.ERROR, "data", "target")
+@rule(
+    "DF405",
+    "taps-past-target",
+    Severity.ERROR,
+    "data",
+    "target",
+    reads=("SGLang:target_layer_ids", "vLLM:target_layer_ids capture"),
+)
 def taps_past_target(ctx: Context) -> Iterator[Problem]:
     """A tap is ≥ the target's real depth, whatever ``num_target_layers`` in the file says.
+
+    SGLang's runner bounds the taps with the running target's depth and raises; vLLM never reaches that
+    layer, so ``fc`` gets too few features and vLLM raises at the first step.
 
     Fail: tap 63 for a 48-layer target
     Pass: every tap below the target's ``num_hidden_layers``
@@ -168,4 +190,43 @@ def taps_past_target(ctx: Context) -> Iterator[Problem]:
             yield Problem(f"{where}/{i}", f"tap {tap} does not exist in the target ({depth} layers, 0..{depth - 1})")
 
 
-RULES = (target_hidden_size, target_vocab_size, target_depth, mask_token, taps_past_target)
+# Targets whose SGLang model marks self.layers[tap + 1] to capture a tap (qwen3_5.py; text_config model_type
+# first, as Target reads it), so a tap on the last layer raises IndexError there.
+SGLANG_NO_LAST_LAYER_CAPTURE = ("qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe")
+
+
+@rule(
+    "DF406",
+    "tap-on-last-target-layer",
+    Severity.ERROR,
+    "data",
+    "target",
+    reads=("SGLang:target_layer_ids capture", "vLLM:target_layer_ids capture"),
+)
+def tap_on_last_target_layer(ctx: Context) -> Iterator[Problem]:
+    """A tap reads the last layer of a Qwen3.5-family target, which SGLang cannot capture.
+
+    SGLang captures the output of layer t as the state entering layer t + 1; its Qwen3.5 model marks
+    ``layers[t + 1]``, which does not exist for the last layer, and the server stops at start-up with
+    IndexError (sgl-project/sglang #32204; the fix, PR #32206, is not merged). vLLM captures it on this
+    target. DF105 warns about a last-layer tap for any target; with the target known to be a Qwen3.5
+    model, it is an error.
+
+    Fail: ``"target_layer_ids": [1, 17, 33, 49, 63]`` for Qwen3.6-27B (64 layers, ``qwen3_5``)
+    Pass: ``"target_layer_ids": [1, 16, 31, 46, 61]`` for Qwen3.6-27B
+    """
+    target, taps = _target(ctx), ctx.taps()
+    depth = target.num_hidden_layers
+    if taps is None or depth is None or target.model_type not in SGLANG_NO_LAST_LAYER_CAPTURE:
+        return
+    where = ctx.draft_pointer("target_layer_ids")
+    for i, tap in enumerate(taps):
+        if tap == depth - 1:
+            yield Problem(
+                f"{where}/{i}",
+                f"tap {tap} is the last layer of the target ({target.model_type}, {depth} layers): SGLang's "
+                "Qwen3.5 model cannot capture it and stops at start-up (IndexError)",
+            )
+
+
+RULES = (target_hidden_size, target_vocab_size, target_depth, mask_token, taps_past_target, tap_on_last_target_layer)

@@ -21,14 +21,20 @@ def _raw_theta(raw: dict[str, Any]) -> tuple[Any, Any]:
     return raw.get("rope_theta"), nested
 
 
-@rule("DF301", "config-class-rejects", Severity.ERROR, "data", "effective", reads=("vLLM:model_type",))
+@rule(
+    "DF301",
+    "config-class-rejects",
+    Severity.ERROR,
+    "data",
+    "effective",
+    reads=("vLLM:model_type", "transformers:config class"),
+)
 def config_class_rejects(ctx: Context) -> Iterator[Problem]:
     """The installed transformers' config class for the file (``Qwen3Config`` for qwen3) refuses it.
 
     Every engine loads the drafter config through it, so the engine will not start. A ``model_type``
-    AutoConfig has no class for is DF131. The message is
-    transformers' own, with its version: 4.57+ and v5 refuse a ``layer_types`` length mismatch that
-    4.53–4.56 accept, and v5 type-checks fields (``null`` or ``"2048"`` where an int belongs).
+    AutoConfig has no class for is DF131. The message is transformers' own, with its version: 5.24
+    refuses a ``layer_types`` length mismatch and type-checks fields (``"128"`` where an int belongs).
 
     Fail: ``"head_dim": null`` (transformers v5)
     Pass: ``"head_dim": 128``
@@ -46,7 +52,7 @@ def config_class_rejects(ctx: Context) -> Iterator[Problem]:
 _COMPARED = ("layer_types", "sliding_window", "num_key_value_heads", "head_dim", "dtype")
 
 
-@rule("DF302", "effective-differs", Severity.ERROR, "data", "effective")
+@rule("DF302", "effective-differs", Severity.ERROR, "data", "effective", reads=("transformers:config class",))
 def effective_differs(ctx: Context) -> Iterator[Problem]:
     """A DFlash-relevant value is not what the raw file says once the config class has loaded it.
 
@@ -106,6 +112,10 @@ def transformers_warning(ctx: Context) -> Iterator[Problem]:
 
     For example v5's "mask_token_id must be None or an integer within the vocabulary" for a
     top-level id, or a RoPE scaling factor that disagrees with the context lengths.
+
+    A check of dflash-cfg's own, not an engine read: it passes on whatever the installed transformers
+    logs while loading the file (the engines load it through the same class and log the same), and
+    says nothing about what an engine then does.
 
     Fail: top-level ``"mask_token_id": 248070`` with ``"vocab_size": 151936``
     Pass: a file transformers loads silently

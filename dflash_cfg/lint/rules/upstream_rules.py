@@ -1,4 +1,9 @@
-"""Rules that compare the file with its upstream copy on the Hugging Face Hub (``--from-hub``)."""
+"""Rules that compare the file with its upstream copy on the Hugging Face Hub (``--from-hub``).
+
+Checks of dflash-cfg's own: no engine compares a drafter with its upstream repo, so these rules name no
+engine read. Their severity follows from the fields they compare: a DFlash-critical field is one an engine
+drafts with (see the rules that own each field).
+"""
 
 from __future__ import annotations
 
@@ -55,6 +60,10 @@ def _mirrors_upstream(ctx: Context, row: Row) -> bool:
     return twin in theirs and theirs[twin] == row.local and fields(ctx.raw).get(twin) == row.local
 
 
+def _through(ctx: Context) -> str:
+    return ctx.view.through if ctx.view is not None else "the config class"
+
+
 def _where(ctx: Context) -> str:
     assert ctx.upstream is not None
     return f"{ctx.upstream.repo}@{ctx.upstream.commit[:12]}"
@@ -67,12 +76,16 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
     Critical: ``dflash_config.mask_token_id``, ``dflash_config.target_layer_ids``, ``layer_types``,
     ``sliding_window``, ``use_sliding_window``, ``block_size``, ``num_target_layers``,
     ``num_hidden_layers``, ``hidden_size``, ``vocab_size``, RoPE θ/scaling, ``is_causal``,
-    ``architectures``. Compared raw and through ``Qwen3Config``, so a difference that only appears once
-    transformers has loaded the file (a dropped window, a derived layout) is reported too. The fix is
+    ``architectures``. Compared raw and through the config class registered for the file's
+    ``model_type`` (``Qwen3Config`` for qwen3), so a difference that only appears once transformers has
+    loaded the file (a dropped window, a derived layout) is reported too. The fix is
     ``dflash-cfg fix --from-hub``, which writes the upstream bytes.
 
     A field upstream lacks that only mirrors upstream's value from its twin place (``block_size`` in
     ``dflash_config`` when upstream has it at the top level, a flat ``rope_theta``) is DF602 information.
+
+    A check of dflash-cfg's own: no engine compares the file with upstream; a critical field is one the
+    engines draft with (the rules that own each field say how).
 
     Fail: local ``"mask_token_id": 248064``, upstream 248070
     Pass: the same values as upstream
@@ -91,7 +104,7 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
         elif row.differs_effective:
             yield Problem(
                 row.pointer,
-                f"{row.pointer[1:]}: same in both files, but through Qwen3Config this file "
+                f"{row.pointer[1:]}: same in both files, but through {_through(ctx)} this file "
                 f"gives {show(row.local_effective)} and upstream {show(row.upstream_effective)} "
                 f"({_where(ctx)})",
             )
@@ -100,6 +113,8 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
 @rule("DF602", "upstream-differs", Severity.INFO, "data", "upstream")
 def other_differs(ctx: Context) -> Iterator[Problem]:
     """A field that is not DFlash-critical differs from upstream (information: local edits are allowed).
+
+    A check of dflash-cfg's own: no engine compares the file with upstream.
 
     Fail (info): local ``"max_position_embeddings": 40960``, upstream 262144
     Pass: the same value as upstream
@@ -121,7 +136,8 @@ def other_differs(ctx: Context) -> Iterator[Problem]:
 def identical(ctx: Context) -> Iterator[Problem]:
     """The file is byte-identical to upstream (its git blob sha1 equals the Hub's blob id).
 
-    Information: says which commit it was compared with, so the report can be checked later.
+    Information: says which commit it was compared with, so the report can be checked later. A check of
+    dflash-cfg's own: no engine compares the file with upstream.
 
     Fail (info): a file with the same bytes as upstream's config.json
     Pass (no finding): a file that differs from upstream

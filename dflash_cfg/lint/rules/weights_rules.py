@@ -22,12 +22,19 @@ def _weights(ctx: Context) -> Weights:
     return ctx.weights
 
 
-@rule("DF500", "weights-unreadable", Severity.ERROR, "data", "weights")
+@rule(
+    "DF500",
+    "weights-unreadable",
+    Severity.ERROR,
+    "data",
+    "weights",
+    reads=("vLLM:checkpoint tensors", "SGLang:checkpoint tensors"),
+)
 def weights_unreadable(ctx: Context) -> Iterator[Problem]:
     """A safetensors file (or its index) beside config.json cannot be read: a corrupt or truncated
     header, a shard the index names but the dir lacks, a permission problem.
 
-    The engine would fail to load the checkpoint.
+    The engines read the weights with safetensors and fail to load the checkpoint.
 
     Fail: ``model.safetensors`` of 3 bytes
     Pass: readable headers
@@ -36,13 +43,22 @@ def weights_unreadable(ctx: Context) -> Iterator[Problem]:
         yield Problem("", f"checkpoint: {ctx.weights_error}")
 
 
-@rule("DF501", "fc-width", Severity.ERROR, "data", "weights")
+@rule(
+    "DF501",
+    "fc-width",
+    Severity.ERROR,
+    "data",
+    "weights",
+    reads=("vLLM:target_hidden_size", "SGLang:hidden_size", "vLLM:checkpoint tensors", "SGLang:checkpoint tensors"),
+)
 def fc_width(ctx: Context) -> Iterator[Problem]:
     """``fc.weight`` does not have K × hidden input features (K = number of taps, hidden =
     ``target_hidden_size`` or ``hidden_size``), or its output width is not ``hidden_size``.
 
-    The fusion layer was trained on exactly that many concatenated target states; a tap list of the
-    wrong length fails at load time in vLLM/SGLang ("surfaces as a weight shape mismatch", z-lab #157).
+    The fusion layer was trained on exactly that many concatenated target states; vLLM builds ``fc`` from
+    the taps and ``target_hidden_size`` (SGLang from ``hidden_size``, DF154), so a tap list of the wrong
+    length fails at load time: vLLM's weight loader asserts the shape, SGLang raises "DFLASH fc.weight
+    shape mismatch".
 
     Fail: 5 taps, hidden 2560, ``fc.weight`` [2560, 20480] (8 taps' worth)
     Pass: 5 taps, hidden 2560, ``fc.weight`` [2560, 12800]
@@ -65,9 +81,20 @@ def fc_width(ctx: Context) -> Iterator[Problem]:
         yield Problem("/hidden_size", f"{fc.name} has {fc.shape[0]} output features, hidden_size is {hidden}")
 
 
-@rule("DF502", "layer-count", Severity.ERROR, "data", "weights")
+@rule(
+    "DF502",
+    "layer-count",
+    Severity.ERROR,
+    "data",
+    "weights",
+    reads=("vLLM:checkpoint tensors", "SGLang:checkpoint tensors"),
+)
 def layer_count(ctx: Context) -> Iterator[Problem]:
     """The checkpoint's number of ``layers.N`` differs from ``num_hidden_layers``.
+
+    vLLM refuses a tensor it has no layer for and a layer no tensor fills. SGLang skips tensors it has no
+    layer for without a word (a checkpoint with more layers runs with fewer than trained) and does not
+    check that every layer was filled (one with fewer runs layers it never loaded).
 
     When some shards are Git LFS pointers (DF504), the others may hold the missing layers: then only a
     layer at or past ``num_hidden_layers`` in the shards that were read is reported.
@@ -100,13 +127,26 @@ def _ranges(indices: tuple[int, ...]) -> str:
     return f"{indices[0]}..{indices[-1]}" if contiguous else ", ".join(map(str, indices))
 
 
-@rule("DF503", "layer-shapes", Severity.ERROR, "data", "weights")
+@rule(
+    "DF503",
+    "layer-shapes",
+    Severity.ERROR,
+    "data",
+    "weights",
+    reads=(
+        "transformers:config class",
+        "SGLang:intermediate_size",
+        "vLLM:checkpoint tensors",
+        "SGLang:checkpoint tensors",
+    ),
+)
 def layer_shapes(ctx: Context) -> Iterator[Problem]:
     """Attention or MLP weight shapes disagree with ``num_attention_heads``, ``num_key_value_heads``,
     ``head_dim``, ``hidden_size`` or ``intermediate_size`` (checked on the first layer the checkpoint has).
 
-    The engine builds the layers from the config and then fails to load the weights — or, for
-    ``head_dim`` left to its default of 128, loads a config that does not describe the checkpoint.
+    The engines build the layers from the config (as its config class fills it in) and then fail to load
+    the weights: both weight loaders assert equal shapes. An absent ``head_dim`` or ``num_key_value_heads``
+    is checked at the default the class gives it (``Qwen3Config``: 128, 32).
 
     Fail: ``num_key_value_heads`` 8, ``k_proj.weight`` [512, 2560] with head_dim 128 (4 KV heads)
     Pass: ``k_proj.weight`` [1024, 2560]
@@ -114,7 +154,7 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
     weights = _weights(ctx)
     indices = weights.layer_indices()
     raw = ctx.raw
-    # What engines build: Qwen3Config's values, so an absent head_dim or num_key_value_heads is checked
+    # What engines build: the config class's values, so an absent head_dim or num_key_value_heads is checked
     # at the default it silently gets (128, 32), not skipped.
     seen = ctx.view.values if ctx.view is not None and ctx.view.values else raw
     names = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
@@ -147,7 +187,8 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
         if tensor is None or shape is None or tensor.shape == shape:
             continue
         defaulted = [n for n in names if n in meaning and n not in raw]
-        note = f"; {', '.join(defaulted)} absent, so Qwen3Config's default is used" if defaulted else ""
+        through = ctx.view.through if ctx.view is not None else "the config class"
+        note = f"; {', '.join(defaulted)} absent, so {through}'s default is used" if defaulted else ""
         yield Problem(
             where,
             f"{tensor.name} is {list(tensor.shape)} in {tensor.file}, the config implies "
@@ -166,7 +207,8 @@ def weights_lfs_pointer(ctx: Context) -> Iterator[Problem]:
     the target's weights).
 
     Information, not a defect of the config: the clone holds what the Hub repo holds. An engine needs
-    the real files, and with them every weights rule runs.
+    the real files, and with them every weights rule runs. A check of dflash-cfg's own, about the local
+    clone rather than anything an engine reads from config.json.
 
     Fail: a 135-byte ``model.safetensors``: ``version https://git-lfs.github.com/spec/v1``,
     ``oid sha256:...``, ``size 1073741824``
@@ -277,7 +319,14 @@ def min_parameters(ctx: Context) -> tuple[int, str]:
     return total, f"fc {fc}, {attention_layers} × attention {attention}, {per_layer}, norm {hidden}"
 
 
-@rule("DF505", "weights-too-small", Severity.ERROR, "data", "weights")
+@rule(
+    "DF505",
+    "weights-too-small",
+    Severity.ERROR,
+    "data",
+    "weights",
+    reads=("vLLM:checkpoint tensors", "SGLang:checkpoint tensors"),
+)
 def weights_too_small(ctx: Context) -> Iterator[Problem]:
     """The weights' Git LFS pointer files record fewer bytes in all than the config's shapes need.
 

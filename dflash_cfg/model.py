@@ -255,6 +255,12 @@ class Target:
     def named_special(self, token_id: int) -> tuple[str, ...]:
         return tuple(name for name, i in self.special_ids if i == token_id)
 
+    def token_count(self) -> int | None:
+        """How many ids the tokenizer uses (its base vocabulary and added tokens); None without tokenizer.json."""
+        if self.base_vocab_size is None:
+            return None
+        return max(self.base_vocab_size, *(t.id + 1 for t in self.added_tokens))
+
 
 @dataclass(frozen=True)
 class Tensor:

@@ -872,23 +872,7 @@ OWN_TARGET = {
 
 # Real pairs that still give an error with their target; reported for a decision on the rule (see
 # fixtures/PROVENANCE.md, "Findings on real files"). strict: the test says so when the error goes away.
-KNOWN_ERROR_WITH_TARGET = {
-    "RedHatAI__DeepSeek-V4-Flash-speculator.dflash/config.json": "DF404: the published mask_token_id 1 is the "
-    "target's eos_token_id",
-    "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash/config.json": "DF402: the drafter's vocab_size 152064 is not the "
-    "FP8 target's 152576",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_ERROR_WITH_TARGET[n]))
-        if n in KNOWN_ERROR_WITH_TARGET
-        else n
-        for n in sorted(OWN_TARGET)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(OWN_TARGET))
 def test_real_drafter_config_has_no_error_with_its_target(name: str, dflash: Callable[..., Any]) -> None:
     path = UPSTREAM / name
     result = dflash("check", path, "--target", FIXTURES / "targets" / OWN_TARGET[name], "--format", "json")

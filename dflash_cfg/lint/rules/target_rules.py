@@ -56,15 +56,41 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
 
     Logits come from the target's lm_head. vLLM takes ``draft_vocab_size`` from ``vocab_size`` and, when it
     differs from the target's vocabulary, builds a draft-to-target id map that is the identity unless the
-    checkpoint ships ``d2t``, and cuts the logits to ``draft_vocab_size``: the drafter proposes from
-    another vocabulary than the trained one. A file with its own ``draft_vocab_size`` is not checked.
+    checkpoint ships ``d2t``, and cuts the logits to ``draft_vocab_size``. Error: a vocabulary larger than
+    the target's (the draft logits would need lm_head rows the target does not have). Warning: a smaller
+    one, done on purpose by published drafters (XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash: 152064 for a target
+    padded to 152576): ids past it are never drafted; info when the target's tokenizer ends below it (only
+    padding rows are cut). A file with its own ``draft_vocab_size`` is not checked.
 
-    Fail: ``"vocab_size": 151936`` for Qwen3.6-27B (248320)
+    Fail: ``"vocab_size": 262144`` for Qwen3.6-27B (248320)
     Pass: ``"vocab_size": 248320`` for Qwen3.6-27B
     """
-    want, vocab = _target(ctx).vocab_size, ctx.int_field("vocab_size")
-    if want is not None and vocab is not None and vocab != want and "draft_vocab_size" not in ctx.raw:
-        yield Problem("/vocab_size", f"vocab_size {vocab} but the target's vocab_size is {want}")
+    target = _target(ctx)
+    want, vocab = target.vocab_size, ctx.int_field("vocab_size")
+    if want is None or vocab is None or vocab == want or "draft_vocab_size" in ctx.raw:
+        return
+    if vocab > want:
+        yield Problem(
+            "/vocab_size",
+            f"vocab_size {vocab} but the target's vocab_size is {want}: the draft logits need lm_head rows "
+            "the target does not have",
+        )
+        return
+    tokens = target.token_count()
+    if tokens is not None and tokens <= vocab:
+        yield Problem(
+            "/vocab_size",
+            f"vocab_size {vocab} is below the target's {want}, but the target's tokenizer ends at id "
+            f"{tokens - 1}: only padding rows are never drafted",
+            severity=Severity.INFO,
+        )
+        return
+    yield Problem(
+        "/vocab_size",
+        f"vocab_size {vocab} is below the target's {want}: ids {vocab}..{want - 1} are never drafted; fine if "
+        "trained that way, check against upstream",
+        severity=Severity.WARNING,
+    )
 
 
 @rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=("SGLang:num_target_layers",))
@@ -114,12 +140,15 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
 def mask_token(ctx: Context) -> Iterator[Problem]:
     """The mask token id is not a usable mask for the target tokenizer.
 
-    Errors: the id is the target's eos/bos/pad or another control id from its configs (image,
-    video, ...); it is outside the target vocabulary; the tokenizer declares a ``mask_token`` with a
-    different id (SGLang refuses); the id is an ordinary text token of the tokenizer's base vocabulary.
-    Warning: the id is an added token that is not special (text like ``<think>`` the model emits).
-    Passes: a special added token, or an id past the tokenizer's tokens (an embedding row of its own,
-    which is what ``add_special_tokens({"mask_token": "<|MASK|>"})`` yields, e.g. 151669 for Qwen3).
+    Errors (an engine refuses the file): the id is outside the target vocabulary (SGLang raises; vLLM
+    looks it up in the target's embedding); the tokenizer declares a ``mask_token`` with a different id
+    (SGLang raises). Warnings (the engines draft with the file's id; whether it is the trained one only
+    upstream can tell): the id is the target's eos/bos/pad or another control id from its configs
+    (RedHatAI/DeepSeek-V4-Flash-speculator.dflash masks with its target's eos id 1, on purpose); an
+    ordinary text token of the tokenizer's base vocabulary; an added token that is not special (text like
+    ``<think>`` the model emits). Passes: a special added token, or an id past the tokenizer's tokens (an
+    embedding row of its own, which is what ``add_special_tokens({"mask_token": "<|MASK|>"})`` yields, e.g.
+    151669 for Qwen3).
 
     Fail: ``"mask_token_id": 151645`` for Qwen3 (``<|im_end|>``, the eos token)
     Pass: ``"mask_token_id": 151669`` for Qwen3
@@ -136,8 +165,9 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
     if names:
         yield Problem(
             where,
-            f"mask_token_id {shown} is the target's {', '.join(names)}: the drafter would fill its "
-            "block with a control token",
+            f"mask_token_id {shown} is the target's {', '.join(names)}: the drafter fills its block with a "
+            "control token; fine only if it was trained that way, check against upstream",
+            severity=Severity.WARNING,
         )
     if target.vocab_size is not None and mask >= target.vocab_size:
         yield Problem(where, f"mask_token_id {mask} is outside the target vocabulary [0, {target.vocab_size})")
@@ -154,7 +184,9 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 where,
                 f"mask_token_id {mask} is an ordinary token of the target tokenizer's base "
-                f"vocabulary (ids below {base}): text uses it, so it cannot mark 'predict here'",
+                f"vocabulary (ids below {base}): text uses it too; fine only if it was trained that way, "
+                "check against upstream",
+                severity=Severity.WARNING,
             )
     elif token is not None and not token.special and not names:
         yield Problem(

@@ -37,7 +37,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,21 +102,19 @@ def interleave(
     env: dict[str, str],
     measured_ok: frozenset[int],
     label: str,
-    prepare: Callable[[], None] | None = None,
+    fresh: FreshCaches | None = None,
     floor_label: str = "floor",
 ) -> tuple[Series, Series]:
     """floor, measured, floor, measured, ...: both see the same machine load, round by round.
 
-    `prepare` runs untimed before each measured run (the cold runs empty their cache with it)."""
+    With `fresh`, each measured run gets a cache directory no run has used (a cold run)."""
     floor_times: list[float] = []
     measured_times: list[float] = []
     progress = sys.stderr.isatty()
     sys.stdout.flush()
     for i in range(rounds):
         floor_times.append(run_timed(floor, env, frozenset({0})))
-        if prepare is not None:
-            prepare()
-        measured_times.append(run_timed(measured, env, measured_ok))
+        measured_times.append(run_timed(measured, fresh.env(env) if fresh is not None else env, measured_ok))
         if progress:
             print(f"\r  round {i + 1}/{rounds}", end="", file=sys.stderr, flush=True)
     if progress:
@@ -621,9 +619,21 @@ def bench(args: argparse.Namespace) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def emptied(folder: Path) -> Callable[[], None]:
-    """A `prepare` that gives the next run a fresh, empty cache directory (XDG_CACHE_HOME)."""
-    return lambda: shutil.rmtree(folder, ignore_errors=True)
+class FreshCaches:
+    """Cache directories (XDG_CACHE_HOME) for cold runs: a new, never used one for each run.
+
+    Not one directory emptied before each run: deleting the last run's thousand entries just before the
+    next run makes ext4 charge that run's file creations several times their cost (a new directory of a
+    never-emptied parent does not), which would measure the benchmark's own clean-up. The directories go
+    with the work directory at the end."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.count = 0
+
+    def env(self, base: dict[str, str]) -> dict[str, str]:
+        self.count += 1
+        return dict(base, XDG_CACHE_HOME=str(self.root / f"run-{self.count}"))
 
 
 def measure(
@@ -633,11 +643,9 @@ def measure(
     base_env.pop("DFLASH_CFG_JOBS", None)  # the default: a pool for a tree, one process otherwise
     # [1], [3] and [5] are cold: each timed run starts with an empty cache of its own, so it computes every
     # transformers view and pays writing the entries too, as a first run does. [2] and [4] read a filled one.
-    cold_cache, tree_cache, warm_cache = work / "cache-cold", work / "cache-tree", work / "cache-warm"
-    env = dict(base_env, XDG_CACHE_HOME=str(cold_cache))
-    tree_env = dict(base_env, XDG_CACHE_HOME=str(tree_cache))
+    cold, warm_cache = FreshCaches(work / "cache-cold"), work / "cache-warm"
+    env = cold.env(base_env)  # for the runs whose cache does not matter
     warm_env = dict(base_env, XDG_CACHE_HOME=str(warm_cache))
-    cold = emptied(cold_cache)
     floor = [python, "-c", FLOOR_CODE]
     # The console script through the same interpreter the floor uses (its shebang names the same one).
     check = [python, str(script), "check", str(config)]
@@ -652,7 +660,7 @@ def measure(
     print(f"host   {os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"floor  {' '.join(floor)}")
     print(f"rounds {args.rounds} ([1], [2], [4]), {args.tree_rounds} ([3]), {args.memory_rounds} ([5])")
-    print(f"cache  XDG_CACHE_HOME under {work}: emptied before every cold run ([1], [3], [5]), filled for [2], [4]")
+    print(f"cache  XDG_CACHE_HOME under {work}: a fresh one for every cold run ([1], [3], [5]), filled for [2], [4]")
 
     # Warm-up (untimed): byte-compiles anything stale and fills the page cache for every command. With
     # PYTHONDONTWRITEBYTECODE set nothing would ever be cached and every timed run would compile transformers
@@ -661,21 +669,18 @@ def measure(
     if "PYTHONDONTWRITEBYTECODE" in env:
         print("note   PYTHONDONTWRITEBYTECODE is set: the untimed warm-up runs without it, to cache bytecode")
     run_timed(floor, compile_env, frozenset({0}))
-    cold()
-    run_timed(check, compile_env, findings_ok)
-    cold()
+    run_timed(check, cold.env(compile_env), findings_ok)
 
     results: list[tuple[str, str, bool]] = []  # (what, figure, met)
 
     print(f"\n[1] cold check of one drafter: {' '.join(check)}  (empty cache each run)")
-    f1, c1 = interleave(args.rounds, floor, check, env, findings_ok, "check", prepare=cold)
+    f1, c1 = interleave(args.rounds, floor, check, env, findings_ok, "check", fresh=cold)
     print(f1.line())
     print(c1.line())
     ratio, ok = ratio_line("check/floor", f1, c1, COLD_TARGET)
     results.append(("cold check / floor", f"{ratio:.3f} (<= {COLD_TARGET})", ok))
 
-    cold()
-    check_imports = importtime(check, env, findings_ok)
+    check_imports = importtime(check, cold.env(env), findings_ok)
     floor_imports = importtime(floor, env, frozenset({0}))
     torch_ok = report_imports(check_imports, floor_imports)
     results.append(("no torch in a cold check", "yes" if torch_ok else "torch imported", torch_ok))
@@ -713,13 +718,12 @@ def measure(
     print(f"  defects: {sum(tree.defects.values())} files ({defects})")
     tree_cmd = [python, str(script), "check", str(root), "--format", "json"]
     print(f"  command: {' '.join(tree_cmd)}  (empty cache each run)")
-    emptied(tree_cache)()
-    summary = validate_tree_run(tree_cmd, tree_env, tree)  # doubles as the warm-up
+    summary = validate_tree_run(tree_cmd, cold.env(base_env), tree)  # doubles as the warm-up
     print(
         f"  JSON summary: {summary['files']} files, {summary['errors']} errors, {summary['warnings']} warnings, "
         f"{summary['infos']} infos (exit {summary['exit_code']})"
     )
-    f3, t3 = interleave(args.tree_rounds, floor, tree_cmd, tree_env, findings_ok, "tree", prepare=emptied(tree_cache))
+    f3, t3 = interleave(args.tree_rounds, floor, tree_cmd, base_env, findings_ok, "tree", fresh=cold)
     print(f3.line())
     print(t3.line())
     ratio, ok = ratio_line("tree/floor", f3, t3, TREE_TARGET)
@@ -765,8 +769,7 @@ def measure(
     )
     runs = []
     for _ in range(args.memory_rounds):
-        emptied(tree_cache)()
-        runs.append(peak_memory(big_cmd, tree_env, findings_ok))
+        runs.append(peak_memory(big_cmd, cold.env(base_env), findings_ok))
     shutil.rmtree(big, ignore_errors=True)
     for m in runs:
         print(

@@ -31,7 +31,7 @@ from dflash_cfg.report.commands import (
     where_text,
 )
 from dflash_cfg.report.escape import printable
-from dflash_cfg.report.formats import CI_FORMATS, FORMATS, render
+from dflash_cfg.report.formats import CI_FORMATS, FORMATS, render, render_chunks
 from dflash_cfg.sources.hfenv import import_hub
 from dflash_cfg.sources.views import transformers_version
 
@@ -178,8 +178,9 @@ def _ci(report: Report, fmt: str) -> Report:
 
 
 def _show_report(report: Report, fmt: str, color: str, quiet: bool, statistics: bool) -> None:
-    rendered = render(_ci(report, fmt), fmt, quiet=quiet, with_statistics=statistics)
-    click.echo(rendered, nl=False, color=_colour(color) if fmt == "text" else False)
+    colour = _colour(color) if fmt == "text" else False
+    for chunk in render_chunks(_ci(report, fmt), fmt, quiet=quiet, with_statistics=statistics):
+        click.echo(chunk, nl=False, color=colour)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -84,7 +84,7 @@ def views(monkeypatch: pytest.MonkeyPatch) -> Counter:
 
 
 def entries(cache_dir: Path) -> list[Path]:
-    return sorted(cache_dir.glob("*/*.json")) if cache_dir.is_dir() else []
+    return sorted(cache_dir.glob("*.json")) if cache_dir.is_dir() else []
 
 
 def leftovers(cache_dir: Path) -> list[Path]:
@@ -146,7 +146,7 @@ def test_entry_is_self_describing(dflash: Run, tmp_path: Path, cache_dir: Path) 
     assert entry["transformers"] == transformers_version()
     assert entry["dflash_cfg"] == dflash_cfg.__version__
     assert entry["effective"]["values"]["sliding_window"] == REAL["sliding_window"]
-    assert entry_path.parent.name == entry_path.stem[:2]  # the 2-char fan-out
+    assert entry_path.parent == cache_dir  # one flat directory: no fan-out
     assert not leftovers(cache_dir)
 
 

@@ -870,6 +870,7 @@ OWN_TARGET = {
     "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash/config.json": "XiaomiMiMo__MiMo-V2.5-Pro",
 }
 
+
 # Real pairs that still give an error with their target; reported for a decision on the rule (see
 # fixtures/PROVENANCE.md, "Findings on real files"). strict: the test says so when the error goes away.
 @pytest.mark.parametrize("name", sorted(OWN_TARGET))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from dflash_cfg.model import Report
-from dflash_cfg.report.check import as_json, statistics_text, text
+from dflash_cfg.report.check import json_chunks, statistics_text, text
 from dflash_cfg.report.github import github
 from dflash_cfg.report.sarif import sarif
 
@@ -14,12 +16,19 @@ CI_FORMATS = ("github", "sarif")  # the formats that need Report.root and FileRe
 def render(report: Report, fmt: str, *, quiet: bool = False, with_statistics: bool = False) -> str:
     """`quiet` narrows the text format to its finding lines; `with_statistics` adds the count per rule
     (text and github: a table after the findings; json: "statistics"; sarif: the run's properties)."""
+    return "".join(render_chunks(report, fmt, quiet=quiet, with_statistics=with_statistics))
+
+
+def render_chunks(report: Report, fmt: str, *, quiet: bool = False, with_statistics: bool = False) -> Iterator[str]:
+    """`render`, in pieces to write as they come: JSON a file at a time (a big tree's report is never one
+    string), the other formats whole."""
     if fmt == "text":
-        return text(report, quiet=quiet, with_statistics=with_statistics)
-    if fmt == "json":
-        return as_json(report, with_statistics=with_statistics)
-    if fmt == "github":
-        return github(report) + (statistics_text(report) if with_statistics else "")
-    if fmt == "sarif":
-        return sarif(report, with_statistics=with_statistics)
-    raise ValueError(f"unknown format {fmt!r}")
+        yield text(report, quiet=quiet, with_statistics=with_statistics)
+    elif fmt == "json":
+        yield from json_chunks(report, with_statistics=with_statistics)
+    elif fmt == "github":
+        yield github(report) + (statistics_text(report) if with_statistics else "")
+    elif fmt == "sarif":
+        yield sarif(report, with_statistics=with_statistics)
+    else:
+        raise ValueError(f"unknown format {fmt!r}")

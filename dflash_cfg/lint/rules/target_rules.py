@@ -150,7 +150,8 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
     embedding row of its own, which is what ``add_special_tokens({"mask_token": "<|MASK|>"})`` yields, e.g.
     151669 for Qwen3).
 
-    Fail: ``"mask_token_id": 151645`` for Qwen3 (``<|im_end|>``, the eos token)
+    Fail: ``"mask_token_id": 151936`` for Qwen3-4B (its vocabulary is ids 0..151935)
+    Warn: ``"mask_token_id": 151645`` for Qwen3 (``<|im_end|>``, the eos token)
     Pass: ``"mask_token_id": 151669`` for Qwen3
     """
     target = _target(ctx)

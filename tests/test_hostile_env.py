@@ -294,3 +294,15 @@ def test_escape_sequences_in_keys_never_reach_the_terminal(dflash: Run, tmp_path
     for stream in (result.out, result.err):
         assert not [c for c in stream if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F], stream
     assert 'window "\\u001b]0;title\\u0007")' in result.out  # the layer picture shows the value as JSON
+
+
+def test_c1_controls_in_values_travel_escaped_in_json_output(dflash: Run, tmp_path: Path) -> None:
+    """json.dumps writes C1 controls raw; U+009B is CSI to a terminal that `--format json` may reach."""
+    data = json.loads(json.dumps(REAL_DATA))
+    data["hidden_act"] = "silu\x9b2J\u2028"
+    result = dflash("check", write_config(tmp_path / "model", data), "--format", "json")
+    assert result.code == 1
+    assert not [c for c in result.out if 0x80 <= ord(c) <= 0x9F or c in "\u2028\u2029"]
+    assert "\\u009b2J\\u2028" in result.out
+    (act,) = [f for f in result.json()["files"][0]["findings"] if f["rule"] == "DF151"]
+    assert "silu\x9b2J\u2028" in act["message"]  # the escapes decode to the same value

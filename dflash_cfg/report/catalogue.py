@@ -10,7 +10,7 @@ import re
 
 import click
 
-from dflash_cfg.jsondoc.encode import dumps
+from dflash_cfg.jsondoc.encode import dumps_printable
 from dflash_cfg.lint.rules import ALL, Rule
 
 _CODE = re.compile(r"``(.+?)``(?!`)", re.S)
@@ -78,7 +78,7 @@ def catalogue_text(rules: tuple[Rule, ...] = ALL, verbose: bool = False) -> str:
 
 def catalogue_json(rules: tuple[Rule, ...] = ALL) -> str:
     return (
-        dumps(
+        dumps_printable(
             [
                 {"id": r.id, "name": r.name, "severity": r.severity.label, "summary": r.summary, "doc": r.doc}
                 for r in rules

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from dflash_cfg.jsondoc.encode import dumps
+from dflash_cfg.jsondoc.encode import dumps_printable
 from dflash_cfg.model import FileReport, Finding, Report, Severity
 from dflash_cfg.report.escape import printable
 
@@ -155,14 +155,14 @@ def json_chunks(report: Report, *, with_statistics: bool = False) -> Iterator[st
         doc["statistics"] = [s.to_json() for s in statistics(report)]
     if report.errors:
         doc["errors"] = list(report.errors)
-    whole = dumps(doc, indent=2) + "\n"
+    whole = dumps_printable(doc, indent=2) + "\n"
     if not report.files:
         yield whole
         return
     before, after = whole.split('"files": []', 1)  # a key: no string value can hold it unescaped
     yield before + '"files": ['
     for i, f in enumerate(report.files):
-        yield ("\n    " if i == 0 else ",\n    ") + dumps(_json_file(f), indent=2).replace("\n", "\n    ")
+        yield ("\n    " if i == 0 else ",\n    ") + dumps_printable(_json_file(f), indent=2).replace("\n", "\n    ")
     yield "\n  ]" + after
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from dflash_cfg.jsondoc.document import git_blob_sha1
-from dflash_cfg.jsondoc.encode import dumps
+from dflash_cfg.jsondoc.encode import dumps_printable
 from dflash_cfg.report.check import JSON_VERSION
 from dflash_cfg.report.escape import printable
 
@@ -79,7 +79,7 @@ def error_json(command: str, tool_version: str, message: str) -> str:
     if command == "fix":
         doc["files"] = []
     doc["errors"] = [message]
-    return dumps(doc, indent=2) + "\n"
+    return dumps_printable(doc, indent=2) + "\n"
 
 
 def _upstream(up: HubFile | None) -> dict[str, Any] | None:
@@ -118,7 +118,7 @@ def diff_json(result: DiffResult, tool_version: str) -> str:
             for r in result.rows
         ],
     }
-    return dumps(doc, indent=2) + "\n"
+    return dumps_printable(doc, indent=2) + "\n"
 
 
 def fix_unchanged_text(p: Plan) -> str:
@@ -187,7 +187,7 @@ def fix_json(
     doc: dict[str, Any] = {**_envelope(tool_version), "dry_run": dry_run, "files": files}
     if errors:
         doc["errors"] = list(errors)
-    return dumps(doc, indent=2) + "\n"
+    return dumps_printable(doc, indent=2) + "\n"
 
 
 def _entry(entry: Entry | None) -> dict[str, Any] | None:
@@ -215,7 +215,7 @@ def verify_json(v: Verification, tool_version: str) -> str:
         "expected": v.expected,
         "lock": _entry(v.entry),
     }
-    return dumps(doc, indent=2) + "\n"
+    return dumps_printable(doc, indent=2) + "\n"
 
 
 def where_text(loc: Location) -> str:
@@ -243,7 +243,7 @@ def where_json(loc: Location, tool_version: str) -> str:
         "sha256": loc.sha256,
         "git_blob_sha1": loc.git_blob_sha1,
     }
-    return dumps(doc, indent=2) + "\n"
+    return dumps_printable(doc, indent=2) + "\n"
 
 
 def preflight_text(p: Preflight) -> str:

@@ -2,8 +2,8 @@
 
 `printable` escapes what a terminal would act on (C0 and C1 control characters, DEL: an OSC sequence
 in a JSON key can retitle a terminal or worse) and what cannot be encoded (lone surrogates, which JSON
-allows as `\\ud800`). JSON outputs use jsondoc.encode.dumps, which json.dumps already makes safe for
-C0 controls and which escapes lone surrogates.
+allows as `\\ud800`). JSON outputs use jsondoc.encode.dumps_printable, which escapes C0 and C1 controls and lone
+surrogates as `\\uXXXX`.
 """
 
 from __future__ import annotations

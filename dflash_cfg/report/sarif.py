@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from dflash_cfg.errors import PatchError
-from dflash_cfg.jsondoc.encode import dumps
+from dflash_cfg.jsondoc.encode import dumps_printable
 from dflash_cfg.lint.rules import REGISTRY, Rule
 from dflash_cfg.model import Artifact, FileReport, Finding, Fix, Report, Severity
 from dflash_cfg.report.catalogue import markdown, plain
@@ -59,7 +59,7 @@ def sarif(report: Report, *, with_statistics: bool = False) -> str:
             }
         ]
     log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
-    return dumps(log, indent=2) + "\n"
+    return dumps_printable(log, indent=2) + "\n"
 
 
 def _results(f: FileReport, index: dict[str, int]) -> Iterable[dict[str, Any]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -119,3 +120,15 @@ def stop_process(process: subprocess.Popen[bytes] | None) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+# Property tests draw the same examples on every run, so CI judges a submission on them and a rare example
+# cannot block an unrelated change; DFLASH_FUZZ_RANDOM=1 draws fresh ones (and keeps failures in
+# hypothesis' example database) for a campaign.
+RANDOM_EXAMPLES = os.environ.get("DFLASH_FUZZ_RANDOM") == "1"
+
+
+def examples(count: int, *health: HealthCheck) -> settings:
+    """Settings of a property test: `count` examples, no deadline, derandomized unless RANDOM_EXAMPLES."""
+    chosen = settings(max_examples=count, deadline=None, suppress_health_check=[HealthCheck.too_slow, *health])
+    return chosen if RANDOM_EXAMPLES else settings(chosen, derandomize=True, database=None)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, REAL_DATA, ROOT
-from hypothesis import HealthCheck, assume, given, settings
+from helpers import FIXTURES, REAL_DATA, ROOT, examples
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dflash_cfg.jsondoc.document import parse
@@ -196,14 +196,14 @@ def configs(draw: st.DrawFn) -> dict[str, Any]:
     return raw
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@examples(150)
 @given(configs())
 def test_generated_configs_read_as_from_dict_reads_them(raw: dict[str, Any]) -> None:
     _same(raw)
 
 
 @pytest.mark.slow
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(2000)
 @given(configs())
 def test_many_generated_configs_read_as_from_dict_reads_them(raw: dict[str, Any]) -> None:
     _same(raw)

@@ -13,8 +13,8 @@ from typing import Any
 
 import jsonpatch
 import pytest
-from helpers import FIXTURES
-from hypothesis import HealthCheck, assume, given, settings
+from helpers import FIXTURES, examples
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dflash_cfg.errors import PatchError
@@ -443,7 +443,7 @@ def patched(draw: st.DrawFn, settable_only: bool = False) -> tuple[Any, list[Pat
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300)
 @given(patched())
 def test_data_patch_agrees_with_an_independent_implementation(case: tuple[Any, list[PatchOp], Any]) -> None:
     """The jsonpatch library is the oracle for RFC 6902 on data."""
@@ -464,7 +464,7 @@ def test_escaped_pointers_agree_with_the_oracle() -> None:
     assert apply_to_data(doc, ops) == jsonpatch.apply_patch(doc, [op.to_json() for op in ops]) == expected
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300)
 @given(patched(), st.sampled_from(sorted(STYLES)))
 def test_text_edit_gives_the_data_edit(case: tuple[Any, list[PatchOp], Any], style: str) -> None:
     doc, ops, after = case
@@ -478,7 +478,7 @@ def test_text_edit_gives_the_data_edit(case: tuple[Any, list[PatchOp], Any], sty
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(200)
 @given(patched(settable_only=True), st.sampled_from(sorted(STYLES)))
 def test_add_and_replace_are_idempotent(case: tuple[Any, list[PatchOp], Any], style: str) -> None:
     doc, ops, after = case

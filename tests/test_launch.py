@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from helpers import examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 from dflash_cfg.errors import LaunchError
@@ -484,7 +485,7 @@ _TOKENS = st.one_of(
 )  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@examples(400)
 @given(argv=st.lists(_TOKENS, max_size=12))
 def test_any_argv_gives_a_launch_or_a_one_line_error(argv: list[str]) -> None:
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES
-from hypothesis import HealthCheck, given, settings
+from helpers import FIXTURES, examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 from dflash_cfg.lint import schema
@@ -141,14 +141,14 @@ def _configs(draw: st.DrawFn) -> dict[str, Any]:
     return raw
 
 
-@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@examples(400)
 @given(_configs())
 def test_generated_configs_are_judged_as_jsonschema_judges_them(raw: dict[str, Any]) -> None:
     _agree(raw)
 
 
 @pytest.mark.slow
-@settings(max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(5000)
 @given(_configs())
 def test_many_generated_configs_are_judged_as_jsonschema_judges_them(raw: dict[str, Any]) -> None:
     _agree(raw)

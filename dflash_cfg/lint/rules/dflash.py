@@ -361,8 +361,9 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     first) and refuses a tap at or past it; when it is absent, models/dflash.py @003b23d7 bounds them
     with the draft's own depth instead, which refuses nearly every tap list. The runner then captures
     with the running target's depth. The April reference and MLX require it at the top level. A missing
-    value is still a warning, because z-lab/gpt-oss-20b-DFlash is published without it; ``--target``
-    (DF403) offers the target's depth as a safe fix. Disagreeing copies are a warning: it is a fact of
+    value is still a warning: later SGLang copies bound the taps by ``max(taps) + 1`` instead, and none of
+    the three third-party copies of z-lab/gpt-oss-20b-DFlash shows the key (all partial, so whether the
+    published file has it is not known); ``--target`` (DF403) offers the target's depth as a safe fix. Disagreeing copies are a warning: it is a fact of
     the target, which the file cannot show (DF403 checks it against the target).
 
     Fail: ``"num_target_layers": 4`` with five taps; 32 at the top level and 36 in dflash_config

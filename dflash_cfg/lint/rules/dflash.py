@@ -363,8 +363,9 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     with the running target's depth. The April reference and MLX require it at the top level. A missing
     value is still a warning: later SGLang copies bound the taps by ``max(taps) + 1`` instead, and none of
     the three third-party copies of z-lab/gpt-oss-20b-DFlash shows the key (all partial, so whether the
-    published file has it is not known); ``--target`` (DF403) offers the target's depth as a safe fix. Disagreeing copies are a warning: it is a fact of
-    the target, which the file cannot show (DF403 checks it against the target).
+    published file has it is not known); ``--target`` (DF403) offers the target's depth as a safe fix.
+    Disagreeing copies are a warning: it is a fact of the target, which the file cannot show (DF403
+    checks it against the target).
 
     Fail: ``"num_target_layers": 4`` with five taps; 32 at the top level and 36 in dflash_config
     Pass: ``"num_target_layers": 36``

@@ -179,10 +179,11 @@ class _Child:
 
     def stop(self) -> None:
         self._close()
+        if self.ended is not None:  # reaped already: its pid may be another process's by now
+            return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)  # done or abandoned: nothing it still does is wanted
-        if self.ended is None:
-            self.ended = self._reap()
+        self.ended = self._reap()
 
     def _close(self) -> None:
         if self.fd is not None:

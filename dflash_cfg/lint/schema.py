@@ -107,7 +107,7 @@ def _is_type(name: str) -> Accepts:
     if name == "integer":
         return lambda x: (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer())
     if name == "number":
-        return lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
+        return _is_number
     simple = {"string": str, "boolean": bool, "array": list, "object": dict, "null": type(None)}
     if name not in simple:
         raise _Unsupported(f"type {name!r}")

@@ -137,10 +137,6 @@ def _text_finding(path: str, x: Finding) -> str:
     return f"{where}: {level} {x.rule} {x.name}{ptr}: {printable(x.message)}"
 
 
-def as_json(report: Report, *, with_statistics: bool = False) -> str:
-    return "".join(json_chunks(report, with_statistics=with_statistics))
-
-
 def json_chunks(report: Report, *, with_statistics: bool = False) -> Iterator[str]:
     """The JSON document in pieces, a file at a time: the bytes of one dump of the whole document, without
     ever holding it (for a tree of 10,000 files, about 13 MB of text, and as much again in pieces)."""

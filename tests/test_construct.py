@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,13 +51,7 @@ def _classes(raw: dict[str, Any]) -> list[type]:
 
 def _outcome(make: Callable[[type, dict[str, Any]], Any], cls: type, raw: dict[str, Any]) -> tuple[Any, ...]:
     """What one construction shows: its to_dict() or its error, and every warning, as views captures them."""
-    capture, _ = views._load()
-    capture.records.clear()
-    cache_clear = getattr(getattr(logging.Logger, "warning_once", None), "cache_clear", None)
-    if cache_clear is not None:
-        cache_clear()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with views.captured() as (records, caught):
         try:
             config = make(cls, copy.deepcopy(raw))
         except Exception as exc:  # noqa: BLE001 - any error must be the same error
@@ -69,7 +61,7 @@ def _outcome(make: Callable[[type, dict[str, Any]], Any], cls: type, raw: dict[s
                 result = ("values", json.dumps(config.to_dict(), sort_keys=True, default=repr))
             except Exception as exc:  # noqa: BLE001
                 result = ("to_dict error", type(exc), str(exc))
-    messages = [*capture.records, *(f"{w.category.__name__}: {w.message}" for w in caught)]
+    messages = [*records, *(f"{w.category.__name__}: {w.message}" for w in caught)]
     return result, messages
 
 

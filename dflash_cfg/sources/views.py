@@ -16,11 +16,13 @@ process.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import os
 import sys
 import warnings
+from collections.abc import Iterator
 from importlib import metadata
 from typing import Any
 
@@ -128,11 +130,26 @@ def view(raw: dict[str, Any], key: str | None = None) -> Effective:
             f"{depth} layer types (dflash-cfg stops at {MAX_LAYERS})",
             (),
         )
-    capture, version = _load()
+    _, version = _load()
     cls, missing = config_class(key)
     if cls is None:
         return Effective(version, None, missing, (), None)
     name = "PretrainedConfig (vLLM SpeculatorsConfig)" if key == SPECULATORS else cls.__name__
+    with captured() as (records, caught):
+        try:
+            # from_dict writes into its argument in some versions: never hand it the linted data.
+            config = construct(cls, copy.deepcopy(raw))
+        except Exception as exc:  # noqa: BLE001 - v5 raises StrictDataclass*Error, 4.x ValueError/TypeError
+            return Effective(version, None, _one_line(exc), _messages(records, caught), name)
+        values = {field: _read(config, field) for field in FIELDS}
+    return Effective(version, values, None, _messages(records, caught), name)
+
+
+@contextlib.contextmanager
+def captured() -> Iterator[tuple[list[str], list[warnings.WarningMessage]]]:
+    """What transformers says while the block runs, for one file afresh: its log records (read them before
+    the next block: the list is reused) and its Python warnings."""
+    capture, _ = _load()
     capture.records.clear()
     # warning_once is an lru_cache: without clearing it, a second file would hide the same warning.
     cache_clear = getattr(getattr(logging.Logger, "warning_once", None), "cache_clear", None)
@@ -140,13 +157,7 @@ def view(raw: dict[str, Any], key: str | None = None) -> Effective:
         cache_clear()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            # from_dict writes into its argument in some versions: never hand it the linted data.
-            config = construct(cls, copy.deepcopy(raw))
-        except Exception as exc:  # noqa: BLE001 - v5 raises StrictDataclass*Error, 4.x ValueError/TypeError
-            return Effective(version, None, _one_line(exc), _messages(capture.records, caught), name)
-        values = {field: _read(config, field) for field in FIELDS}
-    return Effective(version, values, None, _messages(capture.records, caught), name)
+        yield capture.records, caught
 
 
 def _read(config: Any, name: str) -> Any:

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 from checkpoints import save, small_config, small_shapes
-from helpers import FIXTURES, RANDOM_EXAMPLES, Result, write_config
+from helpers import FIXTURES, Result, examples, write_config
 from hubserver import ErrorHub
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -63,15 +63,11 @@ def bounded(examples: int) -> settings:
 # every time. DFLASH_FUZZ_RANDOM=1 draws fresh ones (failures kept in the example database under the tests'
 # cache); DFLASH_FUZZ_SCALE=3 runs the whole campaign.
 LONG_SHARE = 1 / 3
-RANDOM = RANDOM_EXAMPLES
 
 
-def long(examples: int) -> settings:
+def long(count: int) -> settings:
     """The slow run (see LONG_SHARE)."""
-    chosen = settings(
-        max_examples=max(1, int(examples * SCALE * LONG_SHARE)), deadline=None, suppress_health_check=_HEALTH
-    )
-    return chosen if RANDOM else settings(chosen, derandomize=True, database=None)
+    return examples(max(1, int(count * SCALE * LONG_SHARE)), *_HEALTH)
 
 
 # --- inputs ---------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dflash_cfg import __version__
-from dflash_cfg.commands import pool
 from dflash_cfg.commands.common import (
     HubOptions,
     Views,
@@ -197,8 +196,9 @@ class _Targets:
 
 def _each(one: Callable[[int], FileReport | str], count: int, parallel: bool) -> Iterator[FileReport | str]:
     """one(0), one(1), ... in order. A tree is spread over the cores: the first drafter is read here (it
-    loads transformers on a cache miss, builds the schema validator), then the rest go to forked workers,
-    which inherit all of that. Small inputs, and anything that talks to the Hub, stay in this process."""
+    loads transformers on a cache miss, builds the schema predicate), then this process and forked children
+    share the rest, the children inheriting all of that. Small inputs, and anything that talks to the Hub,
+    stay in this process."""
     done = 0
     while done < count:
         outcome = one(done)
@@ -206,11 +206,14 @@ def _each(one: Callable[[int], FileReport | str], count: int, parallel: bool) ->
         yield outcome
         if not isinstance(outcome, str) and outcome.kind != "skipped":
             break
-    jobs = pool.jobs(count - done) if parallel else 1
-    if jobs <= 1:
-        yield from (one(i) for i in range(done, count))
-    else:
-        yield from pool.ordered_map(one, range(done, count), jobs)
+    if parallel and count - done > 1:
+        from dflash_cfg.commands import pool  # pickle, select, fcntl and signal: only a tree pays for them
+
+        jobs = pool.jobs(count - done)
+        if jobs > 1:
+            yield from pool.ordered_map(one, range(done, count), jobs)
+            return
+    yield from (one(i) for i in range(done, count))
 
 
 def gather(

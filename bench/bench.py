@@ -606,7 +606,7 @@ def bench(args: argparse.Namespace) -> int:
     schema_tool = Path(python).parent / "check-jsonschema"
     if not schema_tool.is_file():
         raise BenchError(
-            f"no check-jsonschema beside {python} (the reference of [3]): pip install -e '.[test]' installs it"
+            f"no check-jsonschema beside {python} (the reference of [3]): pip install -e . --group dev installs it"
         )
     # Everything the runs write (caches, the trivial schema, the tree) lives here and goes afterwards.
     work = Path(tempfile.mkdtemp(prefix="dflash-cfg-bench-"))
@@ -851,7 +851,7 @@ def measure_remote(args: argparse.Namespace, python: str, script: Path, work: Pa
     try:
         from s3server import S3Server
     except ImportError as exc:
-        raise BenchError(f"[6] needs the test extras (pip install -e '.[test]'): {exc}") from None
+        raise BenchError(f"[6] needs the test dependencies (pip install -e . --group test): {exc}") from None
     folder = work / "remote-model"
     allowed = remote_model(folder)
     server = S3Server(work)

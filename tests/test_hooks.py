@@ -148,8 +148,37 @@ def test_pre_commit_validates_the_repositorys_own_config() -> None:
     result = subprocess.run([str(PRE_COMMIT), "validate-config", str(config)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     hooks = [h for repo in yaml.safe_load(config.read_text())["repos"] for h in repo["hooks"]]
-    assert {h["id"] for h in hooks} == {"ruff-check", "ruff-format", "mypy"}
-    assert all(h["language"] == "system" and h["entry"].startswith(".venv/bin/") for h in hooks)
+    assert {h["id"] for h in hooks} == {"ruff-check", "ruff-format", "mypy", "commit-subject"}
+    tools = [h for h in hooks if h["id"] != "commit-subject"]
+    assert all(h["language"] == "system" and h["entry"].startswith(".venv/bin/") for h in tools)
+
+
+def test_the_commit_subject_hook_refuses_a_subject_over_72_characters(tmp_path: Path) -> None:
+    """The repository's own commit-msg hook, run by real pre-commit on a message file."""
+    hook = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(hook))
+    git(tmp_path, "init", "-q")
+    for subject, code in (("x" * 72, 0), ("x" * 73, 1)):
+        message = tmp_path / "MSG"
+        message.write_text(f"{subject}\n\nA body line may be as long as it needs to be, {'y' * 80}.\n")
+        done = subprocess.run(
+            [
+                str(PRE_COMMIT),
+                "run",
+                "--config",
+                str(config),
+                "--hook-stage",
+                "commit-msg",
+                "--commit-msg-filename",
+                str(message),
+                "commit-subject",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == code, done.stdout + done.stderr
 
 
 @pytest.mark.slow

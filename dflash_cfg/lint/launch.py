@@ -48,7 +48,7 @@ Wrappers (each refused on an option it does not know, since the wrapped command'
   and `docker run [options] IMAGE [ARGS]`: vllm/vllm-openai (latest, nightly: ENTRYPOINT vllm serve; other
   tags and platform images are read both as `vllm serve` and as the api_server module, and must agree),
   lmsysorg/sglang (ARGS are the command), or any image with `--entrypoint`. `-v`/`--mount` binds map
-  container paths back to host paths (`Container.host_path`); `-e` gives the container's HF cache.
+  container paths back to host paths (`host_path`); `-e` gives the container's HF cache.
 
 Options this module does not know are skipped. The rule for the tokens after one (`--foo x`): an unknown
 option may be a flag or take values, so the bare tokens right after it are read as its values whenever
@@ -64,11 +64,10 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from dflash_cfg.errors import LaunchError
-
-Engine = Literal["vllm", "sglang"]
+from dflash_cfg.model import ASSIGNMENT, Container, Engine, Launch, Mount
 
 # Canonical names for the options whose values are read; an empty name means "known, value ignored".
 MODEL = "model"
@@ -314,7 +313,6 @@ VLLM_CLI = "vllm.entrypoints.cli.main"
 SGLANG_SERVER = "sglang.launch_server"
 TORCHRUN = "torch.distributed.run"
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _PYTHON = re.compile(r"python[0-9.]*")
 # argparse reads "-1" or "-0.5" as a value, not an option, when no option looks like a number.
 _NEGATIVE = re.compile(r"-[0-9]+(\.[0-9]*)?|-\.[0-9]+")
@@ -323,101 +321,56 @@ _DIGITS = re.compile(r"[0-9]{1,18}")
 _PY_FLAGS = frozenset("bBdEhiIOPqRsSuvVx")
 
 
-@dataclass(frozen=True)
-class Launch:
-    engine: Engine
-    target: str  # model path or Hub id of the target
-    target_revision: str | None
-    drafter: str | None  # drafter path or Hub id (None if the command has no speculative drafter)
-    drafter_revision: str | None
-    method: str | None  # vLLM speculative method ("dflash"...) / SGLang algorithm ("DFLASH"...), as given
-    num_speculative_tokens: int | None  # vLLM: speculative_config.num_speculative_tokens
-    num_draft_tokens: int | None  # SGLang: --speculative-num-draft-tokens
-    tensor_parallel_size: int  # default 1
-    argv: tuple[str, ...]  # the command as given
-    config_file: str | None = None  # the `--config FILE` whose options were read, as given
-    container: Container | None = None  # `docker run`: the container the engine runs in
-
-    @property
-    def environment(self) -> tuple[tuple[str, str], ...]:
-        """The leading `NAME=value` assignments (shell syntax, applied by the shell to the program)."""
-        return tuple((t.split("=", 1)[0], t.split("=", 1)[1]) for t in self.argv[: _assignments(self.argv)])
-
-    @property
-    def command(self) -> tuple[str, ...]:
-        """What --exec runs: the whole command as given (wrappers and `docker run` included), after the
-        leading assignments."""
-        return self.argv[_assignments(self.argv) :]
-
-
-@dataclass(frozen=True)
-class Mount:
-    host: str | None  # the host directory of a bind mount; None for a named or anonymous volume
-    container: str  # absolute, normalised
-    volume: str | None = None  # the volume's name (or kind), when it is not a bind mount
+def host_path(container: Container, path: str) -> str:
+    """The host path of a container path (through the most specific bind mount covering it, as in the
+    container); LaunchError when none does."""
+    if not path.startswith("/"):
+        where = f"the working directory {container.workdir}" if container.workdir else "the image's working directory"
+        raise LaunchError(f"container path {_quote(path)} is relative (to {where}); use an absolute path")
+    normal = "/" + "/".join(p for p in path.split("/") if p not in ("", "."))
+    if any(p == ".." for p in normal.split("/")):
+        raise LaunchError(f"container path {_quote(path)}: '..' is not followed here")
+    best: Mount | None = None
+    for mount in container.mounts:
+        inside = mount.container == "/" or normal == mount.container or normal.startswith(mount.container + "/")
+        if inside and (best is None or len(mount.container) >= len(best.container)):
+            best = mount
+    if best is None:
+        shown = ", ".join(f"{m.host or m.volume or '(anonymous)'}:{m.container}" for m in container.mounts) or "none"
+        raise LaunchError(
+            f"container path {_quote(path)} is not under any bind mount of the docker run (mounts: {shown});"
+            f" add -v HOST_DIR:{_parent(normal)} so the host copy can be checked"
+        )
+    if best.host is None:
+        raise LaunchError(
+            f"container path {_quote(path)} is in the volume {_quote(best.volume or '(anonymous)')} at"
+            f" {best.container}, not in a host directory that can be checked; bind-mount a host dir"
+        )
+    rest = normal[len(best.container) :].lstrip("/") if best.container != "/" else normal.lstrip("/")
+    return best.host.rstrip("/") + "/" + rest if rest else best.host
 
 
-@dataclass(frozen=True)
-class Container:
-    """What `docker run` says about the engine's file system: the check runs on the host, so container
-    paths are mapped back through the bind mounts (the most specific mount wins, as in the container)."""
-
-    image: str
-    mounts: tuple[Mount, ...]
-    environment: tuple[tuple[str, str | None], ...]  # -e NAME=value (None: `-e NAME`, the host's value)
-    workdir: str | None
-    user: bool  # -u/--user given: the home directory (and so the default HF cache) is not known
-    env_file: bool  # --env-file given: variables not on the command line
-    entrypoint_known: bool | None = True  # False: a vllm/vllm-openai image without --entrypoint
-
-    def host_path(self, path: str) -> str:
-        """The host path of a container path; LaunchError when no bind mount covers it."""
-        if not path.startswith("/"):
-            where = f"the working directory {self.workdir}" if self.workdir else "the image's working directory"
-            raise LaunchError(f"container path {_quote(path)} is relative (to {where}); use an absolute path")
-        normal = "/" + "/".join(p for p in path.split("/") if p not in ("", "."))
-        if any(p == ".." for p in normal.split("/")):
-            raise LaunchError(f"container path {_quote(path)}: '..' is not followed here")
-        best: Mount | None = None
-        for mount in self.mounts:
-            inside = mount.container == "/" or normal == mount.container or normal.startswith(mount.container + "/")
-            if inside and (best is None or len(mount.container) >= len(best.container)):
-                best = mount
-        if best is None:
-            shown = ", ".join(f"{m.host or m.volume or '(anonymous)'}:{m.container}" for m in self.mounts) or "none"
-            raise LaunchError(
-                f"container path {_quote(path)} is not under any bind mount of the docker run (mounts: {shown});"
-                f" add -v HOST_DIR:{_parent(normal)} so the host copy can be checked"
-            )
-        if best.host is None:
-            raise LaunchError(
-                f"container path {_quote(path)} is in the volume {_quote(best.volume or '(anonymous)')} at"
-                f" {best.container}, not in a host directory that can be checked; bind-mount a host dir"
-            )
-        rest = normal[len(best.container) :].lstrip("/") if best.container != "/" else normal.lstrip("/")
-        return best.host.rstrip("/") + "/" + rest if rest else best.host
-
-    def hub_cache(self) -> str:
-        """The container's Hugging Face hub cache (where it resolves a Hub id), as a container path."""
-        env = dict(self.environment)
-        for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
-            if name in env and env[name] is None:
-                raise LaunchError(f"-e {name}: its value comes from the host environment; give it as {name}=...")
-        if env.get("HF_HUB_CACHE"):
-            return str(env["HF_HUB_CACHE"])
-        if env.get("HUGGINGFACE_HUB_CACHE"):
-            return str(env["HUGGINGFACE_HUB_CACHE"])
-        if self.env_file:
-            raise LaunchError("docker run --env-file: the Hugging Face cache location may be set there; use -e")
-        if env.get("HF_HOME"):
-            return str(env["HF_HOME"]).rstrip("/") + "/hub"
-        if self.user:
-            raise LaunchError(
-                "docker run --user: the container's home (its default Hugging Face cache) is not known;"
-                " set -e HF_HOME=... or pass a mounted model path"
-            )
-        base = str(env["XDG_CACHE_HOME"]).rstrip("/") if env.get("XDG_CACHE_HOME") else "/root/.cache"
-        return base + "/huggingface/hub"
+def hub_cache(container: Container) -> str:
+    """The container's Hugging Face hub cache (where it resolves a Hub id), as a container path."""
+    env = dict(container.environment)
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+        if name in env and env[name] is None:
+            raise LaunchError(f"-e {name}: its value comes from the host environment; give it as {name}=...")
+    if env.get("HF_HUB_CACHE"):
+        return str(env["HF_HUB_CACHE"])
+    if env.get("HUGGINGFACE_HUB_CACHE"):
+        return str(env["HUGGINGFACE_HUB_CACHE"])
+    if container.env_file:
+        raise LaunchError("docker run --env-file: the Hugging Face cache location may be set there; use -e")
+    if env.get("HF_HOME"):
+        return str(env["HF_HOME"]).rstrip("/") + "/hub"
+    if container.user:
+        raise LaunchError(
+            "docker run --user: the container's home (its default Hugging Face cache) is not known;"
+            " set -e HF_HOME=... or pass a mounted model path"
+        )
+    base = str(env["XDG_CACHE_HOME"]).rstrip("/") if env.get("XDG_CACHE_HOME") else "/root/.cache"
+    return base + "/huggingface/hub"
 
 
 def _parent(path: str) -> str:
@@ -524,14 +477,6 @@ def _basename(token: str) -> str:
     return token.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def _assignments(args: Sequence[str]) -> int:
-    """How many leading tokens are shell `NAME=value` assignments."""
-    i = 0
-    while i < len(args) and _ASSIGNMENT.fullmatch(args[i]):
-        i += 1
-    return i
-
-
 def _unwrap(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container | None]:
     """The engine command inside the wrappers, and the container it runs in (docker run)."""
     command: tuple[str, ...] = args
@@ -539,7 +484,7 @@ def _unwrap(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container | None]:
     while command:
         head = command[0]
         program = _basename(head)
-        if _ASSIGNMENT.fullmatch(head):
+        if ASSIGNMENT.fullmatch(head):
             command = command[1:]
         elif program == "env":
             command = command[_env(command, 1) :]
@@ -567,7 +512,7 @@ def _env(args: tuple[str, ...], i: int) -> int:
     """Index of the program after `env [options] NAME=value ...`."""
     while i < len(args):
         token = args[i]
-        if _ASSIGNMENT.fullmatch(token) or token in ("-i", "--ignore-environment", "-", "-0", "--null"):
+        if ASSIGNMENT.fullmatch(token) or token in ("-i", "--ignore-environment", "-", "-0", "--null"):
             i += 1
         elif token in ("-u", "--unset", "-C", "--chdir"):
             i += 2
@@ -983,7 +928,7 @@ def _config_path(context: _Context, option: str, path: str) -> str:
     """The `--config FILE` as this host reads it (through the container's mounts)."""
     if context.read_config is None:
         raise LaunchError(f"{option}: options in {_quote(path)} cannot be checked without reading the file")
-    return path if context.container is None else context.container.host_path(path)
+    return path if context.container is None else host_path(context.container, path)
 
 
 def _config_index(args: list[str], engine: str) -> int | None:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dflash_cfg.errors import LaunchError
-from dflash_cfg.lint.launch import host_path, hub_cache, parse_launch
+from dflash_cfg.launch import host_path, hub_cache, parse_launch
 from dflash_cfg.model import Launch
 
 ISSUE = '{"method": "dflash", "model": "z-lab/Qwen3.6-27B-DFlash", "num_speculative_tokens": 15}'

@@ -11,7 +11,7 @@ from typing import Any
 from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import LaunchError, PathError, UsageError, WhereError
-from dflash_cfg.lint.launch import host_path, hub_cache, parse_launch
+from dflash_cfg.launch import host_path, hub_cache, parse_launch
 from dflash_cfg.model import Container, Launch, Report, Severity
 from dflash_cfg.sources import files
 from dflash_cfg.sources.where import Location, locate

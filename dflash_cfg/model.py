@@ -347,3 +347,69 @@ class Effective:
             tuple(str(w) for w in data["warnings"]),
             data["config_class"],
         )
+
+
+# --- Launch commands (read by dflash_cfg.launch, checked by preflight) --------------------------------
+
+Engine = Literal["vllm", "sglang"]  # the engines whose launch commands are read, as their programs are named
+
+# A shell `NAME=value` assignment before a command: the shell applies it to the program's environment.
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+
+
+def _assignments(args: tuple[str, ...]) -> int:
+    """How many leading tokens are shell `NAME=value` assignments."""
+    i = 0
+    while i < len(args) and ASSIGNMENT.fullmatch(args[i]):
+        i += 1
+    return i
+
+
+@dataclass(frozen=True)
+class Launch:
+    """An engine launch command as read: the target, the drafter and the drafts per step it asks for."""
+
+    engine: Engine
+    target: str  # model path or Hub id of the target
+    target_revision: str | None
+    drafter: str | None  # drafter path or Hub id (None if the command has no speculative drafter)
+    drafter_revision: str | None
+    method: str | None  # vLLM speculative method ("dflash"...) / SGLang algorithm ("DFLASH"...), as given
+    num_speculative_tokens: int | None  # vLLM: speculative_config.num_speculative_tokens
+    num_draft_tokens: int | None  # SGLang: --speculative-num-draft-tokens
+    tensor_parallel_size: int  # default 1
+    argv: tuple[str, ...]  # the command as given
+    config_file: str | None = None  # the `--config FILE` whose options were read, as given
+    container: Container | None = None  # `docker run`: the container the engine runs in
+
+    @property
+    def environment(self) -> tuple[tuple[str, str], ...]:
+        """The leading `NAME=value` assignments (shell syntax, applied by the shell to the program)."""
+        return tuple((t.split("=", 1)[0], t.split("=", 1)[1]) for t in self.argv[: _assignments(self.argv)])
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """What --exec runs: the whole command as given (wrappers and `docker run` included), after the
+        leading assignments."""
+        return self.argv[_assignments(self.argv) :]
+
+
+@dataclass(frozen=True)
+class Mount:
+    host: str | None  # the host directory of a bind mount; None for a named or anonymous volume
+    container: str  # absolute, normalised
+    volume: str | None = None  # the volume's name (or kind), when it is not a bind mount
+
+
+@dataclass(frozen=True)
+class Container:
+    """What `docker run` says about the engine's file system. The check runs on the host, so container
+    paths are mapped back through the bind mounts (the launch parser's `host_path` and `hub_cache`)."""
+
+    image: str
+    mounts: tuple[Mount, ...]
+    environment: tuple[tuple[str, str | None], ...]  # -e NAME=value (None: `-e NAME`, the host's value)
+    workdir: str | None
+    user: bool  # -u/--user given: the home directory (and so the default HF cache) is not known
+    env_file: bool  # --env-file given: variables not on the command line
+    entrypoint_known: bool | None = True  # False: a vllm/vllm-openai image without --entrypoint

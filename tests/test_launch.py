@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dflash_cfg.errors import LaunchError
-from dflash_cfg.lint.launch import Launch, parse_launch
+from dflash_cfg.launch import host_path, hub_cache, parse_launch
+from dflash_cfg.model import Launch
 
 ISSUE = '{"method": "dflash", "model": "z-lab/Qwen3.6-27B-DFlash", "num_speculative_tokens": 15}'
 SPEC_8B = '{"method": "dflash", "model": "z-lab/Qwen3-8B-DFlash-b16", "num_speculative_tokens": 15}'
@@ -623,22 +624,22 @@ def test_docker_mounts_map_container_paths_to_the_host() -> None:
     )  # fmt: skip
     container = launch.container
     assert container is not None
-    assert container.host_path("/models/Qwen3-8B") == "/data/models/Qwen3-8B"
-    assert container.host_path("/models/d/x/") == "/srv/drafters/x"  # the most specific mount wins
-    assert container.host_path("/models") == "/data/models"
+    assert host_path(container, "/models/Qwen3-8B") == "/data/models/Qwen3-8B"
+    assert host_path(container, "/models/d/x/") == "/srv/drafters/x"  # the most specific mount wins
+    assert host_path(container, "/models") == "/data/models"
     with pytest.raises(LaunchError, match=r"not under any bind mount .* add -v HOST_DIR:/opt"):
-        container.host_path("/opt/model")
+        host_path(container, "/opt/model")
     with pytest.raises(LaunchError, match="in the volume 'cache'"):
-        container.host_path("/cache/x")
-    assert container.hub_cache() == "/root/.cache/huggingface/hub"
+        host_path(container, "/cache/x")
+    assert hub_cache(container) == "/root/.cache/huggingface/hub"
     env = parse_launch(
         ["docker", "run", "-e", "HF_HOME=/hf", "-v", "/h:/hf", "lmsysorg/sglang", "sglang", "serve", "Q/q"]
     )
-    assert env.container is not None and env.container.hub_cache() == "/hf/hub"
+    assert env.container is not None and hub_cache(env.container) == "/hf/hub"
     user = parse_launch(["docker", "run", "-u", "1000", "lmsysorg/sglang", "sglang", "serve", "Q/q"])
     assert user.container is not None
     with pytest.raises(LaunchError, match="--user"):
-        user.container.hub_cache()
+        hub_cache(user.container)
 
 
 VLLM_YAML = {

@@ -36,7 +36,7 @@ from dflash_cfg.sources.weights import read_weights, read_weights_remote
 from dflash_cfg.sources.where import model_dir
 
 if TYPE_CHECKING:  # the launch parser is only loaded by preflight
-    from dflash_cfg.lint.launch import Launch
+    from dflash_cfg.model import Launch
 
 _BLOB = re.compile(r"/models--[^/]+/blobs/[^/]+$")
 

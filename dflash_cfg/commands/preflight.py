@@ -11,8 +11,8 @@ from typing import Any
 from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import LaunchError, PathError, UsageError, WhereError
-from dflash_cfg.lint.launch import Container, Launch, parse_launch
-from dflash_cfg.model import Report, Severity
+from dflash_cfg.launch import host_path, hub_cache, parse_launch
+from dflash_cfg.model import Container, Launch, Report, Severity
 from dflash_cfg.sources import files
 from dflash_cfg.sources.where import Location, locate
 
@@ -94,7 +94,7 @@ def _locate(launch: Launch, name: str, revision: str | None) -> Location:
     if launch.container is None:
         return locate(name, revision)
     if name.startswith("/"):
-        return locate(launch.container.host_path(name), None)
+        return locate(host_path(launch.container, name), None)
     if name.count("/") != 1 or name.startswith((".", "~")):
         raise LaunchError(f"container model {name!r}: neither an absolute container path nor a Hub id (org/name)")
     return _from_container_cache(launch.container, name, revision or "main")
@@ -103,8 +103,8 @@ def _locate(launch: Launch, name: str, revision: str | None) -> Location:
 def _from_container_cache(container: Container, repo: str, revision: str) -> Location:
     from huggingface_hub import try_to_load_from_cache
 
-    cache = container.hub_cache()
-    host = container.host_path(cache)
+    cache = hub_cache(container)
+    host = host_path(container, cache)
     found = try_to_load_from_cache(repo, "config.json", cache_dir=host, revision=revision)
     if not isinstance(found, str):
         raise WhereError(

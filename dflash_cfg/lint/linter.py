@@ -30,7 +30,7 @@ from dflash_cfg.model import (
 )
 
 if TYPE_CHECKING:  # the launch parser is only loaded by preflight
-    from dflash_cfg.lint.launch import Launch
+    from dflash_cfg.model import Launch
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.model import Effective, HubFile, Integrity, Kind, Problem, Severity, Target, Weights
 
 if TYPE_CHECKING:
-    from dflash_cfg.lint.launch import Launch
+    from dflash_cfg.model import Launch
 
 Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch"]
 

@@ -1,0 +1,71 @@
+"""An SGLang launch: the target, the drafter and the drafts per step (`--speculative-num-draft-tokens`).
+
+Forms accepted, as read in SGLang's own sources (`python/sglang/srt/server_args.py`,
+`python/sglang/launch_server.py`, `python/sglang/cli/serve.py`); the option table is `flags.SGLANG`:
+  - `python -m sglang.launch_server --model-path M ...` and `sglang serve [M] ...`; `sglang serve` takes
+    a positional model only as its first argument (after dropping `--model-type X`) and turns it into a
+    leading `--model-path`, so an explicit `--model-path` wins over it.
+  - `--model-path`/`--model`, `--revision`, `--speculative-algorithm`, `--speculative-draft-model-path`/
+    `--speculative-draft-model`, `--speculative-draft-model-revision`, `--speculative-num-draft-tokens`,
+    `--tp-size`/`--tensor-parallel-size`, and `--tp`, which argparse accepts as the unique prefix of
+    `--tp-size` (abbreviations in general are not resolved here).
+  - `--config FILE`: configfile.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dflash_cfg.errors import LaunchError
+from dflash_cfg.launch.argv import Context, last, named, positive_int, scan, tensor_parallel
+from dflash_cfg.launch.configfile import sglang_config
+from dflash_cfg.launch.flags import ALGORITHM, DRAFT, DRAFT_REVISION, DRAFT_TOKENS, MODEL, REVISION, SGLANG
+from dflash_cfg.model import Launch
+
+
+def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch:
+    rest = list(args)
+    if serve:
+        # cli/serve.py drops `--model-type X` first, then reads a leading bare token as a leading
+        # `--model-path` (so that an explicit --model-path later wins).
+        first = _first_after_model_type(rest)
+        if first < len(rest) and not rest[first].startswith("-"):
+            rest = ["--model-path", rest.pop(first), *rest]
+    rest, config_file = sglang_config(context, rest)
+    found = scan(rest, SGLANG, engine="sglang", positional=False)
+    model = last(found, MODEL)
+    if model is None:
+        raise LaunchError("--model-path: required; no model given to SGLang")
+    target = named(*model)
+    revision = last(found, REVISION)
+    algorithm = last(found, ALGORITHM)
+    draft = last(found, DRAFT)
+    draft_revision = last(found, DRAFT_REVISION)
+    draft_tokens = last(found, DRAFT_TOKENS)
+    return Launch(
+        engine="sglang",
+        target=target,
+        target_revision=None if revision is None else revision[1],
+        drafter=None if draft is None else named(*draft),
+        drafter_revision=None if draft_revision is None else draft_revision[1],
+        method=None if algorithm is None else algorithm[1],
+        num_speculative_tokens=None,
+        num_draft_tokens=None if draft_tokens is None else positive_int(*draft_tokens),
+        tensor_parallel_size=tensor_parallel(found),
+        argv=context.argv,
+        config_file=config_file,
+        container=context.container,
+    )
+
+
+def _first_after_model_type(args: list[str]) -> int:
+    """Index of the first argument that is not `--model-type X` / `--model-type=X`."""
+    i = 0
+    while i < len(args):
+        if args[i] == "--model-type":
+            i += 2
+        elif args[i].startswith("--model-type="):
+            i += 1
+        else:
+            break
+    return i

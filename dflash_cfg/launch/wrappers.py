@@ -1,0 +1,203 @@
+"""The head of a launch command: the wrappers before the engine, and the engine's program, module and
+subcommand.
+
+Wrappers (each refused on an option it does not know, since the wrapped command's start is then unknown):
+leading `NAME=value`, `env [-i] [-u NAME] NAME=value`, `nohup`, `numactl [options]`, `uv run [options]
+[-m MODULE]`, `torchrun`/`python -m torch.distributed.run [options] (-m MODULE | --no-python PROGRAM)`, and
+`docker run` (docker.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from dflash_cfg.errors import LaunchError
+from dflash_cfg.launch.argv import quote, show
+from dflash_cfg.launch.docker import docker_run
+from dflash_cfg.launch.flags import FLAG, VALUE
+from dflash_cfg.model import ASSIGNMENT, Container
+
+TORCHRUN = "torch.distributed.run"
+PYTHON = re.compile(r"python[0-9.]*")
+# CPython interpreter switches that take no argument (python --help); X and W take one.
+_PY_FLAGS = frozenset("bBdEhiIOPqRsSuvVx")
+
+
+# Wrappers before the engine: option -> FLAG or VALUE, from each tool's own --help. An option not listed
+# is refused: without its arity the start of the wrapped command is unknown.
+_NUMACTL: dict[str, int] = {
+    **dict.fromkeys(
+        ("--interleave", "-i", "--preferred", "-p", "--preferred-many", "-P", "--membind", "-m", "--cpunodebind",
+         "-N", "--physcpubind", "-C", "--weighted-interleave", "-w"),
+        VALUE,
+    ),
+    **dict.fromkeys(("--localalloc", "-l", "--all", "-a", "--balancing", "-b"), FLAG),
+}  # fmt: skip
+_UV_RUN: dict[str, int] = {
+    **dict.fromkeys(
+        ("--with", "-w", "--with-editable", "--with-requirements", "--python", "-p", "--extra", "--group",
+         "--only-group", "--no-group", "--package", "--env-file", "--project", "--directory", "--index",
+         "--default-index", "--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--index-strategy",
+         "--resolution", "--prerelease", "--exclude-newer", "--link-mode", "--config-setting", "-C", "--cache-dir",
+         "--config-file", "--color", "--refresh-package", "--reinstall-package", "--upgrade-package", "-P",
+         "--no-binary-package", "--no-build-package", "--keyring-provider", "--allow-insecure-host",
+         "--python-platform", "--no-extra"),
+        VALUE,
+    ),
+    **dict.fromkeys(
+        ("--module", "-m", "--all-extras", "--no-dev", "--dev", "--only-dev", "--all-groups", "--frozen", "--locked",
+         "--no-sync", "--isolated", "--active", "--no-project", "--no-config", "--offline", "--no-cache", "-n",
+         "--quiet", "-q", "--verbose", "-v", "--no-env-file", "--no-editable", "--exact", "--refresh",
+         "--reinstall", "--upgrade", "-U", "--compile-bytecode", "--no-build-isolation", "--managed-python",
+         "--no-managed-python", "--no-python-downloads", "--native-tls", "--no-progress", "--preview",
+         "--no-build", "--no-binary"),
+        FLAG,
+    ),
+}  # fmt: skip
+# torch.distributed.run (torchrun); `_` spellings are read as `-`, as torchrun registers both.
+_TORCHRUN: dict[str, int] = {
+    **dict.fromkeys(
+        ("--nnodes", "--nproc-per-node", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--rdzv-conf",
+         "--max-restarts", "--monitor-interval", "--start-method", "--role", "--node-rank", "--master-addr",
+         "--master-port", "--local-addr", "--log-dir", "--redirects", "-r", "--tee", "-t", "--local-ranks-filter",
+         "--logs-specs"),
+        VALUE,
+    ),
+    **dict.fromkeys(("--standalone", "--module", "-m", "--no-python", "--run-path"), FLAG),
+}  # fmt: skip
+
+
+def basename(token: str) -> str:
+    return token.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def unwrap(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container | None]:
+    """The engine command inside the wrappers, and the container it runs in (docker run)."""
+    command: tuple[str, ...] = args
+    container: Container | None = None
+    while command:
+        head = command[0]
+        program = basename(head)
+        if ASSIGNMENT.fullmatch(head):
+            command = command[1:]
+        elif program == "env":
+            command = command[_env(command, 1) :]
+        elif program == "nohup":
+            command = command[1 + (command[1:2] == ("--",)) :]
+        elif program == "numactl":
+            command = command[_options(command, 1, _NUMACTL, "numactl") :]
+        elif program == "uv" and command[1:2] == ("run",):
+            i, module = _uv_run(command)
+            command = ("python", "-m", *command[i:]) if module else command[i:]
+        elif program == "torchrun" or (PYTHON.fullmatch(program) and python_module(command, 1)[0] == TORCHRUN):
+            command = _torchrun(command, 1 if program == "torchrun" else python_module(command, 1)[1])
+        elif program in ("docker", "podman") and command[1:2] in (("run",), ("container",)):
+            if container is not None:
+                raise LaunchError(f"{head}: a container command inside a container command")
+            command, container = docker_run(command)
+            if container.entrypoint_known is False:
+                return command, container
+        else:
+            break
+    return command, container
+
+
+def _env(args: tuple[str, ...], i: int) -> int:
+    """Index of the program after `env [options] NAME=value ...`."""
+    while i < len(args):
+        token = args[i]
+        if ASSIGNMENT.fullmatch(token) or token in ("-i", "--ignore-environment", "-", "-0", "--null"):
+            i += 1
+        elif token in ("-u", "--unset", "-C", "--chdir"):
+            i += 2
+        elif token.startswith(("--unset=", "--chdir=")) or (token[:2] in ("-u", "-C") and len(token) > 2):
+            i += 1
+        else:
+            return i + (token == "--")
+    return i
+
+
+def _options(args: tuple[str, ...], i: int, table: dict[str, int], program: str) -> int:
+    """Index after the options of a wrapper (`table`: option -> FLAG or VALUE); unknown options refused."""
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            return i + 1
+        if not token.startswith("-") or token == "-":
+            return i
+        name, eq, _ = token.partition("=")
+        if name.startswith("--"):
+            arity = table.get(name)
+            if arity is None:
+                raise LaunchError(f"{program} {name}: option not understood; cannot tell where the command starts")
+            i += 1 if (eq or arity == FLAG) else 2
+            continue
+        # short options, clustered (`-itd`) or with the value attached (`-N0`, `-v/a:/b`)
+        for k, letter in enumerate(token[1:], start=1):
+            arity = table.get("-" + letter)
+            if arity is None:
+                raise LaunchError(f"{program} -{letter}: option not understood; cannot tell where the command starts")
+            if arity == VALUE:
+                i += 1 if k + 1 < len(token) else 2
+                break
+        else:
+            i += 1
+    if i > len(args):
+        raise LaunchError(f"{program} {args[-1]}: expects a value")
+    return i
+
+
+def _uv_run(args: tuple[str, ...]) -> tuple[int, bool]:
+    """Index of the command after `uv run [options]`, and whether `-m/--module` made it a module."""
+    module = any(a in ("-m", "--module") for a in args[2 : _options(args, 2, _UV_RUN, "uv run")])
+    return _options(args, 2, _UV_RUN, "uv run"), module
+
+
+def _torchrun(args: tuple[str, ...], i: int) -> tuple[str, ...]:
+    """The program a torchrun launcher starts: `-m MODULE`, `--no-python PROGRAM`, or a script (refused)."""
+    normal = tuple(a.replace("_", "-") if a.startswith("--") and "=" not in a else a for a in args)
+    end = _options(normal, i, _TORCHRUN, "torchrun")
+    flags = set(normal[i:end])
+    rest = args[end:]
+    if not rest:
+        raise LaunchError("torchrun: no program to run")
+    if flags & {"-m", "--module"}:
+        return ("python", "-m", *rest)
+    if "--no-python" in flags:
+        return rest
+    raise LaunchError(f"torchrun {quote(rest[0])}: a script, not a vLLM or SGLang launch; use -m MODULE")
+
+
+def subcommand(args: tuple[str, ...], i: int, program: str) -> int:
+    """Index after `serve`, the only subcommand that launches a server."""
+    if i >= len(args):
+        raise LaunchError(f"{program}: no subcommand; expected '{program} serve ...'")
+    if args[i] != "serve":
+        raise LaunchError(f"{program} {show(args[i : i + 1])}: not a server launch; expected '{program} serve ...'")
+    return i + 1
+
+
+def python_module(args: tuple[str, ...], i: int) -> tuple[str | None, int]:
+    """The module of `python [switches] -m MODULE ...` and the index after it; None for a script or -c."""
+    while i < len(args):
+        token = args[i]
+        if not token.startswith("-") or token.startswith("--") or token == "-":
+            return None, i
+        cluster = token[1:]
+        for k, switch in enumerate(cluster):
+            if switch in _PY_FLAGS:
+                continue
+            if switch in "XW":  # -X opt / -Xopt
+                i += 1 if k + 1 < len(cluster) else 2
+                break
+            if switch == "m":  # -m module / -mmodule, possibly after flags: -um module
+                module = cluster[k + 1 :]
+                if module:
+                    return module, i + 1
+                if i + 1 >= len(args):
+                    raise LaunchError("python -m: no module given")
+                return args[i + 1], i + 2
+            return None, i  # -c and anything else: not a module launch
+        else:
+            i += 1
+    return None, i

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from dflash_cfg.version import __version__
 
 if TYPE_CHECKING:
     from dflash_cfg.commands.diff import DiffResult

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 import dflash_cfg as api
-from dflash_cfg import __version__
 from dflash_cfg.commands.common import HubOptions, select_rules
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, UsageError, redact
 from dflash_cfg.lint.gate import verdict
@@ -34,6 +33,7 @@ from dflash_cfg.report.escape import printable
 from dflash_cfg.report.formats import CI_FORMATS, FORMATS, render, render_chunks
 from dflash_cfg.sources.hfenv import import_hub
 from dflash_cfg.sources.views import transformers_version
+from dflash_cfg.version import __version__
 
 if TYPE_CHECKING:
     from dflash_cfg.commands.fix import FixResult

@@ -10,7 +10,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dflash_cfg import __version__
 from dflash_cfg.commands.common import (
     HubOptions,
     Views,
@@ -27,6 +26,7 @@ from dflash_cfg.model import ByteEdit, Entry, FileReport, HubFile, PatchOp, Seve
 from dflash_cfg.sources import remote, storage
 from dflash_cfg.sources.lockfile import lock_path, read_lock
 from dflash_cfg.sources.project import resolve as resolve_project
+from dflash_cfg.version import __version__
 
 if TYPE_CHECKING:  # the writer loads only when a plan is written: an unchanged file never needs it
     from dflash_cfg.write.verified import Written

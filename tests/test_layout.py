@@ -15,7 +15,7 @@ ALLOWED = {
     "jsondoc": ("jsondoc", "model", "errors"),
     "lint": ("jsondoc", "lint", "model", "errors"),
     "report": ("jsondoc", "lint.rules", "lint.compare", "model", "errors", "report"),
-    "sources": ("jsondoc", "model", "errors", "sources", "write.atomic", "version"),
+    "sources": ("jsondoc", "model", "errors", "sources", "version"),
     "write": ("jsondoc", "model", "errors", "sources", "write"),
 }
 

@@ -35,9 +35,9 @@ from typing import Any
 from dflash_cfg.errors import PathError
 from dflash_cfg.model import FIELDS, Effective
 from dflash_cfg.sources import files
+from dflash_cfg.sources.atomic import replace_atomically
 from dflash_cfg.sources.views import transformers_version
 from dflash_cfg.version import __version__
-from dflash_cfg.write.atomic import replace_atomically
 
 FORMAT = 3  # bump when the entry layout or the meaning of a stored view changes (3: no fan-out directories)
 MAX_ENTRY_BYTES = 1 << 20  # far above any real entry; a bigger file is foreign

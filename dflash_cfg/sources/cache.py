@@ -135,7 +135,7 @@ def _valid(entry: Any, key: dict[str, Any]) -> Effective | None:
         return None
     for name, want in key.items():
         got = entry[name]
-        if type(got) is not type(want) or got != want:  # type: True == 1 must not pass for format 1
+        if type(got) is not type(want) or got != want:  # compare types too: True == 1 must not pass for format 1
             return None
     eff = entry["effective"]
     if not isinstance(eff, dict) or set(eff) != {"transformers_version", "values", "error", "warnings", "config_class"}:

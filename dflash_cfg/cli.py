@@ -6,7 +6,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -15,7 +15,7 @@ from dflash_cfg.commands.common import HubOptions, select_rules
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, UsageError, redact
 from dflash_cfg.lint.gate import verdict
 from dflash_cfg.lint.rules import ALL
-from dflash_cfg.model import Report, Severity
+from dflash_cfg.model import FixResult, Plan, Report, Severity
 from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
 from dflash_cfg.report.commands import (
     diff_json,
@@ -34,9 +34,6 @@ from dflash_cfg.report.formats import CI_FORMATS, FORMATS, render, render_chunks
 from dflash_cfg.sources.hfenv import import_hub
 from dflash_cfg.sources.views import transformers_version
 from dflash_cfg.version import __version__
-
-if TYPE_CHECKING:
-    from dflash_cfg.commands.fix import FixResult
 
 _DOCUMENTED = "dflash_cfg_documented"  # set on an error whose command already wrote its document
 
@@ -374,9 +371,6 @@ def fix_command(
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
-    if TYPE_CHECKING:
-        from dflash_cfg.commands.fix import Plan
-
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")

@@ -4,7 +4,6 @@ them (with the launch's own arguments) before the engine starts."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,17 +11,9 @@ from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import LaunchError, PathError, UsageError, WhereError
 from dflash_cfg.lint.launch import Container, Launch, parse_launch
-from dflash_cfg.model import Report, Severity
+from dflash_cfg.model import Location, Preflight, Severity
 from dflash_cfg.sources import files
-from dflash_cfg.sources.where import Location, locate
-
-
-@dataclass(frozen=True)
-class Preflight:
-    launch: Launch
-    drafter: Location
-    target: Location
-    report: Report
+from dflash_cfg.sources.where import locate
 
 
 def run(

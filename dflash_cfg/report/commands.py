@@ -9,22 +9,27 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.jsondoc.encode import dumps_printable
+from dflash_cfg.model import (
+    MISSING,
+    NOT_READ,
+    DiffResult,
+    Entry,
+    FixResult,
+    HubFile,
+    Location,
+    Outcome,
+    Plan,
+    Preflight,
+    Verification,
+)
 from dflash_cfg.report.check import JSON_VERSION
 from dflash_cfg.report.escape import printable
-
-if TYPE_CHECKING:  # the commands that produce these import them; `check` need not pay for it
-    from dflash_cfg.commands.diff import DiffResult
-    from dflash_cfg.commands.fix import FixResult, Outcome, Plan
-    from dflash_cfg.commands.preflight import Preflight
-    from dflash_cfg.commands.verify import Verification
-    from dflash_cfg.model import Entry, HubFile
-    from dflash_cfg.sources.where import Location
 
 
 def _cell(value: Any) -> str:
@@ -42,7 +47,7 @@ def diff_text(result: DiffResult) -> str:
     if result.identical:
         head.append(click.style(f"identical to upstream (git blob {up.blob_id})", fg="green"))
     else:
-        local = git_blob_sha1(result.local)[:12]
+        local = result.git_blob_sha1[:12]
         head.append(f"differs from upstream: local git blob {local}, upstream {up.blob_id[:12]}")
     header = ("", "field", "local", "local via Qwen3Config", "upstream")
     table = [header]
@@ -89,15 +94,13 @@ def _upstream(up: HubFile | None) -> dict[str, Any] | None:
 
 
 def diff_json(result: DiffResult, tool_version: str) -> str:
-    from dflash_cfg.lint.compare import MISSING, NOT_READ
-
     def value(v: Any) -> Any:
         return None if v is MISSING or v is NOT_READ else v
 
     doc = {
         **_envelope(tool_version),
         "path": result.path,
-        "git_blob_sha1": git_blob_sha1(result.local),
+        "git_blob_sha1": result.git_blob_sha1,
         "upstream": _upstream(result.upstream),
         "identical": result.identical,
         "critical_differences": result.critical,

@@ -109,6 +109,12 @@ def check(options: CheckOptions) -> Report:
         return _check(options)
 
 
+def error_report(message: str) -> Report:
+    """The report of a check (or preflight) that could not run: no file, the reason as its one error. A run
+    that exits 2 still writes one document in a machine format: CI parses stdout."""
+    return Report((), transformers_version(), __version__, (message,))
+
+
 def _check(options: CheckOptions) -> Report:
     options, project, rules, fail_on = resolved(options)
     targets = _Targets(options.offline)

@@ -15,7 +15,7 @@ from dflash_cfg.commands.common import (
     one_config,
     upstream_for,
 )
-from dflash_cfg.errors import PatchError, UsageError
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.linter import Inputs, lint
@@ -223,3 +223,13 @@ def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
 def remaining_errors(left: FileReport) -> int:
     """Errors the planned bytes still have: what only upstream values or a human can settle."""
     return sum(1 for f in left.findings if f.severity == Severity.ERROR)
+
+
+def exit_code(result: FixResult, exit_non_zero_on_fix: bool = False) -> int:
+    """1 when a change was not written (a dry run), when errors remain, or (`exit_non_zero_on_fix`, as
+    pre-commit fixers do) when the file was changed; else 0."""
+    if result.remaining_errors:
+        return EXIT_FINDINGS
+    if result.plan.changed and (result.outcome is None or exit_non_zero_on_fix):
+        return EXIT_FINDINGS
+    return EXIT_OK

@@ -124,12 +124,54 @@ def diff_json(result: DiffResult, tool_version: str) -> str:
     return dumps_printable(doc, indent=2) + "\n"
 
 
-def fix_unchanged_text(p: Plan) -> str:
+def fix_plan_text(p: Plan) -> str:
+    """The change fix is about to make (or would make, on a dry run): the unified diff, then each change in words."""
+    changes = "".join(f"  - {summary}\n" for summary in p.applied)
+    return printable(p.diff(), keep="\n\t") + printable(changes, keep="\n")
+
+
+def fix_prompt(p: Plan) -> str:
+    return f"Write {p.path}?"
+
+
+def fix_result_text(result: FixResult) -> str:
+    """One file's outcome: nothing to change, or what was written ("" for a change not written: its diff
+    was shown when it was planned)."""
+    p = result.plan
+    if not p.changed:
+        return _unchanged_text(p) + "\n"
+    if result.outcome is None:
+        return ""
+    return _written_text(p, result.outcome)
+
+
+def fix_advice(result: FixResult) -> list[str]:
+    """What is left to do about one file, for stderr: errors only upstream or a human can settle, and
+    where its trained values come from."""
+    p = result.plan
+    lines = []
+    if result.remaining_errors:
+        lines.append(
+            f"{result.remaining_errors} error(s) remain that need upstream values or a human: "
+            f"dflash-cfg check {p.path.parent}"
+        )
+    if result.upstream_hint is not None:
+        repo = result.upstream_hint or "ORG/NAME"
+        lines.append(
+            f"dflash-cfg: {p.path} has findings no safe fix settles: the trained values (taps, mask id, "
+            f"layer types, window, RoPE) come from its upstream repo: dflash-cfg fix {p.path.parent} "
+            f"--from-hub {repo} (add --only-critical to keep local edits); or name it as `upstream` in a "
+            "[[tool.dflash-cfg.models]] entry so every check compares with it"
+        )
+    return lines
+
+
+def _unchanged_text(p: Plan) -> str:
     same = f" (identical to {p.upstream.repo}@{p.upstream.commit})" if p.upstream and p.identical_to_upstream else ""
     return printable(f"{p.path}: nothing to change{same}")
 
 
-def fix_written_text(p: Plan, out: Outcome) -> str:
+def _written_text(p: Plan, out: Outcome) -> str:
     """What was written, with the hashes to check it by on another host."""
     w = out.written
     same = f"  identical to {p.upstream.repo}@{p.upstream.commit}" if p.upstream and p.identical_to_upstream else ""
@@ -207,6 +249,19 @@ def _entry(entry: Entry | None) -> dict[str, Any] | None:
         "written_at": entry.written_at,
         "tool_version": entry.tool_version,
     }
+
+
+def verify_text(v: Verification, with_origin: bool) -> str:
+    """ "ok" (stdout) or "MISMATCH" (stderr) with both hashes; `with_origin`: the expected sha256 is the
+    lock's, so say when and from where that write came."""
+    entry = v.entry
+    origin = ""
+    if entry is not None and with_origin:
+        source = f" from {entry.source.repo}@{entry.source.commit}" if entry.source else ""
+        origin = f" (written {entry.written_at}{source}, dflash-cfg {entry.tool_version})"
+    if v.ok:
+        return printable(f"ok: {v.path} sha256 {v.sha256}{origin}") + "\n"
+    return printable(f"MISMATCH: {v.path}\n  sha256   {v.sha256}\n  expected {v.expected}{origin}", keep="\n") + "\n"
 
 
 def verify_json(v: Verification, tool_version: str) -> str:

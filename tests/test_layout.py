@@ -1,14 +1,17 @@
 """The layout is a promise: the pure parts import nothing that touches the world, and only commands/ joins
-effects and the pure core. LAYOUT below is the one statement of it, and the tests hold the code to it."""
+effects and the pure core. LAYOUT below is the one statement of it: the tests hold the code to it, and the
+"may import" column of CONTRIBUTING.md's code map is LAYOUT rendered (a test checks that too)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "dflash_cfg"
+CONTRIBUTING = ROOT / "CONTRIBUTING.md"
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ def _allows(allowed: tuple[str, ...], module: str) -> bool:
 
 def test_every_module_belongs_to_a_part_of_the_layout() -> None:
     unplaced = sorted({_part(p) for p in _modules()} - set(LAYOUT))
-    assert unplaced == [], f"add these to LAYOUT: {unplaced}"
+    assert unplaced == [], f"add these to LAYOUT (and to the code map in CONTRIBUTING.md): {unplaced}"
 
 
 def test_each_part_imports_only_what_the_layout_allows() -> None:
@@ -154,3 +157,34 @@ def test_object_storage_is_reached_only_through_the_remote_seam() -> None:
             if any(str(n).split(".")[0] in clients for n in names):
                 found.append(path.relative_to(PACKAGE).as_posix())
     assert sorted(set(found)) == ["sources/remote.py"]
+
+
+# --- CONTRIBUTING.md's code map -------------------------------------------------------------------------
+
+
+def may_import(part: Part) -> str:
+    """The code map's "may import" cell for a part."""
+    text = ", ".join(f"`{m}`" for m in part.may_import) or "nothing of dflash_cfg"
+    if part.exceptions:
+        text += "; also " + "; ".join(f"`{m}` ({why})" for m, why in part.exceptions)
+    return text
+
+
+_ROW = re.compile(r"^\| `(?P<part>[^`]+)` \| (?P<owns>.*?) \| (?P<may>.*) \|$")
+
+
+def _code_map() -> list[tuple[str, str, str]]:
+    """(part, owns, may import) of each row of the table under CONTRIBUTING.md's `## Code map`."""
+    text = CONTRIBUTING.read_text(encoding="utf-8")
+    section = re.split(r"(?m)^## Code map$", text, maxsplit=1)[1].split("\n## ", 1)[0]
+    return [(m["part"], m["owns"], m["may"]) for m in map(_ROW.match, section.splitlines()) if m]
+
+
+def test_the_code_map_shows_the_layout() -> None:
+    shown = _code_map()
+    owns = {part: cell for part, cell, _ in shown}
+    expected = [(name, owns.get(name, "(say what it owns)"), may_import(part)) for name, part in LAYOUT.items()]
+    table = "\n".join(
+        ["| part | owns | may import |", "|---|---|---|", *(f"| `{n}` | {o} | {m} |" for n, o, m in expected)]
+    )
+    assert shown == expected, f"CONTRIBUTING.md's code map should read:\n\n{table}\n"

@@ -15,13 +15,10 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from dflash_cfg.version import __version__
 
 if TYPE_CHECKING:
-    from dflash_cfg.commands.diff import DiffResult
-    from dflash_cfg.commands.fix import FixResult, Plan
-    from dflash_cfg.commands.verify import Verification
-    from dflash_cfg.model import Report
+    from dflash_cfg.model import DiffResult, FixResult, Plan, Report, Verification
 
 __all__ = [
     "DflashCfgError",
@@ -156,8 +153,7 @@ def verify(path: Path, *, expect_sha256: str | None = None) -> Verification:
     return run(os.fspath(path), expect_sha256)
 
 
-# The value types load with the module that makes them, so `import dflash_cfg` stays cheap and a
-# check never loads the writer.
+# The value types load on first use, so `import dflash_cfg` stays cheap.
 _LAZY = {
     "DflashCfgError": "dflash_cfg.errors",
     "FileReport": "dflash_cfg.model",
@@ -166,10 +162,10 @@ _LAZY = {
     "PatchOp": "dflash_cfg.model",
     "Report": "dflash_cfg.model",
     "Severity": "dflash_cfg.model",
-    "DiffResult": "dflash_cfg.commands.diff",
-    "FixResult": "dflash_cfg.commands.fix",
-    "Plan": "dflash_cfg.commands.fix",
-    "Verification": "dflash_cfg.commands.verify",
+    "DiffResult": "dflash_cfg.model",
+    "FixResult": "dflash_cfg.model",
+    "Plan": "dflash_cfg.model",
+    "Verification": "dflash_cfg.model",
 }
 
 

@@ -6,57 +6,41 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 import dflash_cfg as api
-from dflash_cfg import __version__
 from dflash_cfg.commands.common import HubOptions, select_rules
-from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, UsageError, redact
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, Documented, UsageError, redact
 from dflash_cfg.lint.gate import verdict
 from dflash_cfg.lint.rules import ALL
-from dflash_cfg.model import Report, Severity
+from dflash_cfg.model import FixResult, Plan, Report, Severity
 from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
 from dflash_cfg.report.commands import (
     diff_json,
     diff_text,
     error_json,
+    fix_advice,
     fix_json,
-    fix_unchanged_text,
-    fix_written_text,
+    fix_plan_text,
+    fix_prompt,
+    fix_result_text,
     preflight_text,
     verify_json,
+    verify_text,
     where_json,
     where_text,
 )
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.formats import CI_FORMATS, FORMATS, render, render_chunks
-from dflash_cfg.sources.hfenv import import_hub
-from dflash_cfg.sources.views import transformers_version
-
-if TYPE_CHECKING:
-    from dflash_cfg.commands.fix import FixResult
-
-_DOCUMENTED = "dflash_cfg_documented"  # set on an error whose command already wrote its document
-
-
-def _secrets() -> list[str | None]:
-    """Credentials a message must never show: the Hub token from the environment or its token file."""
-    found: list[str | None] = [os.environ.get(name) for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")]
-    try:
-        import_hub()
-        from huggingface_hub import get_token
-
-        found.append(get_token())
-    except Exception:  # noqa: BLE001 - only for hiding it; an unreadable token file hides nothing
-        pass
-    return found
+from dflash_cfg.sources.hfenv import secrets
+from dflash_cfg.version import __version__
 
 
 def _say(message: str) -> None:
     """One line on stderr: no credential, no control character a terminal would act on."""
-    click.echo(printable(redact(message, _secrets())), err=True)
+    click.echo(printable(redact(message, secrets())), err=True)
 
 
 def _colour(choice: str = "auto") -> bool | None:
@@ -163,8 +147,9 @@ def _error_document(args: list[str], message: str) -> None:
     """A run that exits 2 still writes one document in a machine format: CI parses stdout."""
     command, fmt = _requested_format(args)
     if command in ("check", "preflight") and fmt in ("json", "github", "sarif"):
-        report = Report((), transformers_version(), __version__, (message,))
-        click.echo(render(report, fmt), nl=False)
+        from dflash_cfg.commands.check import error_report
+
+        click.echo(render(error_report(message), fmt), nl=False)
     elif command in ("diff", "fix", "verify", "where") and fmt == "json":
         click.echo(error_json(command, __version__, message), nl=False)
 
@@ -374,8 +359,7 @@ def fix_command(
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
-    if TYPE_CHECKING:
-        from dflash_cfg.commands.fix import Plan
+    from dflash_cfg.commands.fix import exit_code as fix_exit_code
 
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
@@ -388,14 +372,13 @@ def fix_command(
     def confirm(p: Plan) -> bool:
         if as_json_doc:
             return not dry_run
-        click.echo(printable(p.diff(), keep="\n\t"), nl=False, color=colour)
-        click.echo(printable("".join(f"  - {summary}\n" for summary in p.applied), keep="\n"), nl=False, color=colour)
+        click.echo(fix_plan_text(p), nl=False, color=colour)
         if dry_run:
             return False
         if not yes:
             if not sys.stdin.isatty():
                 raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
-            click.confirm(f"Write {p.path}?", abort=True)
+            click.confirm(fix_prompt(p), abort=True)
         return True
 
     results = api.fix(
@@ -415,47 +398,21 @@ def fix_command(
     try:
         for result in results:
             done.append(result)
-            code = max(code, _fix_shown(result, exit_non_zero_on_fix, as_json_doc, colour))
+            if not as_json_doc:  # the document says the rest
+                click.echo(fix_result_text(result), nl=False, color=colour)
+            for line in fix_advice(result):
+                _say(line)
+            code = max(code, fix_exit_code(result, exit_non_zero_on_fix))
     except DflashCfgError as exc:
-        if as_json_doc:  # the files done so far, and why the run stopped
-            message = redact(str(exc), _secrets())
-            click.echo(fix_json(done, __version__, dry_run=dry_run, errors=(message,)), nl=False)
-            setattr(exc, _DOCUMENTED, True)
-        raise
+        if not as_json_doc:
+            raise
+        # The files done so far, and why the run stopped.
+        message = redact(str(exc), secrets())
+        click.echo(fix_json(done, __version__, dry_run=dry_run, errors=(message,)), nl=False)
+        raise Documented(exc) from exc
     if as_json_doc:
         click.echo(fix_json(done, __version__, dry_run=dry_run), nl=False)
     ctx.exit(code)
-
-
-def _fix_shown(result: FixResult, exit_non_zero_on_fix: bool, as_json_doc: bool, colour: bool | None) -> int:
-    """Print one file's outcome (text) or only its hints (json: the document says the rest); its exit code."""
-    code = EXIT_OK
-    p = result.plan
-    if not p.changed:
-        if not as_json_doc:
-            click.echo(fix_unchanged_text(p), color=colour)
-    elif result.outcome is None:  # a dry run: it would change
-        code = EXIT_FINDINGS
-    else:
-        if not as_json_doc:
-            click.echo(fix_written_text(p, result.outcome), nl=False, color=colour)
-        if exit_non_zero_on_fix:
-            code = EXIT_FINDINGS
-    if result.remaining_errors:
-        _say(
-            f"{result.remaining_errors} error(s) remain that need upstream values or a human: "
-            f"dflash-cfg check {p.path.parent}"
-        )
-        code = EXIT_FINDINGS
-    if result.upstream_hint is not None:
-        repo = result.upstream_hint or "ORG/NAME"
-        _say(
-            f"dflash-cfg: {p.path} has findings no safe fix settles: the trained values (taps, mask id, "
-            f"layer types, window, RoPE) come from its upstream repo: dflash-cfg fix {p.path.parent} "
-            f"--from-hub {repo} (add --only-critical to keep local edits); or name it as `upstream` in a "
-            "[[tool.dflash-cfg.models]] entry so every check compares with it"
-        )
-    return code
 
 
 @cli.command("verify")
@@ -469,18 +426,12 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None, fmt
     v = api.verify(path, expect_sha256=expect_sha256)
     if fmt == "json":
         click.echo(verify_json(v, __version__), nl=False)
-    entry = v.entry
-    origin = ""
-    if entry is not None and expect_sha256 is None:
-        source = f" from {entry.source.repo}@{entry.source.commit}" if entry.source else ""
-        origin = f" (written {entry.written_at}{source}, dflash-cfg {entry.tool_version})"
+    text = verify_text(v, with_origin=expect_sha256 is None)
     if v.ok:
         if fmt == "text":
-            click.echo(printable(f"ok: {v.path} sha256 {v.sha256}{origin}"), color=_colour(color))
+            click.echo(text, nl=False, color=_colour(color))
         ctx.exit(EXIT_OK)
-    click.echo(
-        printable(f"MISMATCH: {v.path}\n  sha256   {v.sha256}\n  expected {v.expected}{origin}", keep="\n"), err=True
-    )
+    click.echo(text, nl=False, err=True)
     ctx.exit(EXIT_FINDINGS)
 
 
@@ -538,17 +489,7 @@ def preflight_command(
         _say(f"dflash-cfg: error: {error}")
     code = exit_code(result.report, exit_zero)
     if exec_ and code == EXIT_OK:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # Exactly the program that was checked, with the `NAME=value` assignments applied as a shell would.
-        launch = result.launch
-        program = list(launch.command)
-        try:
-            os.execvpe(program[0], program, {**os.environ, **dict(launch.environment)})
-        except OSError as exc:
-            failure = UsageError(f"cannot run {program[0]!r}: {exc.strerror or exc}")
-            setattr(failure, _DOCUMENTED, True)  # the report is out already: the reason goes to stderr
-            raise failure from None
+        preflight.execute(result.launch)
     if exec_ and code != EXIT_OK:
         click.echo("dflash-cfg: not launching: the check failed", err=True)
     ctx.exit(code)
@@ -589,10 +530,9 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     machine --format, into a document on stdout that says it)."""
     argv = list(sys.argv[1:] if args is None else args)
 
-    def document(exc: BaseException, message: str) -> None:
-        if not getattr(exc, _DOCUMENTED, False):
-            with contextlib.suppress(Exception):  # the one-line cause on stderr still says it
-                _error_document(argv, redact(message, _secrets()))
+    def document(message: str) -> None:
+        with contextlib.suppress(Exception):  # the one-line cause on stderr still says it
+            _error_document(argv, redact(message, secrets()))
 
     try:
         # Without standalone mode click returns ctx.exit()'s code instead of raising it.
@@ -601,11 +541,12 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:  # click's own usage errors
-        document(exc, exc.format_message())
+        document(exc.format_message())
         exc.show()
         return EXIT_USAGE
     except DflashCfgError as exc:  # the user's or the environment's: one line, the class says the exit code
-        document(exc, str(exc))
+        if not isinstance(exc, Documented):
+            document(str(exc))
         _say(f"dflash-cfg: error: {exc}")
         return int(exc.exit_code)
     except click.exceptions.Abort:
@@ -621,7 +562,7 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except Exception as exc:  # a bug in dflash-cfg, not the user's fault: still one line
         if os.environ.get("DFLASH_CFG_DEBUG"):
             raise
-        document(exc, f"internal error: {type(exc).__name__}: {exc}")
+        document(f"internal error: {type(exc).__name__}: {exc}")
         _say(
             f"dflash-cfg: internal error: {type(exc).__name__}: {exc} "
             "(set DFLASH_CFG_DEBUG=1 for the traceback, and please report it)"

@@ -97,3 +97,14 @@ class WriteError(DflashCfgError):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class Documented(DflashCfgError):
+    """`cause` again, after the command already wrote the document or report that says it (a fix run's JSON
+    document, a preflight report before its launch failed): the CLI adds the one-line cause on stderr and
+    no second document."""
+
+    def __init__(self, cause: DflashCfgError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.exit_code = cause.exit_code

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dflash_cfg import __version__
 from dflash_cfg.commands.common import (
     HubOptions,
     Views,
@@ -34,6 +33,7 @@ from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.sources.views import transformers_version
 from dflash_cfg.sources.weights import read_weights, read_weights_remote
 from dflash_cfg.sources.where import model_dir
+from dflash_cfg.version import __version__
 
 if TYPE_CHECKING:  # the launch parser is only loaded by preflight
     from dflash_cfg.model import Launch
@@ -107,6 +107,12 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
 def check(options: CheckOptions) -> Report:
     with storage.remembered_listings():  # a remote tree is listed once
         return _check(options)
+
+
+def error_report(message: str) -> Report:
+    """The report of a check (or preflight) that could not run: no file, the reason as its one error. A run
+    that exits 2 still writes one document in a machine format: CI parses stdout."""
+    return Report((), transformers_version(), __version__, (message,))
 
 
 def _check(options: CheckOptions) -> Report:

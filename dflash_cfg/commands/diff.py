@@ -3,32 +3,13 @@ config class."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dflash_cfg.commands.common import HubOptions, Views, one_config, upstream_for
 from dflash_cfg.errors import UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
-from dflash_cfg.lint.compare import Row, compare
-from dflash_cfg.model import HubFile
+from dflash_cfg.lint.compare import compare
+from dflash_cfg.model import DiffResult
 from dflash_cfg.sources import storage
 from dflash_cfg.sources.views import transformers_version
-
-
-@dataclass(frozen=True)
-class DiffResult:
-    path: str
-    local: bytes
-    upstream: HubFile
-    rows: tuple[Row, ...]
-    transformers_version: str | None
-
-    @property
-    def identical(self) -> bool:
-        return git_blob_sha1(self.local) == self.upstream.blob_id
-
-    @property
-    def critical(self) -> bool:
-        return any(r.critical and (r.differs or r.differs_effective) for r in self.rows)
 
 
 def diff(path_arg: str, hub: HubOptions) -> DiffResult:
@@ -46,4 +27,4 @@ def diff(path_arg: str, hub: HubOptions) -> DiffResult:
     rows = compare(
         mine.data, theirs.data, mine_view.values if mine_view else None, theirs_view.values if theirs_view else None
     )
-    return DiffResult(str(path), local, upstream, rows, transformers_version())
+    return DiffResult(str(path), local, git_blob_sha1(local), upstream, rows, transformers_version())

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from dflash_cfg import __version__
 from dflash_cfg.commands.common import (
     HubOptions,
     Views,
@@ -19,17 +15,28 @@ from dflash_cfg.commands.common import (
     one_config,
     upstream_for,
 )
-from dflash_cfg.errors import PatchError, UsageError
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.linter import Inputs, lint
-from dflash_cfg.model import ByteEdit, Entry, FileReport, HubFile, PatchOp, Severity, Source, Target
+from dflash_cfg.model import (
+    ByteEdit,
+    Entry,
+    FileReport,
+    FixResult,
+    HubFile,
+    Outcome,
+    PatchOp,
+    Plan,
+    Severity,
+    Source,
+    Target,
+    Written,
+)
 from dflash_cfg.sources import remote, storage
 from dflash_cfg.sources.lockfile import lock_path, read_lock
 from dflash_cfg.sources.project import resolve as resolve_project
-
-if TYPE_CHECKING:  # the writer loads only when a plan is written: an unchanged file never needs it
-    from dflash_cfg.write.verified import Written
+from dflash_cfg.version import __version__
 
 MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the JSON parse); they settle fast
 
@@ -45,34 +52,11 @@ class FixOptions:
     min_severity: Severity = Severity.INFO
 
 
-@dataclass(frozen=True)
-class Plan:
-    path: storage.Where  # absolute, or an s3://, gs:// or hf:// path (hf:// pinned to the commit read)
-    old: bytes
-    new: bytes
-    applied: tuple[str, ...]  # what changes, in words
-    upstream: HubFile | None = None
-
-    @property
-    def changed(self) -> bool:
-        return self.new != self.old
-
-    @property
-    def identical_to_upstream(self) -> bool:
-        return self.upstream is not None and git_blob_sha1(self.new) == self.upstream.blob_id
-
-    @cached_property
-    def after(self) -> FileReport:
-        """The planned bytes linted (the file alone, through the engine's view): what is left to settle."""
-        doc = parse(self.new)
-        return lint(Inputs(str(self.path), doc, view=Views().of(doc)))
-
-    def diff(self) -> str:
-        name = self.path.name
-        old = self.old.decode("utf-8", errors="replace").splitlines(keepends=True)
-        new = self.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-        lines = difflib.unified_diff(old, new, f"a/{name}", f"b/{name}")
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+def _plan(
+    path: storage.Where, old: bytes, new: bytes, applied: tuple[str, ...], upstream: HubFile | None = None
+) -> Plan:
+    same = upstream is not None and git_blob_sha1(new) == upstream.blob_id
+    return Plan(path, old, new, applied, upstream, same)
 
 
 def plan(options: FixOptions) -> Plan:
@@ -83,11 +67,11 @@ def plan(options: FixOptions) -> Plan:
         if options.only_critical:
             raise UsageError("--only-critical adopts fields from upstream: it needs --from-hub")
         new, applied = mechanical(path, old, load_target_option(options.target), options.min_severity)
-        return Plan(path, old, new, applied)
+        return _plan(path, old, new, applied)
     upstream = upstream_for(path, options.hub)
     if not options.only_critical:
         # The upstream bytes exactly: then the file's git blob sha1 is the Hub's blob id, which proves it landed.
-        return Plan(path, old, upstream.data, (f"the upstream bytes of {upstream.repo}@{upstream.commit}",), upstream)
+        return _plan(path, old, upstream.data, (f"the upstream bytes of {upstream.repo}@{upstream.commit}",), upstream)
     return adopt_critical(path, old, upstream)
 
 
@@ -151,32 +135,19 @@ def adopt_critical(path: storage.Where, old: bytes, upstream: HubFile) -> Plan:
             ops.append(PatchOp("replace" if row.local is not MISSING else "add", row.pointer, row.upstream))
         applied.append(f"{row.pointer[1:]} from {upstream.repo}@{upstream.commit[:12]}")
     if not ops:
-        return Plan(path, old, old, (), upstream)
+        return _plan(path, old, old, (), upstream)
     try:
         new = apply_to_text(old.decode("utf-8"), ops).encode("utf-8")
     except (PatchError, UnicodeDecodeError) as exc:
         raise PatchError(
             f"{path}: cannot adopt the critical fields: {exc}; without --only-critical, fix takes the upstream bytes"
         ) from None
-    return Plan(path, old, new, tuple(applied), upstream)
+    return _plan(path, old, new, tuple(applied), upstream)
 
 
-@dataclass(frozen=True)
-class Outcome:
-    written: Written
-    recorded: Entry | None
-    remaining_errors: int
-
-    @property
-    def lock_file(self) -> str | None:
-        if not self.recorded:
-            return None
-        written = self.written.path
-        return str(lock_path(remote.parse(written) if remote.is_url(written) else Path(written)))
-
-
-def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
-    """Write the plan through the verified writer and record it in the lock file."""
+def write(p: Plan, backup: bool = True, record_lock: bool = True) -> tuple[Written, Entry | None]:
+    """Write the plan through the verified writer and record it in the lock file (an hf:// path: open a
+    pull request on the commit it was read at, and record nothing)."""
     source = None if p.upstream is None else Source(p.upstream.repo, p.upstream.revision, p.upstream.commit)
     if storage.is_remote(p.path):
         from dflash_cfg.write.remote import open_pull_request, record_remote, write_conditional
@@ -187,26 +158,21 @@ def write(p: Plan, backup: bool = True, record_lock: bool = True) -> Outcome:
                 "fix a copy and upload it, or use --dry-run to see the change"
             )
         if p.path.scheme == "hf":  # the Hub: a pull request on the commit it was read at, not a write
-            return Outcome(open_pull_request(p.path, p.new, "\n".join(p.applied)), None, remaining_errors(p))
+            return open_pull_request(p.path, p.new, "\n".join(p.applied)), None
         written = write_conditional(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
-        entry = record_remote(p.path, written, source, __version__) if record_lock else None
-        return Outcome(written, entry, remaining_errors(p))
+        return written, record_remote(p.path, written, source, __version__) if record_lock else None
     from dflash_cfg.write.lock import record
     from dflash_cfg.write.verified import write_verified
 
     written = write_verified(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
-    entry = record(p.path, written, source, __version__) if record_lock else None
-    return Outcome(written, entry, remaining_errors(p))
+    return written, record(p.path, written, source, __version__) if record_lock else None
 
 
-@dataclass(frozen=True)
-class FixResult:
-    plan: Plan
-    outcome: Outcome | None  # None: nothing written (nothing to change, or not confirmed)
-    remaining_errors: int  # errors the file still has that only upstream or a human can settle
-    # When the file still has errors or warnings no safe fix settles and it was not taken from
-    # upstream: the repo its trained values come from, if it can be known ("" when it cannot).
-    upstream_hint: str | None = None
+def _lock_file(written: Written, recorded: Entry | None) -> str | None:
+    if recorded is None:
+        return None
+    path = written.path
+    return str(lock_path(remote.parse(path) if remote.is_url(path) else Path(path)))
 
 
 def fix_each(
@@ -225,20 +191,27 @@ def fix_each(
         raise UsageError("--from-hub REPO repairs one PATH at a time")
     for path in paths:
         p = plan(replace(options, path=path))
-        if not p.changed:
-            yield FixResult(p, None, remaining_errors(p), _hint(p, options))
-        elif not confirm(p):
+        if p.changed and not confirm(p):
             yield FixResult(p, None, 0)
-        else:
-            out = write(p, backup=backup, record_lock=record_lock)
-            yield FixResult(p, out, out.remaining_errors, _hint(p, options))
+            continue
+        stored = write(p, backup=backup, record_lock=record_lock) if p.changed else None
+        left = after(p)  # linted once: both the count and the hint read it
+        errors = remaining_errors(left)
+        outcome = None if stored is None else Outcome(*stored, errors, _lock_file(*stored))
+        yield FixResult(p, outcome, errors, _hint(p, left, options))
 
 
-def _hint(p: Plan, options: FixOptions) -> str | None:
+def after(p: Plan) -> FileReport:
+    """The planned bytes linted (the file alone, through the engine's view): what is left to settle."""
+    doc = parse(p.new)
+    return lint(Inputs(str(p.path), doc, view=Views().of(doc)))
+
+
+def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
     """Where the trained values of a file that still has findings only upstream can settle come from."""
     if p.upstream is not None:
         return None
-    if not any(f.severity >= Severity.WARNING and (f.fix is None or not f.fix.safe) for f in p.after.findings):
+    if not any(f.severity >= Severity.WARNING and (f.fix is None or not f.fix.safe) for f in left.findings):
         return None
     entry = None if storage.is_remote(p.path) else resolve_project(p.path, None, False).model_for(p.path)
     if entry is not None and entry.upstream is not None:
@@ -247,6 +220,16 @@ def _hint(p: Plan, options: FixOptions) -> str | None:
     return known[0] if known else ""
 
 
-def remaining_errors(p: Plan) -> int:
+def remaining_errors(left: FileReport) -> int:
     """Errors the planned bytes still have: what only upstream values or a human can settle."""
-    return sum(1 for f in p.after.findings if f.severity == Severity.ERROR)
+    return sum(1 for f in left.findings if f.severity == Severity.ERROR)
+
+
+def exit_code(result: FixResult, exit_non_zero_on_fix: bool = False) -> int:
+    """1 when a change was not written (a dry run), when errors remain, or (`exit_non_zero_on_fix`, as
+    pre-commit fixers do) when the file was changed; else 0."""
+    if result.remaining_errors:
+        return EXIT_FINDINGS
+    if result.plan.changed and (result.outcome is None or exit_non_zero_on_fix):
+        return EXIT_FINDINGS
+    return EXIT_OK

@@ -3,26 +3,19 @@ them (with the launch's own arguments) before the engine starts."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
-from dflash_cfg.errors import LaunchError, PathError, UsageError, WhereError
+from dflash_cfg.errors import Documented, LaunchError, PathError, UsageError, WhereError
 from dflash_cfg.launch import host_path, hub_cache, parse_launch
-from dflash_cfg.model import Container, Launch, Report, Severity
+from dflash_cfg.model import Container, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files
-from dflash_cfg.sources.where import Location, locate
-
-
-@dataclass(frozen=True)
-class Preflight:
-    launch: Launch
-    drafter: Location
-    target: Location
-    report: Report
+from dflash_cfg.sources.where import locate
 
 
 def run(
@@ -67,6 +60,18 @@ def run(
     )
     report = check(options)
     return Preflight(launch, drafter, target, report)
+
+
+def execute(launch: Launch) -> NoReturn:
+    """Replace this process with exactly the program that was checked (--exec), with the command's
+    `NAME=value` assignments applied as a shell would."""
+    sys.stdout.flush()  # the report is out before the engine takes over the process
+    sys.stderr.flush()
+    program = list(launch.command)
+    try:
+        os.execvpe(program[0], program, {**os.environ, **dict(launch.environment)})
+    except OSError as exc:  # the report is out already: the reason goes to stderr only
+        raise Documented(UsageError(f"cannot run {program[0]!r}: {exc.strerror or exc}")) from None
 
 
 CONFIG_MAX_BYTES = 1024 * 1024  # an engine's YAML config is a few hundred bytes

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dflash_cfg.commands.common import check_sha256_option, one_config
 from dflash_cfg.errors import LockError, UsageError
-from dflash_cfg.model import Entry
+from dflash_cfg.model import Verification
 from dflash_cfg.sources import storage
 from dflash_cfg.sources.lockfile import read_lock
-
-
-@dataclass(frozen=True)
-class Verification:
-    path: storage.Where
-    sha256: str
-    entry: Entry | None
-    expected: str | None  # --expect-sha256, else the recorded sha256
-
-    @property
-    def ok(self) -> bool:
-        return self.sha256 == self.expected
 
 
 def verify(path_arg: str, expect_sha256: str | None) -> Verification:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dflash_cfg.sources.where import Location, locate
+from dflash_cfg.model import Location
+from dflash_cfg.sources.where import locate
 
 
 def where(model: str, revision: str | None = None) -> Location:

@@ -3,67 +3,13 @@ Qwen3Config. Pure: dicts in, rows out."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dflash_cfg.jsondoc.pointer import escape, pointer
+from dflash_cfg.model import CRITICAL, MISSING, NOT_READ, Row
 
-# The fields that decide what the drafter computes: a difference here is an error (DF601).
-CRITICAL = (
-    "/dflash_config/mask_token_id",
-    "/dflash_config/target_layer_ids",
-    "/layer_types",
-    "/sliding_window",
-    "/use_sliding_window",
-    "/block_size",
-    "/dflash_config/block_size",
-    "/num_target_layers",
-    "/dflash_config/num_target_layers",
-    "/num_hidden_layers",
-    "/hidden_size",
-    "/vocab_size",
-    "/rope_theta",
-    "/rope_parameters/rope_theta",
-    "/rope_scaling",
-    "/is_causal",
-    "/mask_token_id",
-    "/target_layer_ids",
-    "/architectures",
-)
 # Objects whose members are compared one by one rather than as a whole.
 _NESTED = ("dflash_config", "rope_parameters")
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-MISSING: Any = _Missing()
-
-
-class _NotRead:
-    def __repr__(self) -> str:
-        return ""
-
-
-# For fields Qwen3Config does not interpret (dflash_config, block_size, ...): no effective value to show.
-NOT_READ: Any = _NotRead()
-
-
-@dataclass(frozen=True)
-class Row:
-    pointer: str
-    local: Any
-    upstream: Any
-    local_effective: Any = NOT_READ  # only for fields Qwen3Config reads (effective.FIELDS)
-    upstream_effective: Any = NOT_READ
-    differs: bool = False
-    differs_effective: bool = False
-
-    @property
-    def critical(self) -> bool:
-        return self.pointer in CRITICAL
 
 
 def fields(data: dict[str, Any]) -> dict[str, Any]:

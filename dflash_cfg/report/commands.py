@@ -9,22 +9,27 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.jsondoc.encode import dumps_printable
+from dflash_cfg.model import (
+    MISSING,
+    NOT_READ,
+    DiffResult,
+    Entry,
+    FixResult,
+    HubFile,
+    Location,
+    Outcome,
+    Plan,
+    Preflight,
+    Verification,
+)
 from dflash_cfg.report.check import JSON_VERSION
 from dflash_cfg.report.escape import printable
-
-if TYPE_CHECKING:  # the commands that produce these import them; `check` need not pay for it
-    from dflash_cfg.commands.diff import DiffResult
-    from dflash_cfg.commands.fix import FixResult, Outcome, Plan
-    from dflash_cfg.commands.preflight import Preflight
-    from dflash_cfg.commands.verify import Verification
-    from dflash_cfg.model import Entry, HubFile
-    from dflash_cfg.sources.where import Location
 
 
 def _cell(value: Any) -> str:
@@ -42,7 +47,7 @@ def diff_text(result: DiffResult) -> str:
     if result.identical:
         head.append(click.style(f"identical to upstream (git blob {up.blob_id})", fg="green"))
     else:
-        local = git_blob_sha1(result.local)[:12]
+        local = result.git_blob_sha1[:12]
         head.append(f"differs from upstream: local git blob {local}, upstream {up.blob_id[:12]}")
     header = ("", "field", "local", "local via Qwen3Config", "upstream")
     table = [header]
@@ -89,15 +94,13 @@ def _upstream(up: HubFile | None) -> dict[str, Any] | None:
 
 
 def diff_json(result: DiffResult, tool_version: str) -> str:
-    from dflash_cfg.lint.compare import MISSING, NOT_READ
-
     def value(v: Any) -> Any:
         return None if v is MISSING or v is NOT_READ else v
 
     doc = {
         **_envelope(tool_version),
         "path": result.path,
-        "git_blob_sha1": git_blob_sha1(result.local),
+        "git_blob_sha1": result.git_blob_sha1,
         "upstream": _upstream(result.upstream),
         "identical": result.identical,
         "critical_differences": result.critical,
@@ -121,12 +124,54 @@ def diff_json(result: DiffResult, tool_version: str) -> str:
     return dumps_printable(doc, indent=2) + "\n"
 
 
-def fix_unchanged_text(p: Plan) -> str:
+def fix_plan_text(p: Plan) -> str:
+    """The change fix is about to make (or would make, on a dry run): the unified diff, then each change in words."""
+    changes = "".join(f"  - {summary}\n" for summary in p.applied)
+    return printable(p.diff(), keep="\n\t") + printable(changes, keep="\n")
+
+
+def fix_prompt(p: Plan) -> str:
+    return f"Write {p.path}?"
+
+
+def fix_result_text(result: FixResult) -> str:
+    """One file's outcome: nothing to change, or what was written ("" for a change not written: its diff
+    was shown when it was planned)."""
+    p = result.plan
+    if not p.changed:
+        return _unchanged_text(p) + "\n"
+    if result.outcome is None:
+        return ""
+    return _written_text(p, result.outcome)
+
+
+def fix_advice(result: FixResult) -> list[str]:
+    """What is left to do about one file, for stderr: errors only upstream or a human can settle, and
+    where its trained values come from."""
+    p = result.plan
+    lines = []
+    if result.remaining_errors:
+        lines.append(
+            f"{result.remaining_errors} error(s) remain that need upstream values or a human: "
+            f"dflash-cfg check {p.path.parent}"
+        )
+    if result.upstream_hint is not None:
+        repo = result.upstream_hint or "ORG/NAME"
+        lines.append(
+            f"dflash-cfg: {p.path} has findings no safe fix settles: the trained values (taps, mask id, "
+            f"layer types, window, RoPE) come from its upstream repo: dflash-cfg fix {p.path.parent} "
+            f"--from-hub {repo} (add --only-critical to keep local edits); or name it as `upstream` in a "
+            "[[tool.dflash-cfg.models]] entry so every check compares with it"
+        )
+    return lines
+
+
+def _unchanged_text(p: Plan) -> str:
     same = f" (identical to {p.upstream.repo}@{p.upstream.commit})" if p.upstream and p.identical_to_upstream else ""
     return printable(f"{p.path}: nothing to change{same}")
 
 
-def fix_written_text(p: Plan, out: Outcome) -> str:
+def _written_text(p: Plan, out: Outcome) -> str:
     """What was written, with the hashes to check it by on another host."""
     w = out.written
     same = f"  identical to {p.upstream.repo}@{p.upstream.commit}" if p.upstream and p.identical_to_upstream else ""
@@ -204,6 +249,19 @@ def _entry(entry: Entry | None) -> dict[str, Any] | None:
         "written_at": entry.written_at,
         "tool_version": entry.tool_version,
     }
+
+
+def verify_text(v: Verification, with_origin: bool) -> str:
+    """ "ok" (stdout) or "MISMATCH" (stderr) with both hashes; `with_origin`: the expected sha256 is the
+    lock's, so say when and from where that write came."""
+    entry = v.entry
+    origin = ""
+    if entry is not None and with_origin:
+        source = f" from {entry.source.repo}@{entry.source.commit}" if entry.source else ""
+        origin = f" (written {entry.written_at}{source}, dflash-cfg {entry.tool_version})"
+    if v.ok:
+        return printable(f"ok: {v.path} sha256 {v.sha256}{origin}") + "\n"
+    return printable(f"MISMATCH: {v.path}\n  sha256   {v.sha256}\n  expected {v.expected}{origin}", keep="\n") + "\n"
 
 
 def verify_json(v: Verification, tool_version: str) -> str:

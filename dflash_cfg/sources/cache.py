@@ -32,12 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dflash_cfg import __version__
 from dflash_cfg.errors import PathError
 from dflash_cfg.model import FIELDS, Effective
 from dflash_cfg.sources import files
+from dflash_cfg.sources.atomic import replace_atomically
 from dflash_cfg.sources.views import transformers_version
-from dflash_cfg.write.atomic import replace_atomically
+from dflash_cfg.version import __version__
 
 FORMAT = 3  # bump when the entry layout or the meaning of a stored view changes (3: no fan-out directories)
 MAX_ENTRY_BYTES = 1 << 20  # far above any real entry; a bigger file is foreign
@@ -135,7 +135,7 @@ def _valid(entry: Any, key: dict[str, Any]) -> Effective | None:
         return None
     for name, want in key.items():
         got = entry[name]
-        if type(got) is not type(want) or got != want:  # type: True == 1 must not pass for format 1
+        if type(got) is not type(want) or got != want:  # compare types too: True == 1 must not pass for format 1
             return None
     eff = entry["effective"]
     if not isinstance(eff, dict) or set(eff) != {"transformers_version", "values", "error", "warnings", "config_class"}:

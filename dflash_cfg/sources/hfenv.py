@@ -66,3 +66,16 @@ def import_hub() -> None:
         return
     with importable():
         import huggingface_hub.constants  # noqa: F401
+
+
+def secrets() -> list[str | None]:
+    """Credentials a message must never show: the Hub token from the environment or its token file."""
+    found: list[str | None] = [os.environ.get(name) for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")]
+    try:
+        import_hub()
+        from huggingface_hub import get_token
+
+        found.append(get_token())
+    except Exception:  # noqa: BLE001 - only for hiding it; an unreadable token file hides nothing
+        pass
+    return found

@@ -22,8 +22,8 @@ from dflash_cfg.errors import HubError, PathError, causes, redact
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.model import HubFile
 from dflash_cfg.sources import files
+from dflash_cfg.sources.atomic import replace_atomically
 from dflash_cfg.sources.hfenv import import_hub, usable_url
-from dflash_cfg.write.atomic import replace_atomically
 
 CONFIG = "config.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")

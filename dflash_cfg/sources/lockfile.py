@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any, overload
 
 from dflash_cfg.errors import LockError, PathError
-from dflash_cfg.model import Entry, Source
+from dflash_cfg.model import Entry, Source, Url
 from dflash_cfg.sources import storage
-from dflash_cfg.sources.remote import Url
 
 LOCK_FILE = ".dflash-cfg.lock"
 VERSION = 1

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dflash_cfg.errors import PathError, UsageError, causes, redact
+from dflash_cfg.model import Url
 
 CONFIG = "config.json"
 # Same as sources/files.py: hidden dirs and Hugging Face cache blobs are never searched.
@@ -41,42 +42,6 @@ def is_url(text: object) -> bool:
     """`s3://...`, `gs://...`, `hf://...`: a path this module reads (anything else is local)."""
     match = _URL.match(text) if isinstance(text, str) else None
     return match is not None and match["scheme"].lower() in _SCHEMES
-
-
-@dataclass(frozen=True)
-class Url:
-    """A remote path: `scheme` (s3, gcs, hf) and the path under it (`bucket/key`, `org/repo@rev/file`).
-    Offers the little of pathlib's surface the commands use on a config path (name, parent, `/`)."""
-
-    scheme: str
-    path: str
-
-    def __str__(self) -> str:
-        shown = "gs" if self.scheme == "gcs" else self.scheme
-        return f"{shown}://{self.path}"
-
-    @property
-    def name(self) -> str:
-        return self.path.rstrip("/").rsplit("/", 1)[-1]
-
-    @property
-    def parent(self) -> Url:
-        head = self.path.rstrip("/").rsplit("/", 1)[0] if "/" in self.path.rstrip("/") else self.path
-        return Url(self.scheme, head)
-
-    def __truediv__(self, name: str) -> Url:
-        return Url(self.scheme, f"{self.path.rstrip('/')}/{name}")
-
-    @property
-    def hub_repo(self) -> tuple[str, str | None, str] | None:
-        """hf:// only: (org/repo, revision or None, path in the repo)."""
-        if self.scheme != "hf":
-            return None
-        parts = self.path.split("/", 2)
-        if len(parts) < 2:
-            return None
-        name, _, revision = parts[1].partition("@")
-        return f"{parts[0]}/{name}", revision or None, parts[2] if len(parts) > 2 else ""
 
 
 def parse(text: str) -> Url:

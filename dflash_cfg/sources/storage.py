@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 
 from dflash_cfg.errors import PathError
 from dflash_cfg.jsondoc.document import MAX_BYTES
+from dflash_cfg.model import Url, Where
 from dflash_cfg.sources import files, remote
-from dflash_cfg.sources.remote import Url
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
 
-Where = Path | Url
 # A remote config.json is read whole to hash it; past this it is not a config file (verify, where).
 MAX_REMOTE_HASH_BYTES = 64 * 1024 * 1024
 

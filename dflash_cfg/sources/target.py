@@ -21,7 +21,7 @@ from typing import Any
 
 from dflash_cfg.errors import PathError, TargetError
 from dflash_cfg.jsondoc.document import json_type
-from dflash_cfg.model import AddedToken, Target
+from dflash_cfg.model import AddedToken, Target, Url
 from dflash_cfg.sources import files, remote, storage
 
 CONFIG = "config.json"
@@ -398,7 +398,7 @@ def read_tokenizer_json(path: storage.Where, wanted: frozenset[str] = frozenset(
     return parse_tokenizer_json(_read(path), str(path), wanted)
 
 
-def load_target(path: Path | str | remote.Url) -> Target:
+def load_target(path: Path | str | Url) -> Target:
     """Read a target model dir (or its config.json) and the optional tokenizer/generation files beside it."""
     given = str(path) if storage.is_remote(path) else os.fspath(path)
     p: storage.Where = path if storage.is_remote(path) else Path(given)

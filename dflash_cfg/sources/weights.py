@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dflash_cfg.errors import WeightsError
-from dflash_cfg.model import LfsPointer, Tensor, Weights
+from dflash_cfg.model import LfsPointer, Tensor, Url, Weights
 from dflash_cfg.sources import files, remote
 
 INDEX_NAME = "model.safetensors.index.json"
@@ -300,7 +300,7 @@ def read_weights(model_dir: Path) -> Weights | None:
     )
 
 
-def read_weights_remote(model_dir: remote.Url) -> Weights | None:
+def read_weights_remote(model_dir: Url) -> Weights | None:
     """read_weights for a model dir on object storage or the Hub: one listing, then for every shard one
     ranged read of its first 8 bytes and one of its n header bytes (each round for all shards at once),
     so the bytes read are the headers and nothing of the tensors."""

@@ -5,10 +5,10 @@ network: the question the incident needed answered."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_cfg.errors import HubError, WhereError
+from dflash_cfg.model import Location, Url
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.hub import (
     COMMIT,
@@ -20,24 +20,6 @@ from dflash_cfg.sources.hub import (
 )
 
 CONFIG = "config.json"
-
-
-@dataclass(frozen=True)
-class Location:
-    name: str  # as given
-    source: str  # "local directory" | "Hugging Face cache" | "object storage" | "Hugging Face Hub"
-    config: Path | remote.Url  # the path an engine opens
-    resolved: Path | remote.Url  # after symlinks: the bytes actually read
-    repo: str | None  # when the file belongs to a cache snapshot
-    commit: str | None
-    revision: str | None  # the ref that led to the commit, for a Hub id
-    sha256: str
-    git_blob_sha1: str
-    is_link: bool  # `config` is a symlink (to `resolved`)
-
-    @property
-    def model_dir(self) -> Path | remote.Url:
-        return self.config.parent
 
 
 def locate(name: str, revision: str | None = None) -> Location:
@@ -125,7 +107,7 @@ def _location(
 def _remote(name: str) -> Location:
     """An s3://, gs:// or hf:// model dir or config.json: the object an engine loading it would read."""
     where = storage.locate(name)
-    assert isinstance(where, remote.Url)
+    assert isinstance(where, Url)
     kind = storage.probe(where)
     if kind == "missing":
         raise WhereError(f"{name}: no such object or prefix")

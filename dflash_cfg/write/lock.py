@@ -8,9 +8,9 @@ from pathlib import Path
 
 from dflash_cfg.errors import WriteError
 from dflash_cfg.jsondoc.encode import dumps
-from dflash_cfg.model import Entry, Source
+from dflash_cfg.model import Entry, Source, Written
 from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, new_entry, parse_files
-from dflash_cfg.write.verified import Written, locked_dir, read_at, replace_file
+from dflash_cfg.write.verified import locked_dir, read_at, replace_file
 
 
 def record(config_path: Path, written: Written, source: Source | None, tool_version: str) -> Entry:

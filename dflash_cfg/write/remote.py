@@ -19,11 +19,11 @@ import hashlib
 from dflash_cfg.errors import PathError, WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.jsondoc.encode import dumps
-from dflash_cfg.model import Entry, Source
+from dflash_cfg.model import Entry, Source, Url, Written
 from dflash_cfg.sources import remote
 from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, new_entry, parse_files
-from dflash_cfg.sources.remote import Conflict, Url
-from dflash_cfg.write.verified import Written, _at
+from dflash_cfg.sources.remote import Conflict
+from dflash_cfg.write.verified import _at
 
 MAX_BYTES = 64 * 1024 * 1024  # a config.json or a lock file is far smaller; past this it is not one
 _LOCK_TRIES = 5

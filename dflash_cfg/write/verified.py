@@ -28,6 +28,7 @@ from typing import TypeVar
 
 from dflash_cfg.errors import WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
+from dflash_cfg.model import Written
 from dflash_cfg.sources.hub import repo_from_cache_path
 from dflash_cfg.sources.lockfile import LOCK_FILE  # its temps are swept too
 
@@ -51,16 +52,6 @@ _HINTS = {
     errno.EACCES: "run as the directory's owner or fix its permissions",
     errno.EPERM: "run as the directory's owner or fix its permissions (or chattr -i)",
 }
-
-
-@dataclass(frozen=True)
-class Written:
-    path: str  # absolute, directory symlinks resolved: where the bytes are, checkable from another host
-    sha256: str  # of the new bytes, as read back from the file after the replace
-    git_blob_sha1: str  # equals the Hub's blob id when the bytes are upstream's
-    backup: str | None  # absolute path of the copy of the previous bytes
-    replaced_link: str | None  # where `path` pointed when it was a symlink (now a regular file)
-    pull_request: str | None = None  # hf://: nothing was written in place; the bytes are proposed here
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
 """The one way dflash-cfg replaces a file it owns (cache entries, its record of Hub refs): a temp file
 in the same directory, renamed over the old one, so a reader sees the old bytes or the new, never half.
 
-A user's config.json goes through write/verified.py, which adds the directory lock, the stale-write
-check, the backup, durability and the read-back on top of the same idea. This module imports no
-locking, so a cold `check` that stores a cache entry does not load the writer.
+It lives in sources/ because the modules that own those files (cache, hub) read the world: with the
+primitive beside them, sources/ never imports write/, and write/ (the user's config.json: the directory
+lock, the stale-write check, the backup, durability and the read-back on top of the same idea) may
+import sources/. This module imports no locking, so a cold `check` that stores a cache entry does not
+load the writer.
 """
 
 from __future__ import annotations

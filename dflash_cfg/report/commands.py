@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the commands that produce these import them; `check` need n
 
 
 def _cell(value: Any) -> str:
-    from dflash_cfg.lint.rules.upstream_rules import show
+    from dflash_cfg.lint.rules.upstream import show
 
     text = show(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -175,7 +175,7 @@ def picture(ctx: Context) -> tuple[str, ...]:
         return ()
     lines = []
     types = ctx.layer_types()
-    window = ctx.raw.get("sliding_window")
+    window = ctx.data.get("sliding_window")
     if types:
         counts = f"{types.count(SLIDING)} sliding, {types.count(FULL)} full"
         line = f"layers  {strip(types)}  ({counts}; window {show(window)})"

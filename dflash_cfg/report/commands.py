@@ -28,9 +28,9 @@ if TYPE_CHECKING:  # the commands that produce these import them; `check` need n
 
 
 def _cell(value: Any) -> str:
-    from dflash_cfg.lint.rules.upstream import show
+    from dflash_cfg.lint.rules.upstream import show_compared
 
-    text = show(value)
+    text = show_compared(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 

@@ -32,7 +32,7 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     Pass: ``"architectures": ["DFlashDraftModel"]``, ``"model_type": "qwen3"``;
     ``"architectures": ["DFlashLagunaForCausalLM"]``, ``"model_type": "laguna"``
     """
-    archs = ctx.raw.get("architectures")
+    archs = ctx.data.get("architectures")
     names = ", ".join(sorted(REGISTERED_ARCHITECTURES))
     if archs is None:
         yield Problem("/architectures", f"architectures missing: engines pick the drafter class from it ({names})")
@@ -51,7 +51,7 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         return  # vLLM builds a bare PretrainedConfig from the translated dict, whatever the model_type
     eff = ctx.effective
     if eff.config_class is None and eff.values is None and eff.error is not None and "AutoConfig" in eff.error:
-        model_type = ctx.raw.get("model_type")
+        model_type = ctx.data.get("model_type")
         yield Problem(
             "/model_type",
             f"model_type {'missing' if model_type is None else show(model_type)}: {eff.error} "

@@ -41,7 +41,8 @@ class Context:
     written: dict[str, Any] | None = None
 
     @property
-    def raw(self) -> dict[str, Any]:
+    def data(self) -> dict[str, Any]:
+        """The file's JSON object (rules that need "data" run only when it is one; `doc.raw` is its bytes)."""
         data = self.doc.data
         assert isinstance(data, dict)
         return data
@@ -53,18 +54,19 @@ class Context:
         return self.view
 
     @property
-    def upstream_raw(self) -> dict[str, Any] | None:
+    def upstream_data(self) -> dict[str, Any] | None:
+        """Upstream's JSON object, when --from-hub fetched one that is an object."""
         data = self.upstream_doc.data if self.upstream_doc is not None else None
         return data if isinstance(data, dict) else None
 
     @property
     def dflash(self) -> dict[str, Any]:
-        block = self.raw.get("dflash_config")
+        block = self.data.get("dflash_config")
         return block if isinstance(block, dict) else {}
 
     def draft_value(self, name: str) -> Any:
         """dflash_config first, then the top level: the order newer loaders read in."""
-        return self.dflash[name] if name in self.dflash else self.raw.get(name)
+        return self.dflash[name] if name in self.dflash else self.data.get(name)
 
     def draft_pointer(self, name: str) -> str:
         """Where `draft_value(name)` comes from: in dflash_config when it is there, else the top level
@@ -83,13 +85,13 @@ class Context:
         return value if is_int(value) and value > 0 else None
 
     def layer_types(self) -> list[str] | None:
-        value = self.raw.get("layer_types")
+        value = self.data.get("layer_types")
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return value
         return None
 
     def int_field(self, name: str) -> int | None:
-        value = self.raw.get(name)
+        value = self.data.get(name)
         return value if is_int(value) else None
 
 

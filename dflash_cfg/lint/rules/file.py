@@ -143,7 +143,7 @@ def schema_violation(ctx: Context) -> Iterator[Problem]:
     Fail: ``"sliding_window": "2048"`` (a string)
     Pass: ``"sliding_window": 2048``
     """
-    for ptr, message in schema.validate(ctx.raw, ctx.kind):
+    for ptr, message in schema.validate(ctx.data, ctx.kind):
         yield Problem(ptr, message)
 
 

@@ -24,9 +24,9 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     Fail: ``"mask_token_id": 151669`` at the top level only
     Pass: ``"dflash_config": {"mask_token_id": 151669, ...}``
     """
-    if "mask_token_id" in ctx.dflash or not isinstance(ctx.raw.get("dflash_config"), dict):
+    if "mask_token_id" in ctx.dflash or not isinstance(ctx.data.get("dflash_config"), dict):
         return
-    top = ctx.raw.get("mask_token_id")
+    top = ctx.data.get("mask_token_id")
     where = "/dflash_config/mask_token_id"
     if top is None:
         yield Problem(
@@ -57,7 +57,7 @@ def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
     """
     vocab = ctx.int_field("vocab_size")
     for where in ("/dflash_config/mask_token_id", "/mask_token_id"):
-        block = ctx.dflash if where.startswith("/dflash_config") else ctx.raw
+        block = ctx.dflash if where.startswith("/dflash_config") else ctx.data
         value = block.get("mask_token_id")
         if value is None:
             continue
@@ -65,7 +65,7 @@ def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
             yield Problem(where, f"mask_token_id {show(value)} is not a non-negative integer")
         elif vocab is not None and value >= vocab:
             yield Problem(where, f"mask_token_id {value} is outside the vocabulary [0, {vocab})")
-    inner, top = ctx.dflash.get("mask_token_id"), ctx.raw.get("mask_token_id")
+    inner, top = ctx.dflash.get("mask_token_id"), ctx.data.get("mask_token_id")
     if inner is not None and top is not None and inner != top:
         yield Problem(
             "/mask_token_id",

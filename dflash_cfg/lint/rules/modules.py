@@ -26,10 +26,10 @@ def hidden_act(ctx: Context) -> Iterator[Problem]:
     Fail: ``"hidden_act": "gelu"``
     Pass: ``"hidden_act": "silu"`` (or absent: the config class default is silu)
     """
-    archs = ctx.raw.get("architectures")
+    archs = ctx.data.get("architectures")
     if not isinstance(archs, list) or not any(a in QWEN_STACK for a in archs):
         return
-    act = ctx.raw.get("hidden_act")
+    act = ctx.data.get("hidden_act")
     if act is not None and act != "silu":
         yield Problem(
             "/hidden_act",
@@ -47,8 +47,8 @@ def laguna_draft_vocab(ctx: Context) -> Iterator[Problem]:
     Fail: ``"architectures": ["DFlashLagunaForCausalLM"]`` without ``draft_vocab_size``
     Pass: the same with ``"draft_vocab_size": 100352``
     """
-    archs = ctx.raw.get("architectures")
-    if isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs and ctx.raw.get("draft_vocab_size") is None:
+    archs = ctx.data.get("architectures")
+    if isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs and ctx.data.get("draft_vocab_size") is None:
         yield Problem(
             "/draft_vocab_size",
             "draft_vocab_size missing on a DFlashLagunaForCausalLM drafter: vLLM refuses the file "
@@ -69,7 +69,7 @@ def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
     Pass: ``use_aux_hidden_state`` absent or true
     """
     for block in ("eagle_config", "dflash_config"):
-        node = ctx.raw.get(block)
+        node = ctx.data.get(block)
         if isinstance(node, dict) and "use_aux_hidden_state" in node:
             value = node["use_aux_hidden_state"]
             if value is not None and not value:
@@ -99,7 +99,7 @@ def target_hidden_size_differs(ctx: Context) -> Iterator[Problem]:
     Fail: ``"hidden_size": 2560``, ``"target_hidden_size": 4096``
     Pass: no ``target_hidden_size``, or the same value as ``hidden_size``
     """
-    archs = ctx.raw.get("architectures")
+    archs = ctx.data.get("architectures")
     if not isinstance(archs, list) or "DFlashDraftModel" not in archs:
         return  # the SGLang model read is DFlashDraftModel's; other classes have their own
     declared, hidden = ctx.int_field("target_hidden_size"), ctx.int_field("hidden_size")

@@ -26,7 +26,7 @@ def block_size(ctx: Context) -> Iterator[Problem]:
     Fail: ``"block_size": 16`` and ``"dflash_config": {"block_size": 8}``
     Pass: ``"block_size": 16`` (and optionally the same in dflash_config)
     """
-    top, inner = ctx.raw.get("block_size"), ctx.dflash.get("block_size")
+    top, inner = ctx.data.get("block_size"), ctx.dflash.get("block_size")
     if top is None and inner is None:
         yield Problem(
             "/block_size",
@@ -46,7 +46,7 @@ def block_size(ctx: Context) -> Iterator[Problem]:
             "one in dflash_config is the trained one",
             severity=Severity.WARNING,
         )
-    elif is_int(top) and top >= 2 and inner is None and isinstance(ctx.raw.get("dflash_config"), dict):
+    elif is_int(top) and top >= 2 and inner is None and isinstance(ctx.data.get("dflash_config"), dict):
         yield Problem(
             "/dflash_config/block_size",
             "block_size only at the top level; newer loaders read dflash_config first (and default to 16)",
@@ -94,7 +94,7 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
         yield Problem(where, f"num_target_layers {show(value)} must be a positive integer")
     elif taps is not None and value < len(taps):
         yield Problem(where, f"num_target_layers {value} cannot hold {len(taps)} distinct taps")
-    top, inner = ctx.raw.get("num_target_layers"), ctx.dflash.get("num_target_layers")
+    top, inner = ctx.data.get("num_target_layers"), ctx.dflash.get("num_target_layers")
     if top is not None and inner is not None and top != inner:
         yield Problem(
             "/num_target_layers",

@@ -36,7 +36,7 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
     ``aux_hidden_state_layer_ids``
     Pass: the same with ``"aux_hidden_state_layer_ids": [2, 10, 18, 26, 34]`` and ``"mask_token_id": 151669``
     """
-    doc = ctx.written  # ctx.raw is vLLM's translation; the structure is checked on the file as written
+    doc = ctx.written  # ctx.data is vLLM's translation; the structure is checked on the file as written
     if doc is None:
         return
     layer = doc.get("transformer_layer_config")

@@ -46,7 +46,7 @@ def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
     Fail: ``{"architectures": ["DFlashDraftModel"], "target_layer_ids": [1, 9, 17, 25, 33], ...}``
     Pass: ``{"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}, ...}``
     """
-    if "dflash_config" not in ctx.raw:
+    if "dflash_config" not in ctx.data:
         yield Problem(
             "/dflash_config",
             "dflash_config is missing: vLLM's proposer refuses the file (no dflash_config.mask_token_id), "
@@ -68,9 +68,9 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     Fail: ``"dflash_config": {"mask_token_id": 151669}``
     Pass: ``"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}``
     """
-    if not isinstance(ctx.raw.get("dflash_config"), dict) or "target_layer_ids" in ctx.dflash:
+    if not isinstance(ctx.data.get("dflash_config"), dict) or "target_layer_ids" in ctx.dflash:
         return
-    top = ctx.raw.get("target_layer_ids")
+    top = ctx.data.get("target_layer_ids")
     if top is None:
         yield Problem(
             TAPS,
@@ -221,7 +221,7 @@ def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
     Fail: taps ``[1, 9, 17, 25, 33]``, eagle ids ``[1, 9, 17, 25, 33]``
     Pass: taps ``[1, 9, 17, 25, 33]``, eagle ids ``[2, 10, 18, 26, 34]`` (or absent)
     """
-    eagle, taps = ctx.raw.get("eagle_aux_hidden_state_layer_ids"), ctx.taps()
+    eagle, taps = ctx.data.get("eagle_aux_hidden_state_layer_ids"), ctx.taps()
     if eagle is None or taps is None:
         return
     expected = [t + 1 for t in taps]

@@ -1,16 +1,29 @@
-"""Every rule defined is registered: a Rule left out of its module's RULES (or a module's RULES left out
-of the catalogue) would never run and nothing else would notice."""
+"""The rules' metadata is true: every rule defined is registered (a Rule left out of its module's RULES, or a
+module's RULES left out of the catalogue, would never run and nothing else would notice), every rule names
+the engine reads behind it or says it is the tool's own check, and what a rule declares it may yield
+(severities, a fix) is what it yields."""
 
 from __future__ import annotations
 
+import copy
 import importlib
+import json
 import pkgutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import pytest
+from helpers import REAL_DATA, ROOT
 
 import dflash_cfg.lint.rules as rules_package
-from dflash_cfg.lint.rules import ALL
+import dflash_cfg.sources.views
+from dflash_cfg.jsondoc.document import parse
+from dflash_cfg.lint.linter import Inputs, UndeclaredFinding, lint
+from dflash_cfg.lint.rules import ALL, REGISTRY, Context
+from dflash_cfg.lint.rules.base import rule
+from dflash_cfg.model import AddedToken, Fix, PatchOp, Problem, Severity, Target
 
 RuleType = type(ALL[0])
 
@@ -87,3 +100,140 @@ def test_every_engine_read_is_named_by_some_rule() -> None:
 
     used = {key for r in ALL for key in r.reads}
     assert sorted(set(READS) - used) == [], "READS rows no rule names (dead data, or a rule that forgot them)"
+
+
+# --- declared severities and fixes ------------------------------------------------------------------------
+# The linter refuses a finding outside its rule's declaration, so every test that lints shows that nothing
+# undeclared is produced. What remains to show is that each declaration is no wider than the rule: every
+# severity beyond the default, and every declared fix, is produced by a fixture (the golden record of
+# `check` on all of them) or by one of the cases below, which plant what no fixture has.
+
+GOLDEN = ROOT / "tests" / "golden" / "check.json"
+
+
+def _golden() -> Iterator[tuple[str, Severity, bool]]:
+    for args, record in json.loads(GOLDEN.read_text(encoding="utf-8")).items():
+        if "--format json" not in args:
+            continue
+        for report in json.loads(record["out"]).get("files", []):
+            for f in report["findings"]:
+                yield f["rule"], Severity[f["severity"].upper()], f["fix"] is not None
+
+
+def _set(*path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        node = data
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return change
+
+
+def _taps_at_top(data: dict[str, Any]) -> None:
+    data["target_layer_ids"] = data["dflash_config"].pop("target_layer_ids")
+
+
+# REAL_DATA is z-lab/Qwen3.5-4B-DFlash: vocab_size 248320, mask id 248077, θ 1e7 in rope_parameters only.
+PADDED_TARGET = Target(
+    path="target",
+    model_type=None,
+    num_hidden_layers=None,
+    hidden_size=None,
+    vocab_size=248320 + 256,
+    special_ids=(),
+    added_tokens=(AddedToken(248077, "<|MASK|>", special=True),),
+    base_vocab_size=248000,
+    mask_token=None,
+    files=(),
+)
+
+
+@dataclass(frozen=True)
+class Shown:
+    rule: str
+    severity: Severity
+    fix: bool
+    change: Callable[[dict[str, Any]], None]
+    target: Target | None = None
+
+
+PLANTED = (
+    Shown("DF102", Severity.WARNING, True, _taps_at_top),
+    Shown("DF112", Severity.WARNING, False, _set("mask_token_id", value=248070)),
+    Shown("DF204", Severity.ERROR, True, _set("use_sliding_window", value=False)),
+    Shown("DF210", Severity.ERROR, True, _set("add_swa_attention_sink_bias", value=True)),
+    Shown("DF304", Severity.ERROR, False, _set("rope_theta", value=1000000)),
+    # The target's tokenizer ends below the drafter's vocabulary: only padding rows are cut.
+    Shown("DF402", Severity.INFO, False, lambda data: None, PADDED_TARGET),
+)
+
+
+def _planted(case: Shown) -> list[tuple[str, Severity, bool]]:
+    data = copy.deepcopy(REAL_DATA)
+    case.change(data)
+    doc = parse(json.dumps(data, indent=2).encode())
+    inputs = Inputs("config.json", doc, target=case.target, view=dflash_cfg.sources.views.view(data))
+    return [(f.rule, f.severity, f.fix is not None) for f in lint(inputs).findings]
+
+
+@pytest.mark.parametrize("case", PLANTED, ids=lambda c: f"{c.rule}-{c.severity.label}")
+def test_a_planted_case_shows_its_severity_and_fix(case: Shown) -> None:
+    assert (case.rule, case.severity, case.fix) in _planted(case)
+
+
+def test_every_declared_severity_and_fix_is_produced() -> None:
+    produced = [*_golden(), *(f for case in PLANTED for f in _planted(case))]
+    for r in ALL:
+        severities = {s for rule_id, s, _ in produced if rule_id == r.id}
+        fixed = any(fix for rule_id, _, fix in produced if rule_id == r.id)
+        assert severities <= set(r.severities), f"{r.id} yields undeclared {sorted(severities - set(r.severities))}"
+        beyond = set(r.severities) - {r.severity}
+        assert beyond <= severities, f"{r.id} declares {sorted(s.label for s in beyond - severities)}, never shown"
+        assert fixed == r.fix, f"{r.id} declares fix={r.fix}, but the fixtures and cases show fix={fixed}"
+
+
+def test_the_declarations_hold_the_rules_that_change_severity_per_finding() -> None:
+    varying = {r.id for r in ALL if len(r.severities) > 1}
+    assert varying == {"DF102", "DF112", "DF121", "DF122", "DF206", "DF209", "DF302", "DF304", "DF402", "DF404"}
+
+
+def _context() -> Inputs:
+    return Inputs("config.json", parse(json.dumps(REAL_DATA).encode()))
+
+
+@rule("DF999", "test-rule", Severity.ERROR)
+def _yields_a_warning(ctx: Context) -> Iterator[Problem]:
+    """A rule that yields a severity it does not declare."""
+    yield Problem("", "a warning", severity=Severity.WARNING)
+
+
+@rule("DF999", "test-rule", Severity.ERROR)
+def _yields_a_fix(ctx: Context) -> Iterator[Problem]:
+    """A rule that yields a fix it does not declare."""
+    yield Problem("", "fixable", Fix("remove it", (PatchOp("remove", "/auto_map"),)))
+
+
+@rule("DF999", "test-rule", Severity.ERROR, fix=True)
+def _yields_an_unsafe_fix(ctx: Context) -> Iterator[Problem]:
+    """A rule that declares a (safe) fix and yields an unsafe one."""
+    yield Problem("", "fixable", Fix("remove it", (PatchOp("remove", "/auto_map"),), safe=False))
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        (_yields_a_warning, "DF999 yielded a warning finding; it declares error"),
+        (_yields_a_fix, "DF999 yielded a fix it does not declare"),
+        (_yields_an_unsafe_fix, "DF999 yielded an unsafe fix it does not declare"),
+    ],
+)
+def test_the_linter_refuses_a_finding_outside_the_declaration(bad: Any, says: str) -> None:
+    with pytest.raises(UndeclaredFinding, match=says):
+        lint(_context(), (bad,))
+
+
+def test_a_declaration_holds_the_default_severity_first() -> None:
+    assert REGISTRY["DF304"].severities == (Severity.ERROR, Severity.WARNING, Severity.INFO)
+    assert REGISTRY["DF304"].severity == Severity.WARNING
+    assert REGISTRY["DF001"].severities == (Severity.ERROR,)

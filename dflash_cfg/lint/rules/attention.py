@@ -131,6 +131,7 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     "data",
     "effective",
     reads=("transformers:config class", "vLLM:sliding_window", "SGLang:sliding_window"),
+    fix=True,
 )
 def window_dropped(ctx: Context) -> Iterator[Problem]:
     """Layers are ``sliding_attention`` and the engine's config class drops the window, because
@@ -198,6 +199,7 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     "data",
     "effective",
     reads=("transformers:config class", "vLLM:layer_types", "SGLang:layer_types"),
+    severities=(Severity.INFO,),
 )
 def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     """``layer_types`` is absent, so the config class derives it (``Qwen3Config``: first
@@ -275,6 +277,7 @@ def swa_without_window(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
     reads=("vLLM:sliding_window", "SGLang:sliding_window", "vLLM:use_swa", "SGLang:layer_types"),
+    severities=(Severity.WARNING,),
 )
 def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
     """vLLM and SGLang read a different attention layout or window from the file.
@@ -310,6 +313,7 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
     reads=("vLLM:attention_sink_bias", "SGLang:attention_sink_bias"),
+    fix=True,
 )
 def attention_sink(ctx: Context) -> Iterator[Problem]:
     """The attention-sink switch is of the wrong type, or only vLLM finds it.

@@ -119,11 +119,20 @@ Check = Callable[[Context], Iterable[Problem]]
 class Rule:
     id: str
     name: str
-    severity: Severity
+    severity: Severity  # the default: a finding's severity unless its Problem gives another
     needs: tuple[Needs, ...]
     check: Check = field(compare=False)
     kinds: tuple[Kind, ...] = ("dflash", "dflash2", "speculators")
     reads: tuple[str, ...] = ()  # keys of lint.engines.READS: the engine behaviour behind the rule
+    # Every severity a finding of this rule may have, highest first (the default among them), and whether
+    # a finding may carry a fix (always a safe one). The linter refuses a finding outside the declaration,
+    # so the doc sections built from it cannot drift from what the rule does.
+    severities: tuple[Severity, ...] = ()
+    fix: bool = False
+
+    def __post_init__(self) -> None:
+        declared = tuple(sorted({self.severity, *self.severities}, reverse=True))
+        object.__setattr__(self, "severities", declared)
 
     @property
     def doc(self) -> str:
@@ -153,8 +162,13 @@ def rule(
     *needs: Needs,
     kinds: tuple[Kind, ...] = ALL_KINDS,
     reads: tuple[str, ...] = (),
+    severities: tuple[Severity, ...] = (),
+    fix: bool = False,
 ) -> Callable[[Check], Rule]:
+    """Make `check` a Rule. `severity` is the default; `severities` adds the others its findings may have
+    (a Problem that sets its own); `fix`: some findings carry a safe fix."""
+
     def wrap(check: Check) -> Rule:
-        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads)
+        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads, severities, fix)
 
     return wrap

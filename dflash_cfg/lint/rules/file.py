@@ -67,7 +67,7 @@ def duplicate_key(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF003", "encoding", Severity.ERROR, "bytes", reads=("transformers:config.json",))
+@rule("DF003", "encoding", Severity.ERROR, "bytes", reads=("transformers:config.json",), fix=True)
 def encoding(ctx: Context) -> Iterator[Problem]:
     """The file is not plain UTF-8: a byte-order mark, UTF-16/32, or invalid UTF-8 bytes.
 

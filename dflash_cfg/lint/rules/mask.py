@@ -12,7 +12,13 @@ from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
 
-@rule("DF111", "mask-token-id-missing", Severity.ERROR, reads=("vLLM:mask_token_id", "SGLang:mask_token_id"))
+@rule(
+    "DF111",
+    "mask-token-id-missing",
+    Severity.ERROR,
+    reads=("vLLM:mask_token_id", "SGLang:mask_token_id"),
+    fix=True,
+)
 def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     """``dflash_config.mask_token_id`` is missing.
 
@@ -43,7 +49,13 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF112", "mask-token-id-range", Severity.ERROR, reads=("SGLang:mask_token_id", "vLLM:mask_token_id"))
+@rule(
+    "DF112",
+    "mask-token-id-range",
+    Severity.ERROR,
+    reads=("SGLang:mask_token_id", "vLLM:mask_token_id"),
+    severities=(Severity.WARNING,),
+)
 def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
     """``mask_token_id`` is outside ``[0, vocab_size)``, or top level and ``dflash_config`` disagree.
 

@@ -12,7 +12,14 @@ from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, sho
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
 
-@rule("DF121", "block-size", Severity.ERROR, reads=("SGLang:block_size", "vLLM:block_size", "speculators:block_size"))
+@rule(
+    "DF121",
+    "block-size",
+    Severity.ERROR,
+    reads=("SGLang:block_size", "vLLM:block_size", "speculators:block_size"),
+    severities=(Severity.WARNING, Severity.INFO),
+    fix=True,
+)
 def block_size(ctx: Context) -> Iterator[Problem]:
     """``block_size`` is missing, below 2, or the top level and ``dflash_config`` disagree.
 
@@ -62,7 +69,14 @@ def block_size(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF122", "num-target-layers", Severity.ERROR, kinds=ENGINE_FORMAT, reads=("SGLang:num_target_layers",))
+@rule(
+    "DF122",
+    "num-target-layers",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("SGLang:num_target_layers",),
+    severities=(Severity.WARNING,),
+)
 def num_target_layers(ctx: Context) -> Iterator[Problem]:
     """``num_target_layers`` is missing or the top level and ``dflash_config`` disagree (warnings), or it
     is too small to hold the taps (error).

@@ -54,7 +54,14 @@ def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF102", "target-layer-ids-missing", Severity.ERROR, reads=("vLLM:target_layer_ids", "SGLang:target_layer_ids"))
+@rule(
+    "DF102",
+    "target-layer-ids-missing",
+    Severity.ERROR,
+    reads=("vLLM:target_layer_ids", "SGLang:target_layer_ids"),
+    severities=(Severity.WARNING,),
+    fix=True,
+)
 def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     """``dflash_config.target_layer_ids`` is missing.
 

@@ -50,7 +50,15 @@ def target_hidden_size(ctx: Context) -> Iterator[Problem]:
         yield Problem("/hidden_size", f"hidden_size {hidden} but the target ({target.path}) has {want}")
 
 
-@rule("DF402", "target-vocab-size", Severity.ERROR, "data", "target", reads=("vLLM:vocab_size",))
+@rule(
+    "DF402",
+    "target-vocab-size",
+    Severity.ERROR,
+    "data",
+    "target",
+    reads=("vLLM:vocab_size",),
+    severities=(Severity.WARNING, Severity.INFO),
+)
 def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     """The drafter's ``vocab_size`` differs from the target's.
 
@@ -93,7 +101,7 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=("SGLang:num_target_layers",))
+@rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=("SGLang:num_target_layers",), fix=True)
 def target_depth(ctx: Context) -> Iterator[Problem]:
     """``num_target_layers`` differs from the target's number of decoder layers (``text_config`` for
     composite models such as Qwen3.6-27B's ``qwen3_5``).
@@ -136,7 +144,15 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
             )
 
 
-@rule("DF404", "mask-token", Severity.ERROR, "data", "target", reads=("SGLang:mask_token_id", "vLLM:mask_token_id"))
+@rule(
+    "DF404",
+    "mask-token",
+    Severity.ERROR,
+    "data",
+    "target",
+    reads=("SGLang:mask_token_id", "vLLM:mask_token_id"),
+    severities=(Severity.WARNING,),
+)
 def mask_token(ctx: Context) -> Iterator[Problem]:
     """The mask token id is not a usable mask for the target tokenizer.
 

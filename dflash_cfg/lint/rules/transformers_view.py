@@ -53,7 +53,15 @@ def config_class_rejects(ctx: Context) -> Iterator[Problem]:
 _COMPARED = ("layer_types", "sliding_window", "num_key_value_heads", "head_dim", "dtype")
 
 
-@rule("DF302", "effective-differs", Severity.ERROR, "data", "effective", reads=("transformers:config class",))
+@rule(
+    "DF302",
+    "effective-differs",
+    Severity.ERROR,
+    "data",
+    "effective",
+    reads=("transformers:config class",),
+    severities=(Severity.INFO,),
+)
 def effective_differs(ctx: Context) -> Iterator[Problem]:
     """A DFlash-relevant value is not what the raw file says once the config class has loaded it.
 
@@ -125,7 +133,16 @@ def transformers_warning(ctx: Context) -> Iterator[Problem]:
         yield Problem("", f"transformers {ctx.effective.transformers_version}: {message}")
 
 
-@rule("DF304", "rope-theta", Severity.WARNING, "data", "effective", reads=("vLLM:rope_theta",))
+@rule(
+    "DF304",
+    "rope-theta",
+    Severity.WARNING,
+    "data",
+    "effective",
+    reads=("vLLM:rope_theta",),
+    severities=(Severity.ERROR, Severity.INFO),
+    fix=True,
+)
 def rope_theta(ctx: Context) -> Iterator[Problem]:
     """RoPE θ is missing, ambiguous, or not what transformers reads.
 

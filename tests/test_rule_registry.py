@@ -70,28 +70,25 @@ def test_the_catalogue_is_exactly_the_modules_rules() -> None:
     assert len(ids) == len(set(ids)), "duplicate rule ids"
 
 
-# Rules that are dflash-cfg's own checks and not an engine read: the schema (stricter than any engine on
-# purpose), the tap formula shown as evidence, transformers' log lines passed on, the local clone's LFS
-# pointers, the comparison with upstream, and the lock and checksum of the file on disk. Each says so in its
-# documentation. Every other rule names the engine behaviour behind it (`reads`), so a rule that describes
-# an engine cannot be added without the code that decides it.
-TOOL_LEVEL = frozenset({"DF010", "DF106", "DF303", "DF504", "DF601", "DF602", "DF603", "DF701", "DF702", "DF703"})
+# The rules that are dflash-cfg's own checks and not an engine read (`own_check` on @rule): the schema
+# (stricter than any engine on purpose), the tap formula shown as evidence, transformers' log lines passed on,
+# the local clone's LFS pointers, the comparison with upstream, and the lock and checksum of the file on disk.
+# Each says so in its documentation. Every other rule names the engine behaviour behind it (`reads`), so a
+# rule that describes an engine cannot be added without the code that decides it.
 OWN_CHECK = "dflash-cfg's own"
 
 
 def test_every_rule_names_its_engine_reads_or_is_a_tool_level_check() -> None:
     from dflash_cfg.lint.engines import READS
 
-    ids = {r.id for r in ALL}
-    assert TOOL_LEVEL <= ids, f"unknown ids in TOOL_LEVEL: {sorted(TOOL_LEVEL - ids)}"
     for r in ALL:
         unknown = [key for key in r.reads if key not in READS]
         assert not unknown, f"{r.id} reads keys lint.engines.READS lacks: {unknown}"
-        if r.id in TOOL_LEVEL:
-            assert not r.reads, f"{r.id} names engine reads, so it is not a tool-level check"
+        if r.own_check:
+            assert not r.reads, f"{r.id} names engine reads, so it is not a check of dflash-cfg's own"
             assert OWN_CHECK in " ".join(r.doc.split()), f"{r.id} does not say it is a check of dflash-cfg's own"
         else:
-            assert r.reads, f"{r.id} names no engine read: add one to lint.engines.READS or list it in TOOL_LEVEL"
+            assert r.reads, f"{r.id} names no engine read: add one to lint.engines.READS or declare own_check=True"
             assert "What the engines do:" in r.doc
 
 
@@ -191,11 +188,6 @@ def test_every_declared_severity_and_fix_is_produced() -> None:
         beyond = set(r.severities) - {r.severity}
         assert beyond <= severities, f"{r.id} declares {sorted(s.label for s in beyond - severities)}, never shown"
         assert fixed == r.fix, f"{r.id} declares fix={r.fix}, but the fixtures and cases show fix={fixed}"
-
-
-def test_the_declarations_hold_the_rules_that_change_severity_per_finding() -> None:
-    varying = {r.id for r in ALL if len(r.severities) > 1}
-    assert varying == {"DF102", "DF112", "DF121", "DF122", "DF206", "DF209", "DF302", "DF304", "DF402", "DF404"}
 
 
 def _context() -> Inputs:

@@ -129,6 +129,9 @@ class Rule:
     # so the doc sections built from it cannot drift from what the rule does.
     severities: tuple[Severity, ...] = ()
     fix: bool = False
+    # A check of dflash-cfg's own rather than an engine read (the schema, the comparison with upstream, the
+    # lock): such a rule names no `reads`, every other rule names the engine behaviour behind it.
+    own_check: bool = False
 
     def __post_init__(self) -> None:
         declared = tuple(sorted({self.severity, *self.severities}, reverse=True))
@@ -164,11 +167,13 @@ def rule(
     reads: tuple[str, ...] = (),
     severities: tuple[Severity, ...] = (),
     fix: bool = False,
+    own_check: bool = False,
 ) -> Callable[[Check], Rule]:
     """Make `check` a Rule. `severity` is the default; `severities` adds the others its findings may have
-    (a Problem that sets its own); `fix`: some findings carry a safe fix."""
+    (a Problem that sets its own); `fix`: some findings carry a safe fix; `own_check`: a check of
+    dflash-cfg's own, which names no engine reads."""
 
     def wrap(check: Check) -> Rule:
-        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads, severities, fix)
+        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads, severities, fix, own_check)
 
     return wrap

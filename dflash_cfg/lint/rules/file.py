@@ -126,7 +126,7 @@ def not_an_object(ctx: Context) -> Iterator[Problem]:
     return _messages(ctx, {"not-an-object": lambda p: f"top level is {p.detail}, not an object"})
 
 
-@rule("DF010", "schema", Severity.ERROR)
+@rule("DF010", "schema", Severity.ERROR, own_check=True)
 def schema_violation(ctx: Context) -> Iterator[Problem]:
     """A field has the wrong type or range for a DFlash drafter config (JSON Schema in ``schemas/``).
 

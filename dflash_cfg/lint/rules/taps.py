@@ -190,7 +190,7 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
             )
 
 
-@rule("DF106", "taps-not-standard", Severity.INFO)
+@rule("DF106", "taps-not-standard", Severity.INFO, own_check=True)
 def taps_not_standard(ctx: Context) -> Iterator[Problem]:
     """The taps differ from the standard DFlash selection for (N target layers, K taps).
 

@@ -115,7 +115,7 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF303", "transformers-warning", Severity.WARNING, "data", "effective")
+@rule("DF303", "transformers-warning", Severity.WARNING, "data", "effective", own_check=True)
 def transformers_warning(ctx: Context) -> Iterator[Problem]:
     """transformers logged a warning while loading the file.
 

@@ -70,7 +70,7 @@ def _where(ctx: Context) -> str:
     return f"{ctx.upstream.repo}@{ctx.upstream.commit[:12]}"
 
 
-@rule("DF601", "upstream-critical-differs", Severity.ERROR, "data", "upstream")
+@rule("DF601", "upstream-critical-differs", Severity.ERROR, "data", "upstream", own_check=True)
 def critical_differs(ctx: Context) -> Iterator[Problem]:
     """A DFlash-critical field differs from the upstream repo's config.json.
 
@@ -112,7 +112,7 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
             )
 
 
-@rule("DF602", "upstream-differs", Severity.INFO, "data", "upstream")
+@rule("DF602", "upstream-differs", Severity.INFO, "data", "upstream", own_check=True)
 def other_differs(ctx: Context) -> Iterator[Problem]:
     """A field that is not DFlash-critical differs from upstream (information: local edits are allowed).
 
@@ -137,7 +137,7 @@ def other_differs(ctx: Context) -> Iterator[Problem]:
             )
 
 
-@rule("DF603", "upstream-identical", Severity.INFO, "data", "upstream")
+@rule("DF603", "upstream-identical", Severity.INFO, "data", "upstream", own_check=True)
 def identical(ctx: Context) -> Iterator[Problem]:
     """The file is byte-identical to upstream (its git blob sha1 equals the Hub's blob id).
 

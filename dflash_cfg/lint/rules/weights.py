@@ -196,7 +196,7 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF504", "weights-lfs-pointer", Severity.INFO, "data", "weights")
+@rule("DF504", "weights-lfs-pointer", Severity.INFO, "data", "weights", own_check=True)
 def weights_lfs_pointer(ctx: Context) -> Iterator[Problem]:
     """Weight files beside config.json are Git LFS pointer files, not the weights, so they were not read.
 

@@ -21,11 +21,9 @@ import dflash_cfg.lint.rules as rules_package
 import dflash_cfg.sources.views
 from dflash_cfg.jsondoc.document import parse
 from dflash_cfg.lint.linter import Inputs, UndeclaredFinding, lint
-from dflash_cfg.lint.rules import ALL, REGISTRY, Context
+from dflash_cfg.lint.rules import ALL, REGISTRY, Context, Rule
 from dflash_cfg.lint.rules.base import rule
 from dflash_cfg.model import AddedToken, Fix, PatchOp, Problem, Severity, Target
-
-RuleType = type(ALL[0])
 
 
 def rule_modules() -> list[ModuleType]:
@@ -40,7 +38,7 @@ def defined_here(module: ModuleType) -> dict[str, object]:
     return {
         name: value
         for name, value in vars(module).items()
-        if isinstance(value, RuleType) and value.check.__module__ == module.__name__
+        if isinstance(value, Rule) and value.check.__module__ == module.__name__
     }
 
 
@@ -220,7 +218,7 @@ def _yields_an_unsafe_fix(ctx: Context) -> Iterator[Problem]:
         (_yields_an_unsafe_fix, "DF999 yielded an unsafe fix it does not declare"),
     ],
 )
-def test_the_linter_refuses_a_finding_outside_the_declaration(bad: Any, says: str) -> None:
+def test_the_linter_refuses_a_finding_outside_the_declaration(bad: Rule, says: str) -> None:
     with pytest.raises(UndeclaredFinding, match=says):
         lint(_context(), (bad,))
 
@@ -229,3 +227,17 @@ def test_a_declaration_holds_the_default_severity_first() -> None:
     assert REGISTRY["DF304"].severities == (Severity.ERROR, Severity.WARNING, Severity.INFO)
     assert REGISTRY["DF304"].severity == Severity.WARNING
     assert REGISTRY["DF001"].severities == (Severity.ERROR,)
+
+
+@pytest.mark.parametrize("r", ALL, ids=lambda r: r.id)
+def test_the_doc_gives_the_declaration_beside_the_examples(r: Rule) -> None:
+    paragraphs = r.doc.split("\n\n")
+    (examples,) = [p for p in paragraphs if r.severity_line in p.splitlines()]
+    assert examples.startswith("Fail") and examples.splitlines()[-2:] == [r.severity_line, r.fix_line]
+    # Written only by the declaration: a docstring that wrote its own would drift from it.
+    assert [line for line in r.doc.splitlines() if line.startswith(("Severity:", "Fix:"))] == [
+        r.severity_line,
+        r.fix_line,
+    ]
+    assert r.severity_line.startswith(f"Severity: {r.severity.label}")
+    assert all(s.label in r.severity_line for s in r.severities)

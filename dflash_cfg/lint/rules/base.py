@@ -139,12 +139,24 @@ class Rule:
 
     @property
     def doc(self) -> str:
-        """The docstring, then the engine reads behind the rule with their sources (lint.engines)."""
+        """The docstring (its last paragraph the Fail/Pass examples), the Severity and Fix lines beside the
+        examples, then the engine reads behind the rule with their sources (lint.engines). The lines and
+        the reads come from the declaration, so they say what the linter holds the rule to."""
         from dflash_cfg.lint import engines
 
-        text = inspect.cleandoc(self.check.__doc__ or "")
+        text = inspect.cleandoc(self.check.__doc__ or "") + "\n" + self.severity_line + "\n" + self.fix_line
         behind = [engines.describe(engines.READS[key]) for key in self.reads]
         return text + "\n\nWhat the engines do:\n" + "\n".join(f"- {b}" for b in behind) if behind else text
+
+    @property
+    def severity_line(self) -> str:
+        others = [s.label for s in self.severities if s != self.severity]
+        also = f"; {' or '.join(others)} for some findings" if others else ""
+        return f"Severity: {self.severity.label}{also}"
+
+    @property
+    def fix_line(self) -> str:
+        return "Fix: safe, for some findings (``dflash-cfg fix`` applies it)" if self.fix else "Fix: none"
 
     @property
     def summary(self) -> str:

@@ -24,6 +24,7 @@ from dflash_cfg.lint.linter import Inputs, UndeclaredFinding, lint
 from dflash_cfg.lint.rules import ALL, REGISTRY, Context, Rule
 from dflash_cfg.lint.rules.base import rule
 from dflash_cfg.model import AddedToken, Fix, PatchOp, Problem, Severity, Target
+from dflash_cfg.report.catalogue import catalogue_json, markdown
 
 
 def rule_modules() -> list[ModuleType]:
@@ -241,3 +242,42 @@ def test_the_doc_gives_the_declaration_beside_the_examples(r: Rule) -> None:
     ]
     assert r.severity_line.startswith(f"Severity: {r.severity.label}")
     assert all(s.label in r.severity_line for s in r.severities)
+
+
+# --- the catalogue as JSON ---------------------------------------------------------------------------------
+
+
+def test_the_json_catalogue_gives_plain_fields_and_markdown() -> None:
+    entries = json.loads(catalogue_json())
+    assert [e["id"] for e in entries] == [r.id for r in ALL]
+    for e, r in zip(entries, ALL, strict=True):
+        assert list(e) == [
+            "id",
+            "name",
+            "severity",
+            "severities",
+            "fix",
+            "own_check",
+            "summary",
+            "description",
+            "examples",
+            "reads",
+            "markdown",
+        ]
+        assert (e["name"], e["severity"], e["fix"], e["own_check"]) == (r.name, r.severity.label, r.fix, r.own_check)
+        assert e["severities"] == [s.label for s in r.severities]
+        assert e["description"].startswith(e["summary"]) and "\n\n\n" not in e["description"]
+        labels = [x["label"] for x in e["examples"]]
+        assert labels[0].startswith("Fail") and labels[-1].startswith("Pass"), labels
+        assert all(x["text"] and "\n" not in x["text"] for x in e["examples"])
+        assert [f"{x['reader']}:{x['key']}" for x in e["reads"]] == list(r.reads)
+        assert all(x["source"] and x["order"] for x in e["reads"])
+        assert e["markdown"] == markdown(r.doc)
+        # The plain fields show code as `code`, never the docstring's reST ``code``.
+        plain_text = json.dumps({k: v for k, v in e.items() if k != "markdown"}, ensure_ascii=False)
+        assert "``" not in plain_text, r.id
+
+
+def test_a_field_that_does_not_apply_to_an_engine_read_is_null() -> None:
+    (vllm,) = [x for x in json.loads(catalogue_json((REGISTRY["DF121"],)))[0]["reads"] if x["reader"] == "vLLM"]
+    assert vllm["default"] is None and vllm["bad_type"] is None

@@ -104,6 +104,18 @@ class Read:
     bad_type: str  # what a value of the wrong type (or a wrong value) does
     source: str
 
+    def to_json(self) -> dict[str, str | None]:
+        """The row as plain fields (`dflash-cfg rules --format json`); a field that does not apply is null."""
+        row = {
+            "reader": self.reader,
+            "key": self.key,
+            "order": self.order,
+            "default": self.default,
+            "bad_type": self.bad_type,
+            "source": self.source,
+        }
+        return {name: None if value == NOT_APPLICABLE else value for name, value in row.items()}
+
 
 READS: dict[str, Read] = {
     r.reader + ":" + r.key: r

@@ -1,13 +1,16 @@
 """The rule contract: a rule is a documented function from a Context to Problems.
 
-A rule never sees file names, severities or line numbers; the linter attaches those.
-A rule's docstring is its user documentation (shown by `dflash-cfg rules`).
+A rule never sees file names or line numbers; the linter attaches those and the rule's default severity,
+and holds every finding to what `@rule` declares (its severities, whether it has a fix). A rule's docstring
+is its user documentation (shown by `dflash-cfg rules`): a first paragraph that sums it up, the explanation,
+and a last paragraph of examples, one per line ("Fail: ...", "Pass: ...").
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
@@ -16,6 +19,7 @@ from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.model import Effective, HubFile, Integrity, Kind, Problem, Severity, Target, Weights
 
 if TYPE_CHECKING:
+    from dflash_cfg.lint.engines import Read
     from dflash_cfg.lint.launch import Launch
 
 Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch"]
@@ -139,14 +143,49 @@ class Rule:
 
     @property
     def doc(self) -> str:
-        """The docstring (its last paragraph the Fail/Pass examples), the Severity and Fix lines beside the
-        examples, then the engine reads behind the rule with their sources (lint.engines). The lines and
-        the reads come from the declaration, so they say what the linter holds the rule to."""
+        """The docstring (its last paragraph the examples), the Severity and Fix lines beside the examples,
+        then the engine reads behind the rule with their sources. The lines and the reads come from the
+        declaration, so they say what the linter holds the rule to."""
         from dflash_cfg.lint import engines
 
-        text = inspect.cleandoc(self.check.__doc__ or "") + "\n" + self.severity_line + "\n" + self.fix_line
-        behind = [engines.describe(engines.READS[key]) for key in self.reads]
+        text = self.docstring + "\n" + self.severity_line + "\n" + self.fix_line
+        behind = [engines.describe(read) for read in self.engine_reads]
         return text + "\n\nWhat the engines do:\n" + "\n".join(f"- {b}" for b in behind) if behind else text
+
+    @property
+    def docstring(self) -> str:
+        return inspect.cleandoc(self.check.__doc__ or "")
+
+    @property
+    def summary(self) -> str:
+        return " ".join(self.docstring.split("\n\n", 1)[0].split())
+
+    @property
+    def description(self) -> str:
+        """The docstring before its examples (the summary its first paragraph)."""
+        head, _ = _split_examples(self.docstring)
+        return head
+
+    @property
+    def examples(self) -> tuple[tuple[str, str], ...]:
+        """The examples as (label, text): the label "Fail", "Fail (info)", "Warn", "Pass", ...; the text as
+        written, its lines joined."""
+        _, tail = _split_examples(self.docstring)
+        pairs: list[tuple[str, str]] = []
+        for line in tail.splitlines():
+            start = _EXAMPLE.match(line)
+            if start:
+                pairs.append((start.group(1), line[start.end() :].strip()))
+            elif pairs:  # an example wrapped over several lines
+                pairs[-1] = (pairs[-1][0], f"{pairs[-1][1]} {line.strip()}")
+        return tuple(pairs)
+
+    @property
+    def engine_reads(self) -> tuple[Read, ...]:
+        """The engine behaviour behind the rule (lint.engines.READS rows), in the order the rule names it."""
+        from dflash_cfg.lint.engines import READS
+
+        return tuple(READS[key] for key in self.reads)
 
     @property
     def severity_line(self) -> str:
@@ -158,12 +197,18 @@ class Rule:
     def fix_line(self) -> str:
         return "Fix: safe, for some findings (``dflash-cfg fix`` applies it)" if self.fix else "Fix: none"
 
-    @property
-    def summary(self) -> str:
-        return " ".join(self.doc.split("\n\n", 1)[0].split())
-
     def run(self, ctx: Context) -> Iterator[Problem]:
         yield from self.check(ctx)
+
+
+# A line that starts an example of the docstring's last paragraph: "Fail:", "Fail (info):", "Pass:", "Warn:".
+_EXAMPLE = re.compile(r"((?:Fail|Warn|Pass)(?: \([a-z ]+\))?): ")
+
+
+def _split_examples(docstring: str) -> tuple[str, str]:
+    """(the docstring before its examples, the examples paragraph); no examples: (docstring, "")."""
+    head, _, last = docstring.rpartition("\n\n")
+    return (head, last) if head and _EXAMPLE.match(last) else (docstring, "")
 
 
 ALL_KINDS: tuple[Kind, ...] = ("dflash", "dflash2", "speculators")

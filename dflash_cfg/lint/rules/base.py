@@ -137,10 +137,6 @@ class Rule:
     # lock): such a rule names no `reads`, every other rule names the engine behaviour behind it.
     own_check: bool = False
 
-    def __post_init__(self) -> None:
-        declared = tuple(sorted({self.severity, *self.severities}, reverse=True))
-        object.__setattr__(self, "severities", declared)
-
     @property
     def doc(self) -> str:
         """The docstring (its last paragraph the examples), the Severity and Fix lines beside the examples,
@@ -230,7 +226,9 @@ def rule(
     (a Problem that sets its own); `fix`: some findings carry a safe fix; `own_check`: a check of
     dflash-cfg's own, which names no engine reads."""
 
+    declared = tuple(sorted({severity, *severities}, reverse=True))
+
     def wrap(check: Check) -> Rule:
-        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads, severities, fix, own_check)
+        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads, declared, fix, own_check)
 
     return wrap

@@ -513,7 +513,15 @@ def where_command(model: str, revision: str | None, fmt: str, color: str) -> Non
 
 @cli.command("rules")
 @click.argument("ids", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json")),
+    default="text",
+    show_default=True,
+    help="json: each rule's declaration, summary, description, examples and engine reads as fields, its doc as "
+    "Markdown.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show each rule's full documentation.")
 @colour_option
 def rules_command(ids: tuple[str, ...], fmt: str, verbose: bool, color: str) -> None:

@@ -25,7 +25,7 @@ from helpers import FIXTURES, REAL, Result, mutated, set_taps, write_config
 
 import dflash_cfg
 from dflash_cfg.lint.rules import ALL, REGISTRY
-from dflash_cfg.report.catalogue import plain
+from dflash_cfg.report.catalogue import markdown, plain
 
 Run = Callable[..., Result]
 BIN = Path(sys.executable).parent
@@ -520,7 +520,7 @@ def test_rules_json(dflash: Run) -> None:
     assert [r["id"] for r in catalogue] == [r.id for r in ALL]
     for entry, rule in zip(catalogue, ALL, strict=True):
         assert entry["name"] == rule.name and entry["severity"] == rule.severity.label
-        assert entry["doc"] == rule.doc and entry["summary"]
+        assert entry["markdown"] == markdown(rule.doc) and entry["summary"]
 
 
 def test_rules_unknown_id_exits_2(dflash: Run) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dflash_cfg.lint.rules.dflash import standard_taps
+from dflash_cfg.lint.rules.taps import standard_taps
 
 
 @pytest.mark.parametrize(

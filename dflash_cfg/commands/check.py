@@ -8,7 +8,6 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dflash_cfg.commands.common import (
     HubOptions,
@@ -23,7 +22,7 @@ from dflash_cfg.errors import LockError, PathError, UsageError, WeightsError
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
-from dflash_cfg.model import FileReport, Integrity, Report, Severity, Target, Weights
+from dflash_cfg.model import FileReport, Integrity, Launch, Report, Severity, Target, Weights
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.hub import repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
@@ -34,9 +33,6 @@ from dflash_cfg.sources.views import transformers_version
 from dflash_cfg.sources.weights import read_weights, read_weights_remote
 from dflash_cfg.sources.where import model_dir
 from dflash_cfg.version import __version__
-
-if TYPE_CHECKING:  # the launch parser is only loaded by preflight
-    from dflash_cfg.model import Launch
 
 _BLOB = re.compile(r"/models--[^/]+/blobs/[^/]+$")
 

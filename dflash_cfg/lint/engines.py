@@ -1,11 +1,12 @@
 """What vLLM and SGLang read from a DFlash drafter config, as data, with the code that says so. Pure.
 
-Each `Read` is one key as one engine's code reads it: where it looks (in order), the default when the key is
-absent, what a value of the wrong type does, and the file and commit (or the snapshot the index holds) it was
-read from. A few rows are about something other than one key (how config.json itself is parsed, how the
-checkpoint's tensors are loaded, a launch option); their `key` says what they are about. Rules name the reads
-behind them (`Rule.reads`), and `dflash-cfg rules ID` shows them. "transformers" rows are the library both
-engines load config.json through (`AutoConfig`), so what it does the engines get.
+Each `Read` is one key as one reader's code reads it (`Reader`: an engine, vLLM's speculators translator, or
+transformers): where it looks (in order), the default when the key is absent, what a value of the wrong type
+does, and the file and commit (or the snapshot the index holds) it was read from. A few rows are about
+something other than one key (how config.json itself is parsed, how the checkpoint's tensors are loaded, a
+launch option); their `key` says what they are about. Rules name the reads behind them (`Rule.reads`), and
+`dflash-cfg rules ID` shows them. "transformers" rows are the library both engines load config.json through
+(`AutoConfig`), so what it does the engines get.
 Re-read the code before relying on a row: these engines change monthly.
 """
 
@@ -14,7 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Engine = Literal["vLLM", "SGLang", "speculators", "transformers"]
+# Who reads the file: the two engines, vLLM's speculators translator, and transformers, which both engines
+# load config.json through. (The launch parser's `Engine` is another thing: the id of the engine a
+# command line starts.)
+Reader = Literal["vLLM", "SGLang", "speculators", "transformers"]
 
 # The code read. The stored-code index gives a commit for some files and only a snapshot id for others
 # (a late-2026 state it did not date); both are written down as found.
@@ -93,491 +97,511 @@ TRANSFORMERS_QWEN3 = (
 
 @dataclass(frozen=True)
 class Read:
-    engine: Engine
+    reader: Reader
     key: str
-    order: str  # where the engine looks, first to last
+    order: str  # where it looks, first to last
     default: str  # when absent
     bad_type: str  # what a value of the wrong type (or a wrong value) does
     source: str
 
+    def to_json(self) -> dict[str, str | None]:
+        """The row as plain fields (`dflash-cfg rules --format json`); a field that does not apply is null."""
+        row = {
+            "reader": self.reader,
+            "key": self.key,
+            "order": self.order,
+            "default": self.default,
+            "bad_type": self.bad_type,
+            "source": self.source,
+        }
+        return {name: None if value == NOT_APPLICABLE else value for name, value in row.items()}
+
 
 READS: dict[str, Read] = {
-    r.engine + ":" + r.key: r
+    r.reader + ":" + r.key: r
     for r in (
         # --- vLLM, z-lab/engine format ---
         Read(
-            "vLLM",
-            "architectures",
-            "top level: DFlashDraftModel -> qwen3_dflash.DFlashQwen3ForCausalLM, "
+            reader="vLLM",
+            key="architectures",
+            order="top level: DFlashDraftModel -> qwen3_dflash.DFlashQwen3ForCausalLM, "
             "DFlashLagunaForCausalLM -> laguna_dflash, DFlash2DraftModel -> qwen3_dflash2 (#52816)",
-            "model not found",
-            "model not found",
-            "vllm-project/vllm vllm/model_executor/models/registry.py "
+            default="model not found",
+            bad_type="model not found",
+            source="vllm-project/vllm vllm/model_executor/models/registry.py "
             "(speculative decoding models; index snapshot 58726081308)",
         ),
         Read(
-            "vLLM",
-            "model_type",
-            "top level, through AutoConfig (the class registered for it)",
-            "AutoConfig cannot load the config",
-            "AutoConfig cannot load the config",
-            "vllm-project/vllm vllm/transformers_utils/config.py (get_config -> AutoConfig)",
+            reader="vLLM",
+            key="model_type",
+            order="top level, through AutoConfig (the class registered for it)",
+            default="AutoConfig cannot load the config",
+            bad_type="AutoConfig cannot load the config",
+            source="vllm-project/vllm vllm/transformers_utils/config.py (get_config -> AutoConfig)",
         ),
         Read(
-            "vLLM",
-            "target_layer_ids",
-            "eagle_aux_hidden_state_layer_ids (used as is) -> dflash_config.target_layer_ids + 1 -> "
+            reader="vLLM",
+            key="target_layer_ids",
+            order="eagle_aux_hidden_state_layer_ids (used as is) -> dflash_config.target_layer_ids + 1 -> "
             "dspark_target_layer_ids + 1 -> top-level target_layer_ids + 1 -> dflash_config/eagle_config.layer_ids",
-            "the target's EAGLE3 default layers, with a warning",
-            "`i + 1` on each element: a string raises TypeError, a float or a bool is used as a number",
-            VLLM_AUX,
+            default="the target's EAGLE3 default layers, with a warning",
+            bad_type="`i + 1` on each element: a string raises TypeError, a float or a bool is used as a number",
+            source=VLLM_AUX,
         ),
         Read(
-            "vLLM",
-            "target_layer_ids capture",
-            "the target appends the residual stream entering layer a for each aux id a (tap + 1), once per "
+            reader="vLLM",
+            key="target_layer_ids capture",
+            order="the target appends the residual stream entering layer a for each aux id a (tap + 1), once per "
             "layer and in layer order, whatever the list's order; Qwen3-Next/Qwen3.5 targets also capture "
             "after their last layer (a = N), Llama-style loops only before a layer, so there a = N is never "
             "captured; the fc layer expects len(aux ids) x target hidden features",
-            "-",
-            "an aux id no layer reaches (past the target, a duplicate, a non-integer, the last layer on a "
+            default="-",
+            bad_type="an aux id no layer reaches (past the target, a duplicate, a non-integer, the last layer on a "
             "Llama-style target) leaves fc short of features: combine_hidden_states raises 'DFlash drafter "
             "expects ... concatenated aux hidden features'; tap -1 becomes aux id 0, the embedding output",
-            VLLM_CAPTURE + "; " + VLLM_MODEL_UPSTREAM + " (combine_hidden_states)",
+            source=VLLM_CAPTURE + "; " + VLLM_MODEL_UPSTREAM + " (combine_hidden_states)",
         ),
         Read(
-            "vLLM",
-            "mask_token_id",
-            "dflash_config.mask_token_id (the model merges eagle_config and "
+            reader="vLLM",
+            key="mask_token_id",
+            order="dflash_config.mask_token_id (the model merges eagle_config and "
             "dflash_config); the proposer: dflash_config['mask_token_id']",
-            "ValueError in the proposer",
-            "used as a token id",
-            VLLM_MODEL + "; " + VLLM_PROPOSER,
+            default="ValueError in the proposer",
+            bad_type="used as a token id",
+            source=VLLM_MODEL + "; " + VLLM_PROPOSER,
         ),
         Read(
-            "vLLM",
-            "layer_types",
-            "top level, as the config class left it, indexed per draft layer (layer_types[layer_idx]): fewer "
+            reader="vLLM",
+            key="layer_types",
+            order="top level, as the config class left it, indexed per draft layer (layer_types[layer_idx]): fewer "
             "entries than num_hidden_layers IndexError, extra entries ignored; mixed sliding and full layers "
             "need the V2 model runner (NotImplementedError on V1)",
-            "every layer full attention (sliding only if dflash_config.use_swa)",
-            "compared per layer with 'sliding_attention': any other entry runs as full attention",
-            VLLM_MODEL_UPSTREAM + " (_resolve_layer_attention)",
+            default="every layer full attention (sliding only if dflash_config.use_swa)",
+            bad_type="compared per layer with 'sliding_attention': any other entry runs as full attention",
+            source=VLLM_MODEL_UPSTREAM + " (_resolve_layer_attention)",
         ),
         Read(
-            "vLLM",
-            "sliding_window",
-            "dflash_config.swa_window_size -> top-level sliding_window",
-            "ValueError 'DFlash sliding attention requires a window size' for a sliding layer",
-            "passed to the attention backend",
-            VLLM_MODEL + " (_resolve_layer_attention)",
+            reader="vLLM",
+            key="sliding_window",
+            order="dflash_config.swa_window_size -> top-level sliding_window",
+            default="ValueError 'DFlash sliding attention requires a window size' for a sliding layer",
+            bad_type="passed to the attention backend",
+            source=VLLM_MODEL + " (_resolve_layer_attention)",
         ),
         Read(
-            "vLLM",
-            "use_swa",
-            "dflash_config.use_swa: every layer sliding when layer_types is absent or all full",
-            "false",
-            "truthiness",
-            VLLM_MODEL + " (_resolve_layer_attention)",
+            reader="vLLM",
+            key="use_swa",
+            order="dflash_config.use_swa: every layer sliding when layer_types is absent or all full",
+            default="false",
+            bad_type="truthiness",
+            source=VLLM_MODEL + " (_resolve_layer_attention)",
         ),
         Read(
-            "vLLM",
-            "is_causal",
-            "top-level is_causal -> dflash_config.is_causal (later) -> dflash_config.causal",
-            "sliding layers causal, full layers non-causal",
-            "bool()",
-            VLLM_MODEL + " (_dflash_layer_causal)",
+            reader="vLLM",
+            key="is_causal",
+            order="top-level is_causal -> dflash_config.is_causal (later) -> dflash_config.causal",
+            default="sliding layers causal, full layers non-causal",
+            bad_type="bool()",
+            source=VLLM_MODEL + " (_dflash_layer_causal)",
         ),
         Read(
-            "vLLM",
-            "attention_sink_bias",
-            "dflash_config.attention_sink_bias -> top-level add_swa_attention_sink_bias",
-            "false (no sink parameter)",
-            "truthiness: any non-empty value adds a sink parameter",
-            VLLM_MODEL + " (DFlashQwen3DecoderLayer)",
+            reader="vLLM",
+            key="attention_sink_bias",
+            order="dflash_config.attention_sink_bias -> top-level add_swa_attention_sink_bias",
+            default="false (no sink parameter)",
+            bad_type="truthiness: any non-empty value adds a sink parameter",
+            source=VLLM_MODEL + " (DFlashQwen3DecoderLayer)",
         ),
         Read(
-            "vLLM",
-            "is_neox_style",
-            "config.is_neox_style, overwritten at load time by the target's RoPE layout "
+            reader="vLLM",
+            key="is_neox_style",
+            order="config.is_neox_style, overwritten at load time by the target's RoPE layout "
             "(load_dflash_model: the file's value counts only for a target without RoPE)",
-            "true",
-            "passed to get_rope",
-            VLLM_MODEL + " (dflash_target_rope_is_neox_style); " + VLLM_DFLASH_LOAD,
+            default="true",
+            bad_type="passed to get_rope",
+            source=VLLM_MODEL + " (dflash_target_rope_is_neox_style); " + VLLM_DFLASH_LOAD,
         ),
         Read(
-            "vLLM",
-            "draft_vocab_size",
-            "top level (DFlashLagunaForCausalLM)",
-            "ValueError 'Laguna DFlash config requires `draft_vocab_size`'",
-            "sizes the draft vocabulary",
-            VLLM_LAGUNA,
+            reader="vLLM",
+            key="draft_vocab_size",
+            order="top level (DFlashLagunaForCausalLM)",
+            default="ValueError 'Laguna DFlash config requires `draft_vocab_size`'",
+            bad_type="sizes the draft vocabulary",
+            source=VLLM_LAGUNA,
         ),
         Read(
-            "vLLM",
-            "use_aux_hidden_state",
-            "eagle_config then dflash_config .use_aux_hidden_state",
-            "true",
-            "truthiness: false builds no fc layer and drops the target features",
-            VLLM_MODEL,
+            reader="vLLM",
+            key="use_aux_hidden_state",
+            order="eagle_config then dflash_config .use_aux_hidden_state",
+            default="true",
+            bad_type="truthiness: false builds no fc layer and drops the target features",
+            source=VLLM_MODEL,
         ),
         Read(
-            "vLLM",
-            "hidden_act",
-            "top level, passed to qwen2.Qwen2MLP (qwen3_dflash imports it as Qwen3MLP)",
-            "the config class default (Qwen3Config: silu)",
-            "any value other than 'silu': Qwen2MLP raises ValueError 'Unsupported activation: ... Only silu is "
-            "supported for now.'",
-            VLLM_MODEL_UPSTREAM + " (DFlashQwen3DecoderLayer); " + VLLM_QWEN2,
+            reader="vLLM",
+            key="hidden_act",
+            order="top level, passed to qwen2.Qwen2MLP (qwen3_dflash imports it as Qwen3MLP)",
+            default="the config class default (Qwen3Config: silu)",
+            bad_type="any value other than 'silu': Qwen2MLP raises ValueError 'Unsupported activation: ... "
+            "Only silu is supported for now.'",
+            source=VLLM_MODEL_UPSTREAM + " (DFlashQwen3DecoderLayer); " + VLLM_QWEN2,
         ),
         Read(
-            "vLLM",
-            "rope_theta",
-            "config.rope_parameters after set_default_rope_theta",
-            "1000000 (set_default_rope_theta default_theta)",
-            "passed to get_rope",
-            VLLM_MODEL,
-        ),
-        Read("vLLM", "block_size", "not read: the launch's num_speculative_tokens decides", "-", "-", VLLM_MODEL),
-        Read(
-            "vLLM",
-            "target_hidden_size",
-            "top level: fc input = len(aux ids) x target_hidden_size",
-            "hidden_size",
-            "multiplies the fc width",
-            VLLM_MODEL_UPSTREAM + " (_get_dflash_fc_input_size)",
+            reader="vLLM",
+            key="rope_theta",
+            order="config.rope_parameters after set_default_rope_theta",
+            default="1000000 (set_default_rope_theta default_theta)",
+            bad_type="passed to get_rope",
+            source=VLLM_MODEL,
         ),
         Read(
-            "vLLM",
-            "hidden_size",
-            "top level: the draft layers, norms and fc output are built with it; load_dflash_model then "
+            reader="vLLM",
+            key="block_size",
+            order="not read: the launch's num_speculative_tokens decides",
+            default="-",
+            bad_type="-",
+            source=VLLM_MODEL,
+        ),
+        Read(
+            reader="vLLM",
+            key="target_hidden_size",
+            order="top level: fc input = len(aux ids) x target_hidden_size",
+            default="hidden_size",
+            bad_type="multiplies the fc width",
+            source=VLLM_MODEL_UPSTREAM + " (_get_dflash_fc_input_size)",
+        ),
+        Read(
+            reader="vLLM",
+            key="hidden_size",
+            order="top level: the draft layers, norms and fc output are built with it; load_dflash_model then "
             "hands the drafter the target's own embed_tokens and lm_head modules (the checkpoint has none), "
             "with no width check",
-            "the config class default (Qwen3Config: 4096)",
-            "-",
-            VLLM_MODEL_UPSTREAM + "; " + VLLM_SHARE,
+            default="the config class default (Qwen3Config: 4096)",
+            bad_type="-",
+            source=VLLM_MODEL_UPSTREAM + "; " + VLLM_SHARE,
         ),
         Read(
-            "vLLM",
-            "vocab_size",
-            "top level; draft_vocab_size defaults to it; the drafter uses the target's embed_tokens and "
+            reader="vLLM",
+            key="vocab_size",
+            order="top level; draft_vocab_size defaults to it; the drafter uses the target's embed_tokens and "
             "lm_head (load_dflash_model)",
-            "the config class default",
-            "a draft_vocab_size other than the target's vocabulary builds a draft_id_to_target_id map (zeros, "
+            default="the config class default",
+            bad_type="a draft_vocab_size other than the target's vocabulary builds a draft_id_to_target_id map (zeros, "
             "i.e. the identity, unless the checkpoint ships d2t) and a LogitsProcessor of draft_vocab_size "
             "over the target's lm_head",
-            VLLM_MODEL_UPSTREAM + " (DFlashQwen3ForCausalLM); " + VLLM_SHARE,
+            source=VLLM_MODEL_UPSTREAM + " (DFlashQwen3ForCausalLM); " + VLLM_SHARE,
         ),
         Read(
-            "vLLM",
-            "checkpoint tensors",
-            "the safetensors files (safe_open); load_weights maps each tensor name onto the model the config "
+            reader="vLLM",
+            key="checkpoint tensors",
+            order="the safetensors files (safe_open); load_weights maps each tensor name onto the model the config "
             "built (q/k/v_proj -> qkv_proj, gate/up_proj -> gate_up_proj)",
-            "-",
-            "a tensor of another shape: the weight loaders assert equal sizes and the server does not start; "
+            default="-",
+            bad_type="a tensor of another shape: the weight loaders assert equal sizes and the server does not start; "
             "a tensor with no parameter (e.g. layers.N past num_hidden_layers): ValueError 'There is no "
             "module or parameter named ...'; a parameter no tensor fills: ValueError 'Following weights were "
             "not initialized from checkpoint'; a file safetensors cannot open fails the load",
-            VLLM_MODEL_UPSTREAM + " (load_weights); " + VLLM_WEIGHTS,
+            source=VLLM_MODEL_UPSTREAM + " (load_weights); " + VLLM_WEIGHTS,
         ),
         Read(
-            "vLLM",
-            "num_speculative_tokens",
-            "the launch's speculative config, not the file: the DFlash proposer queries 1 + "
+            reader="vLLM",
+            key="num_speculative_tokens",
+            order="the launch's speculative config, not the file: the DFlash proposer queries 1 + "
             "num_speculative_tokens slots per request (the anchor and the masks); the drafter's block_size "
             "is not read",
-            "-",
-            "-",
-            VLLM_PROPOSER,
+            default="-",
+            bad_type="-",
+            source=VLLM_PROPOSER,
         ),
         Read(
-            "vLLM",
-            "method",
-            "the launch's speculative_config.method: 'dflash' as given; absent, 'dflash' in the draft model's "
+            reader="vLLM",
+            key="method",
+            order="the launch's speculative_config.method: 'dflash' as given; absent, 'dflash' in the draft model's "
             "path selects it (later copies also a DFlashDraftModel architecture); another method builds "
             "that method's drafter",
-            "-",
-            "-",
-            VLLM_SPEC_CONFIG,
+            default="-",
+            bad_type="-",
+            source=VLLM_SPEC_CONFIG,
         ),
         Read(
-            "vLLM",
-            "num_attention_heads",
-            "top level, with num_key_value_heads: DFlashQwen3Attention asserts num_attention_heads % tp == 0, "
+            reader="vLLM",
+            key="num_attention_heads",
+            order="top level, with num_key_value_heads: DFlashQwen3Attention asserts num_attention_heads % tp == 0, "
             "and num_key_value_heads % tp == 0 (or tp % num_key_value_heads == 0 when fewer)",
-            "the config class default",
-            "AssertionError at start-up for a tensor-parallel size that does not divide them",
-            VLLM_MODEL_UPSTREAM + " (DFlashQwen3Attention)",
+            default="the config class default",
+            bad_type="AssertionError at start-up for a tensor-parallel size that does not divide them",
+            source=VLLM_MODEL_UPSTREAM + " (DFlashQwen3Attention)",
         ),
         # --- SGLang ---
         Read(
-            "SGLang",
-            "architectures",
-            "top level: DFlashDraftModel, DFlash2DraftModel, DFlashLagunaForCausalLM, MuseGlimmerAssistantModel",
-            "model not found",
-            "model not found",
-            "sgl-project/sglang test_dflash_uniform_swa (registered architectures; index snapshot 60343441378)",
+            reader="SGLang",
+            key="architectures",
+            order="top level: DFlashDraftModel, DFlash2DraftModel, DFlashLagunaForCausalLM, MuseGlimmerAssistantModel",
+            default="model not found",
+            bad_type="model not found",
+            source="sgl-project/sglang test_dflash_uniform_swa (registered architectures; index snapshot 60343441378)",
         ),
         Read(
-            "SGLang",
-            "target_layer_ids",
-            "dflash_config.target_layer_ids -> top-level target_layer_ids",
-            "the build_target_layer_ids formula (taps guessed from the draft depth)",
-            "ValueError unless a list or tuple; each element int() (a float is truncated, a numeric string "
+            reader="SGLang",
+            key="target_layer_ids",
+            order="dflash_config.target_layer_ids -> top-level target_layer_ids",
+            default="the build_target_layer_ids formula (taps guessed from the draft depth)",
+            bad_type="ValueError unless a list or tuple; each element int() (a float is truncated, a numeric string "
             "parsed, a bool read as 0/1); empty or out of [0, bound) ValueError; repeats and order accepted",
-            SGLANG_PARSE,
+            source=SGLANG_PARSE,
         ),
         Read(
-            "SGLang",
-            "target_layer_ids capture",
-            "the target captures the state before layer tap + 1 (set_dflash_layers_to_capture adds 1); "
+            reader="SGLang",
+            key="target_layer_ids capture",
+            order="the target captures the state before layer tap + 1 (set_dflash_layers_to_capture adds 1); "
             "the Qwen3.5 target marks self.layers[tap + 1]",
-            "-",
-            "a tap on the target's last layer: IndexError at start-up on Qwen3.5 targets (issue #32204; the "
+            default="-",
+            bad_type="a tap on the target's last layer: IndexError at start-up on Qwen3.5 targets (issue #32204; the "
             "fix, PR #32206, is not merged)",
-            SGLANG_CAPTURE,
+            source=SGLANG_CAPTURE,
         ),
         Read(
-            "SGLang",
-            "num_target_layers",
-            "dflash_config.num_target_layers -> top level; DFlashDraftModel bounds the taps with it (ValueError "
+            reader="SGLang",
+            key="num_target_layers",
+            order="dflash_config.num_target_layers -> top level; DFlashDraftModel bounds the taps with it (ValueError "
             "for a tap at or past it), then the runner compares it with the running target (a log warning "
             "when they differ) and captures with the target's own num_hidden_layers as the bound",
-            "DFlashDraftModel bounds the taps with the draft's own num_hidden_layers, so any tap at or past "
+            default="DFlashDraftModel bounds the taps with the draft's own num_hidden_layers, so any tap at or past "
             "the draft depth raises ValueError (models/dflash.py @003b23d7; some later copies use "
             "max(taps) + 1, index snapshot 66194365551)",
-            "ValueError unless an int >= 1",
-            SGLANG_PARSE + "; " + SGLANG_MODEL + " (DFlashDraftModel.__init__); " + SGLANG_RUNNER,
+            bad_type="ValueError unless an int >= 1",
+            source=SGLANG_PARSE + "; " + SGLANG_MODEL + " (DFlashDraftModel.__init__); " + SGLANG_RUNNER,
         ),
         Read(
-            "SGLang",
-            "mask_token_id",
-            "dflash_config.mask_token_id -> top-level mask_token_id; the worker then checks it against the "
+            reader="SGLang",
+            key="mask_token_id",
+            order="dflash_config.mask_token_id -> top-level mask_token_id; the worker then checks it against the "
             "target: at or past the target's vocab_size ValueError, and when the tokenizer's vocabulary has "
             "mask_token (default '<|MASK|>') under another id ValueError",
-            "resolves mask_token through the tokenizer, adding it if missing",
-            "ValueError unless a non-negative int (bool refused)",
-            SGLANG_PARSE + "; " + SGLANG_WORKER,
+            default="resolves mask_token through the tokenizer, adding it if missing",
+            bad_type="ValueError unless a non-negative int (bool refused)",
+            source=SGLANG_PARSE + "; " + SGLANG_WORKER,
         ),
         Read(
-            "SGLang",
-            "block_size",
-            "dflash_config.block_size -> top level; it is the default of --speculative-num-draft-tokens, and the "
+            reader="SGLang",
+            key="block_size",
+            order="dflash_config.block_size -> top level; it is the default of --speculative-num-draft-tokens, and the "
             "worker drafts the launch's speculative_num_draft_tokens per step (a different config value only "
             "logs 'DFLASH block size mismatch')",
-            "16",
-            "ValueError unless an int >= 1",
-            SGLANG_PARSE + "; " + SGLANG_WORKER,
+            default="16",
+            bad_type="ValueError unless an int >= 1",
+            source=SGLANG_PARSE + "; " + SGLANG_WORKER,
         ),
         Read(
-            "SGLang",
-            "layer_types",
-            "text_config.layer_types -> top level, indexed per draft layer: fewer entries than num_hidden_layers "
+            reader="SGLang",
+            key="layer_types",
+            order="text_config.layer_types -> top level, indexed per draft layer: fewer entries than num_hidden_layers "
             "ValueError 'must contain one entry per draft layer', extra entries ignored",
-            "every layer full attention, non-causal (use_swa is not read)",
-            "ValueError unless a sequence; an entry other than full_attention/sliding_attention ValueError",
-            SGLANG_MODEL + " (_get_dflash_layer_attention_params)",
+            default="every layer full attention, non-causal (use_swa is not read)",
+            bad_type="ValueError unless a sequence; an entry other than full_attention/sliding_attention ValueError",
+            source=SGLANG_MODEL + " (_get_dflash_layer_attention_params)",
         ),
         Read(
-            "SGLang",
-            "sliding_window",
-            "text_config.sliding_window -> top level (swa_window_size only for the Nemotron-3.5 layout)",
-            "ValueError 'DFLASH sliding_attention layers require config.sliding_window'",
-            "int(); window_left = sliding_window - 1",
-            SGLANG_PARSE + " (get_dflash_attention_sliding_window_size)",
+            reader="SGLang",
+            key="sliding_window",
+            order="text_config.sliding_window -> top level (swa_window_size only for the Nemotron-3.5 layout)",
+            default="ValueError 'DFLASH sliding_attention layers require config.sliding_window'",
+            bad_type="int(); window_left = sliding_window - 1",
+            source=SGLANG_PARSE + " (get_dflash_attention_sliding_window_size)",
         ),
         Read(
-            "SGLang",
-            "is_causal",
-            "top level (text config): since PR #34524 an explicit true/false applies to every layer; "
+            reader="SGLang",
+            key="is_causal",
+            order="top level (text config): since PR #34524 an explicit true/false applies to every layer; "
             "models/dflash.py @003b23d7 does not read it",
-            "sliding layers causal, full layers non-causal",
-            "-",
-            SGLANG_CAUSAL,
+            default="sliding layers causal, full layers non-causal",
+            bad_type="-",
+            source=SGLANG_CAUSAL,
         ),
         Read(
-            "SGLang",
-            "attention_sink_bias",
-            "dflash_config.attention_sink_bias",
-            "false",
-            "ValueError unless a bool",
-            SGLANG_PARSE,
+            reader="SGLang",
+            key="attention_sink_bias",
+            order="dflash_config.attention_sink_bias",
+            default="false",
+            bad_type="ValueError unless a bool",
+            source=SGLANG_PARSE,
         ),
         Read(
-            "SGLang",
-            "attention_value_scale",
-            "dflash_config.attention_value_scale",
-            "none",
-            "ValueError unless int/float (bool refused)",
-            SGLANG_PARSE,
+            reader="SGLang",
+            key="attention_value_scale",
+            order="dflash_config.attention_value_scale",
+            default="none",
+            bad_type="ValueError unless int/float (bool refused)",
+            source=SGLANG_PARSE,
         ),
         Read(
-            "SGLang",
-            "is_neox_style",
-            "rope_is_neox_style -> is_neox_style (top level)",
-            "true",
-            "bool()",
-            SGLANG_MODEL + " (DFlashAttention)",
+            reader="SGLang",
+            key="is_neox_style",
+            order="rope_is_neox_style -> is_neox_style (top level)",
+            default="true",
+            bad_type="bool()",
+            source=SGLANG_MODEL + " (DFlashAttention)",
         ),
         Read(
-            "SGLang",
-            "hidden_act",
-            "top level",
-            "silu",
-            "ValueError 'Unsupported DFlash activation' unless silu",
-            SGLANG_MODEL + " (DFlashMLP)",
+            reader="SGLang",
+            key="hidden_act",
+            order="top level",
+            default="silu",
+            bad_type="ValueError 'Unsupported DFlash activation' unless silu",
+            source=SGLANG_MODEL + " (DFlashMLP)",
         ),
         Read(
-            "SGLang",
-            "intermediate_size",
-            "top level",
-            "0 -> ValueError",
-            "int(); <= 0 ValueError",
-            SGLANG_MODEL + " (DFlashMLP)",
+            reader="SGLang",
+            key="intermediate_size",
+            order="top level",
+            default="0 -> ValueError",
+            bad_type="int(); <= 0 ValueError",
+            source=SGLANG_MODEL + " (DFlashMLP)",
         ),
         Read(
-            "SGLang",
-            "dflash2_keys",
-            "dflash_config.conv_kernel_size/conv_group_size, selector_rank/selector_top_k",
-            "0 (off)",
-            "ValueError unless ints >= 0; each pair set together",
-            SGLANG_PARSE,
+            reader="SGLang",
+            key="dflash2_keys",
+            order="dflash_config.conv_kernel_size/conv_group_size, selector_rank/selector_top_k",
+            default="0 (off)",
+            bad_type="ValueError unless ints >= 0; each pair set together",
+            source=SGLANG_PARSE,
         ),
         Read(
-            "SGLang",
-            "hidden_size",
-            "top level: every draft layer, and fc = len(taps) x hidden_size -> hidden_size (target_hidden_size "
+            reader="SGLang",
+            key="hidden_size",
+            order="top level: every draft layer, and fc = len(taps) x hidden_size -> hidden_size (target_hidden_size "
             "is not read); the target's embeddings are fed in",
-            "-",
-            "int()",
-            SGLANG_MODEL + " (DFlashDraftModel.__init__)",
+            default="-",
+            bad_type="int()",
+            source=SGLANG_MODEL + " (DFlashDraftModel.__init__)",
         ),
         Read(
-            "SGLang",
-            "checkpoint tensors",
-            "load_weights maps each tensor name onto the model the config built (q/k/v_proj -> qkv_proj, "
+            reader="SGLang",
+            key="checkpoint tensors",
+            order="load_weights maps each tensor name onto the model the config built (q/k/v_proj -> qkv_proj, "
             "gate/up_proj -> gate_up_proj)",
-            "-",
-            "fc.weight of another shape: ValueError 'DFLASH fc.weight shape mismatch'; any other tensor of "
+            default="-",
+            bad_type="fc.weight of another shape: ValueError 'DFLASH fc.weight shape mismatch'; any other tensor of "
             "another shape: default_weight_loader's assertion; a tensor with no parameter (e.g. layers.N past "
             "num_hidden_layers) is skipped silently ('Ignore unexpected weights'), and nothing checks that "
             "every parameter was filled",
-            SGLANG_MODEL + " (load_weights); " + SGLANG_WEIGHTS,
+            source=SGLANG_MODEL + " (load_weights); " + SGLANG_WEIGHTS,
         ),
         Read(
-            "SGLang",
-            "num_attention_heads",
-            "top level, with num_key_value_heads: DFlashAttention asserts num_attention_heads % tp == 0, and "
+            reader="SGLang",
+            key="num_attention_heads",
+            order="top level, with num_key_value_heads: DFlashAttention asserts num_attention_heads % tp == 0, and "
             "num_key_value_heads % tp == 0 (or tp % num_key_value_heads == 0 when fewer)",
-            "-",
-            "AssertionError at start-up for a tensor-parallel size that does not divide them",
-            SGLANG_MODEL + " (DFlashAttention)",
+            default="-",
+            bad_type="AssertionError at start-up for a tensor-parallel size that does not divide them",
+            source=SGLANG_MODEL + " (DFlashAttention)",
         ),
         # --- transformers: how both engines get config.json (AutoConfig) ---
         Read(
-            "transformers",
-            "config.json",
-            "the whole file: open(path, encoding='utf-8').read(), then json.loads; AutoConfig then picks the "
+            reader="transformers",
+            key="config.json",
+            order="the whole file: open(path, encoding='utf-8').read(), then json.loads; AutoConfig then picks the "
             "class registered for the object's model_type",
-            "OSError: no configuration file",
-            "invalid JSON, an empty or cut-off file, a UTF-8 byte-order mark ('Unexpected UTF-8 BOM') or "
+            default="OSError: no configuration file",
+            bad_type="invalid JSON, an empty or cut-off file, a UTF-8 byte-order mark ('Unexpected UTF-8 BOM') or "
             "bytes that are not UTF-8: OSError 'not a valid JSON file'; a top level that is not an object "
             "has no model_type: AutoConfig raises ValueError",
-            TRANSFORMERS_CONFIG,
+            source=TRANSFORMERS_CONFIG,
         ),
         Read(
-            "transformers",
-            "config.json duplicate keys",
-            "json.loads keeps the last value of a key repeated in one object, without a word",
-            "-",
-            "-",
-            TRANSFORMERS_CONFIG + "; Python's json module",
+            reader="transformers",
+            key="config.json duplicate keys",
+            order="json.loads keeps the last value of a key repeated in one object, without a word",
+            default="-",
+            bad_type="-",
+            source=TRANSFORMERS_CONFIG + "; Python's json module",
         ),
         Read(
-            "transformers",
-            "config.json numbers",
-            "json.loads accepts NaN, Infinity and -Infinity (not JSON) as floats, and a literal too large for "
+            reader="transformers",
+            key="config.json numbers",
+            order="json.loads accepts NaN, Infinity and -Infinity (not JSON) as floats, and a literal too large for "
             "a float (1e400) becomes inf; _decode_special_floats passes them on",
-            "-",
-            "-",
-            TRANSFORMERS_CONFIG + "; Python's json module",
+            default="-",
+            bad_type="-",
+            source=TRANSFORMERS_CONFIG + "; Python's json module",
         ),
         Read(
-            "transformers",
-            "layer_types",
-            "top level; the legacy name 'attention' is renamed 'full_attention' (_LEGACY_LAYER_TYPE_REMAP), "
+            reader="transformers",
+            key="layer_types",
+            order="top level; the legacy name 'attention' is renamed 'full_attention' (_LEGACY_LAYER_TYPE_REMAP), "
             "then validate_layer_type checks it; engines read the list the class keeps",
-            "derived by the config class (Qwen3Config: from sliding_window and max_window_layers)",
-            "an entry outside the allowed attention types, or a length other than num_hidden_layers: "
+            default="derived by the config class (Qwen3Config: from sliding_window and max_window_layers)",
+            bad_type="an entry outside the allowed attention types, or a length other than num_hidden_layers: "
             "a validation error (as read in 5.24; DF301 shows what the installed version does)",
-            TRANSFORMERS_CONFIG,
+            source=TRANSFORMERS_CONFIG,
         ),
         Read(
-            "transformers",
-            "config class",
-            "AutoConfig builds the class registered for model_type and the engines read its attributes: "
+            reader="transformers",
+            key="config class",
+            order="AutoConfig builds the class registered for model_type and the engines read its attributes: "
             "Qwen3Config.__post_init__ sets sliding_window to None unless use_sliding_window is true, "
             "num_key_value_heads null to num_attention_heads, and derives layer_types when absent",
-            "the class defaults (Qwen3Config: hidden_size 4096, num_key_value_heads 32, head_dim 128)",
-            "5.24 type-checks fields ('head_dim' expected int, got str) and raises",
-            TRANSFORMERS_QWEN3 + "; " + TRANSFORMERS_CONFIG,
+            default="the class defaults (Qwen3Config: hidden_size 4096, num_key_value_heads 32, head_dim 128)",
+            bad_type="5.24 type-checks fields ('head_dim' expected int, got str) and raises",
+            source=TRANSFORMERS_QWEN3 + "; " + TRANSFORMERS_CONFIG,
         ),
         # --- vLLM's speculators translator ---
         Read(
-            "speculators",
-            "aux_hidden_state_layer_ids",
-            "top level; becomes eagle_aux_hidden_state_layer_ids "
+            reader="speculators",
+            key="aux_hidden_state_layer_ids",
+            order="top level; becomes eagle_aux_hidden_state_layer_ids "
             "as is and dflash_config.target_layer_ids = each id - 1",
-            "KeyError: vLLM refuses the file",
-            "arithmetic on each element, TypeError",
-            SPECULATORS_TRANSLATOR,
+            default="KeyError: vLLM refuses the file",
+            bad_type="arithmetic on each element, TypeError",
+            source=SPECULATORS_TRANSLATOR,
         ),
         Read(
-            "speculators",
-            "mask_token_id",
-            "top level; becomes dflash_config.mask_token_id",
-            "KeyError: vLLM refuses the file",
-            "used as a token id",
-            SPECULATORS_TRANSLATOR,
+            reader="speculators",
+            key="mask_token_id",
+            order="top level; becomes dflash_config.mask_token_id",
+            default="KeyError: vLLM refuses the file",
+            bad_type="used as a token id",
+            source=SPECULATORS_TRANSLATOR,
         ),
         Read(
-            "speculators",
-            "transformer_layer_config",
-            "the base of the translated config (every decoder key)",
-            "ValueError 'Must provide transformer_layer_config'",
-            "TypeError unless an object",
-            SPECULATORS_TRANSLATOR,
+            reader="speculators",
+            key="transformer_layer_config",
+            order="the base of the translated config (every decoder key)",
+            default="ValueError 'Must provide transformer_layer_config'",
+            bad_type="TypeError unless an object",
+            source=SPECULATORS_TRANSLATOR,
         ),
         Read(
-            "speculators",
-            "speculators_config",
-            "speculators_config.proposal_methods[0].speculative_tokens and verifier.name_or_path",
-            "ValueError 'Invalid speculators config structure'",
-            "ValueError 'Invalid speculators config structure'",
-            SPECULATORS_TRANSLATOR,
+            reader="speculators",
+            key="speculators_config",
+            order="speculators_config.proposal_methods[0].speculative_tokens and verifier.name_or_path",
+            default="ValueError 'Invalid speculators config structure'",
+            bad_type="ValueError 'Invalid speculators config structure'",
+            source=SPECULATORS_TRANSLATOR,
         ),
         Read(
-            "speculators",
-            "sliding_window",
-            "top-level layer_types, use_sliding_window, sliding_window, "
+            reader="speculators",
+            key="sliding_window",
+            order="top-level layer_types, use_sliding_window, sliding_window, "
             "max_window_layers are passed through (newer vLLM), else transformer_layer_config's",
-            "transformer_layer_config's values",
-            "as in the DFlash model",
-            SPECULATORS_TRANSLATOR,
+            default="transformer_layer_config's values",
+            bad_type="as in the DFlash model",
+            source=SPECULATORS_TRANSLATOR,
         ),
         Read(
-            "speculators",
-            "block_size",
-            "not read by vLLM (speculative_tokens and the launch decide); the speculators library's field, default 8",
-            "8 (speculators library)",
-            "pydantic ValidationError",
-            SPECULATORS_CONFIG,
+            reader="speculators",
+            key="block_size",
+            order="not read by vLLM (speculative_tokens and the launch decide); the speculators library's field, "
+            "default 8",
+            default="8 (speculators library)",
+            bad_type="pydantic ValidationError",
+            source=SPECULATORS_CONFIG,
         ),
     )
 }
 
 # Architectures an engine registers for a DFlash drafter (an architecture no engine registers is refused).
-REGISTERED_ARCHITECTURES: dict[str, tuple[Engine, ...]] = {
+REGISTERED_ARCHITECTURES: dict[str, tuple[Reader, ...]] = {
     "DFlashDraftModel": ("vLLM", "SGLang"),
     "DFlash2DraftModel": ("vLLM", "SGLang"),
     "DFlashLagunaForCausalLM": ("vLLM", "SGLang"),
@@ -595,7 +619,7 @@ NOT_APPLICABLE = "-"  # a field that does not apply to the row (a launch option 
 
 def describe(read: Read) -> str:
     """One read as a paragraph of a rule's documentation; fields that do not apply are left out."""
-    parts = [f"{read.engine} reads {read.key}: {read.order}."]
+    parts = [f"{read.reader} reads {read.key}: {read.order}."]
     if read.default != NOT_APPLICABLE:
         parts.append(f"Absent: {read.default}.")
     if read.bad_type != NOT_APPLICABLE:

@@ -7,7 +7,6 @@ import dataclasses
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1
 from dflash_cfg.lint.rules import ALL, Context, Rule
@@ -22,15 +21,14 @@ from dflash_cfg.model import (
     HubFile,
     Integrity,
     Kind,
+    Launch,
     PatchOp,
     Problem,
+    Severity,
     Target,
     Upstream,
     Weights,
 )
-
-if TYPE_CHECKING:  # the launch parser is only loaded by preflight
-    from dflash_cfg.model import Launch
 
 
 @dataclass(frozen=True)
@@ -137,10 +135,11 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
         if not runnable(r, ctx, offered):
             continue
         for problem in r.run(ctx):
+            severity = r.severity if problem.severity is None else problem.severity
+            declared(r, problem, severity)
             if translation is not None:
                 problem = _into_file(problem, translation)
             where = problem.at or doc.locate(problem.pointer) or (None, None)
-            severity = r.severity if problem.severity is None else problem.severity
             findings.append(
                 Finding(r.id, r.name, severity, problem.pointer, where[0], where[1], problem.message, problem.fix)
             )
@@ -149,6 +148,23 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
     source = None if up is None else Upstream(up.repo, up.revision, up.commit, up.blob_id)
     through = inputs.view.config_class if inputs.view is not None else None
     return FileReport(inputs.path, kind, sha256, blob, tuple(findings), picture(ctx), source, config_class=through)
+
+
+class UndeclaredFinding(Exception):
+    """A rule yielded a finding its `@rule` declaration does not allow (a severity or a fix): a bug in
+    dflash-cfg, never the user's, so it is raised to the CLI's internal-error line, not reported as a
+    finding."""
+
+
+def declared(r: Rule, problem: Problem, severity: Severity) -> None:
+    """Refuse a finding outside the rule's declaration, which the catalogue documents (`Severity:`,
+    `Fix:`): a rule that changed what it yields without its declaration would make its doc wrong."""
+    if severity not in r.severities:
+        allowed = ", ".join(s.label for s in r.severities)
+        raise UndeclaredFinding(f"{r.id} yielded a {severity.label} finding; it declares {allowed}")
+    if problem.fix is not None and not (r.fix and problem.fix.safe):
+        what = "an unsafe fix" if r.fix else "a fix"
+        raise UndeclaredFinding(f"{r.id} yielded {what} it does not declare")
 
 
 def _into_file(problem: Problem, translation: Translation) -> Problem:
@@ -175,7 +191,7 @@ def picture(ctx: Context) -> tuple[str, ...]:
         return ()
     lines = []
     types = ctx.layer_types()
-    window = ctx.raw.get("sliding_window")
+    window = ctx.data.get("sliding_window")
     if types:
         counts = f"{types.count(SLIDING)} sliding, {types.count(FULL)} full"
         line = f"layers  {strip(types)}  ({counts}; window {show(window)})"

@@ -1,7 +1,8 @@
 """The rule catalogue (`dflash-cfg rules`) as text or JSON, and a rule's doc as plain text or Markdown.
 
 Rule docs are written with reST-style ``code`` spans (they are docstrings); the text output shows them
-as `code`, and SARIF's help.markdown as Markdown code spans.
+as `code`, and JSON and SARIF's help.markdown as Markdown code spans. JSON gives a rule's parts as plain
+fields (its declaration, summary, description, examples, engine reads) and its whole doc as Markdown.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from dflash_cfg.jsondoc.encode import dumps_printable
 from dflash_cfg.lint.rules import ALL, Rule
 
 _CODE = re.compile(r"``(.+?)``(?!`)", re.S)
-# A line that starts a labelled part of a doc ("Fail:", "Pass:", "Errors:", "What the engines do:").
-_LABEL = re.compile(r"^(?:[A-Z][A-Za-z]*(?: [a-z]+){0,4}:|- )")
+# A line that starts a labelled part of a doc ("Fail:", "Fail (info):", "Pass (no finding):", "Severity:",
+# "What the engines do:").
+_LABEL = re.compile(r"^(?:[A-Z][A-Za-z]*(?: [a-z]+){0,4}(?: \([a-z ]+\))?:|- )")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_<>\[\]#|~])")
 
 
@@ -76,14 +78,26 @@ def catalogue_text(rules: tuple[Rule, ...] = ALL, verbose: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
+def _paragraphs(text: str) -> str:
+    """Docstring text as plain text: code spans as `code`, each paragraph on one line."""
+    return "\n\n".join(" ".join(p.split()) for p in plain(text).split("\n\n"))
+
+
+def catalogue_entry(r: Rule) -> dict[str, object]:
+    return {
+        "id": r.id,
+        "name": r.name,
+        "severity": r.severity.label,
+        "severities": [s.label for s in r.severities],
+        "fix": r.fix,
+        "own_check": r.own_check,
+        "summary": plain(r.summary),
+        "description": _paragraphs(r.description),
+        "examples": [{"label": label, "text": plain(text)} for label, text in r.examples],
+        "reads": [read.to_json() for read in r.engine_reads],
+        "markdown": markdown(r.doc),
+    }
+
+
 def catalogue_json(rules: tuple[Rule, ...] = ALL) -> str:
-    return (
-        dumps_printable(
-            [
-                {"id": r.id, "name": r.name, "severity": r.severity.label, "summary": r.summary, "doc": r.doc}
-                for r in rules
-            ],
-            indent=2,
-        )
-        + "\n"
-    )
+    return dumps_printable([catalogue_entry(r) for r in rules], indent=2) + "\n"

@@ -33,9 +33,9 @@ from dflash_cfg.report.escape import printable
 
 
 def _cell(value: Any) -> str:
-    from dflash_cfg.lint.rules.upstream_rules import show
+    from dflash_cfg.lint.rules.upstream import show_compared
 
-    text = show(value)
+    text = show_compared(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 

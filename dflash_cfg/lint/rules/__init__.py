@@ -1,30 +1,42 @@
-"""The rule catalogue: an explicit registry, in catalogue order."""
+"""The rule catalogue: an explicit registry, in catalogue order (one module per family or decade)."""
 
 from __future__ import annotations
 
 from dflash_cfg.lint.rules import (
+    architecture,
     attention,
-    dflash,
+    dflash2,
     file,
     integrity,
-    launch_rules,
-    target_rules,
+    launch,
+    mask,
+    modules,
+    sizes,
+    speculators,
+    taps,
+    target,
     transformers_view,
-    upstream_rules,
-    weights_rules,
+    upstream,
+    weights,
 )
 from dflash_cfg.lint.rules.base import Context, Rule
 
 ALL: tuple[Rule, ...] = (
-    *file.RULES,
-    *dflash.RULES,
-    *attention.RULES,
-    *transformers_view.RULES,
-    *target_rules.RULES,
-    *weights_rules.RULES,
-    *upstream_rules.RULES,
-    *integrity.RULES,
-    *launch_rules.RULES,
+    *file.RULES,  # DF0xx
+    *taps.RULES,  # DF10x
+    *mask.RULES,  # DF11x
+    *sizes.RULES,  # DF12x
+    *architecture.RULES,  # DF13x
+    *dflash2.RULES,  # DF14x
+    *modules.RULES,  # DF15x
+    *speculators.RULES,  # DF16x
+    *attention.RULES,  # DF2xx
+    *transformers_view.RULES,  # DF3xx
+    *target.RULES,  # DF4xx
+    *weights.RULES,  # DF5xx
+    *upstream.RULES,  # DF6xx
+    *integrity.RULES,  # DF7xx
+    *launch.RULES,  # DF8xx
 )
 REGISTRY: dict[str, Rule] = {r.id: r for r in ALL}
 

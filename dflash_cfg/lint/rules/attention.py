@@ -30,7 +30,7 @@ STRIP_MAX = 128
 
 
 def _window(ctx: Context) -> int | None:
-    value = ctx.raw.get("sliding_window")
+    value = ctx.data.get("sliding_window")
     return value if is_int(value) and value > 0 else None
 
 
@@ -56,7 +56,7 @@ def layer_types_length(ctx: Context) -> Iterator[Problem]:
     Fail: ``"num_hidden_layers": 5`` with 36 ``layer_types``
     Pass: five entries for five layers
     """
-    types, depth = ctx.raw.get("layer_types"), ctx.int_field("num_hidden_layers")
+    types, depth = ctx.data.get("layer_types"), ctx.int_field("num_hidden_layers")
     if isinstance(types, list) and depth is not None and len(types) != depth:
         yield Problem("/layer_types", f"{len(types)} layer_types for num_hidden_layers {depth}")
 
@@ -78,7 +78,7 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
     Fail: ``["swa", "swa", "swa", "swa", "full_attention"]``
     Pass: ``["sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"]``
     """
-    types = ctx.raw.get("layer_types")
+    types = ctx.data.get("layer_types")
     if not isinstance(types, list):
         return
     for i, value in enumerate(types):
@@ -107,8 +107,8 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     """
     types = ctx.layer_types()
     if types and SLIDING in types and _window(ctx) is None:
-        value = ctx.raw.get("sliding_window")
-        state = "absent" if "sliding_window" not in ctx.raw else show(value)
+        value = ctx.data.get("sliding_window")
+        state = "absent" if "sliding_window" not in ctx.data else show(value)
         swa = _swa_window(ctx)
         if swa is not None:
             yield Problem(
@@ -131,6 +131,7 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     "data",
     "effective",
     reads=("transformers:config class", "vLLM:sliding_window", "SGLang:sliding_window"),
+    fix=True,
 )
 def window_dropped(ctx: Context) -> Iterator[Problem]:
     """Layers are ``sliding_attention`` and the engine's config class drops the window, because
@@ -145,20 +146,20 @@ def window_dropped(ctx: Context) -> Iterator[Problem]:
     Pass: the same with ``"use_sliding_window": true``
     """
     types = ctx.layer_types()
-    if not types or SLIDING not in types or ctx.raw.get("use_sliding_window") is True:
+    if not types or SLIDING not in types or ctx.data.get("use_sliding_window") is True:
         return
     seen = ctx.effective.values
     if seen is None or _window(ctx) is None or seen.get("sliding_window") is not None:
         return  # refused (DF301), no window to drop (DF203), or the class kept it
-    state = "absent" if "use_sliding_window" not in ctx.raw else json.dumps(ctx.raw.get("use_sliding_window"))
+    state = "absent" if "use_sliding_window" not in ctx.data else json.dumps(ctx.data.get("use_sliding_window"))
     window = _window(ctx)
     fix = None
     if window is not None:
         fix = Fix(
             "set use_sliding_window to true",
-            (PatchOp("replace" if "use_sliding_window" in ctx.raw else "add", "/use_sliding_window", True),),
+            (PatchOp("replace" if "use_sliding_window" in ctx.data else "add", "/use_sliding_window", True),),
         )
-    window_text = json.dumps(ctx.raw.get("sliding_window"))
+    window_text = json.dumps(ctx.data.get("sliding_window"))
     yield Problem(
         "/use_sliding_window",
         f"use_sliding_window is {state} while {types.count(SLIDING)} layers are "
@@ -182,7 +183,7 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     Pass: ``"layer_types": ["sliding_attention", x4, "full_attention"]`` with that window
     """
     types, window = ctx.layer_types(), _window(ctx)
-    if types and all(t == FULL for t in types) and window is not None and ctx.raw.get("use_sliding_window") is True:
+    if types and all(t == FULL for t in types) and window is not None and ctx.data.get("use_sliding_window") is True:
         yield Problem(
             "/layer_types",
             f"sliding_window {window} is configured and use_sliding_window is true, but "
@@ -198,6 +199,7 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     "data",
     "effective",
     reads=("transformers:config class", "vLLM:layer_types", "SGLang:layer_types"),
+    severities=(Severity.INFO,),
 )
 def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     """``layer_types`` is absent, so the config class derives it (``Qwen3Config``: first
@@ -209,7 +211,7 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     Fail (warning): no ``layer_types``, ``"sliding_window": 2048``, ``"max_window_layers": 5``
     Pass: an explicit ``layer_types``
     """
-    if "layer_types" in ctx.raw:
+    if "layer_types" in ctx.data:
         return
     derived = ctx.effective.values.get("layer_types") if ctx.effective.values else None
     shown = strip(derived) if isinstance(derived, list) else "nothing"
@@ -240,8 +242,8 @@ def dflash2_causality(ctx: Context) -> Iterator[Problem]:
     Pass: the same with ``"is_causal": false``
     """
     types = ctx.layer_types()
-    if ctx.kind == "dflash2" and types and all(t == SLIDING for t in types) and ctx.raw.get("is_causal") is not False:
-        state = "absent" if "is_causal" not in ctx.raw else json.dumps(ctx.raw.get("is_causal"))
+    if ctx.kind == "dflash2" and types and all(t == SLIDING for t in types) and ctx.data.get("is_causal") is not False:
+        state = "absent" if "is_causal" not in ctx.data else json.dumps(ctx.data.get("is_causal"))
         yield Problem(
             "/is_causal",
             f"all {len(types)} layers slide and is_causal is {state}: vLLM, SGLang and the reference "
@@ -275,6 +277,7 @@ def swa_without_window(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
     reads=("vLLM:sliding_window", "SGLang:sliding_window", "vLLM:use_swa", "SGLang:layer_types"),
+    severities=(Severity.WARNING,),
 )
 def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
     """vLLM and SGLang read a different attention layout or window from the file.
@@ -295,7 +298,7 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
             f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with a window "
             f"of {swa}, SGLang with {window}",
         )
-    if ctx.dflash.get("use_swa") is True and "layer_types" not in ctx.raw:
+    if ctx.dflash.get("use_swa") is True and "layer_types" not in ctx.data:
         yield Problem(
             "/dflash_config/use_swa",
             "dflash_config.use_swa without layer_types: vLLM slides every layer, SGLang (which does not read "
@@ -310,6 +313,7 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
     reads=("vLLM:attention_sink_bias", "SGLang:attention_sink_bias"),
+    fix=True,
 )
 def attention_sink(ctx: Context) -> Iterator[Problem]:
     """The attention-sink switch is of the wrong type, or only vLLM finds it.
@@ -332,7 +336,7 @@ def attention_sink(ctx: Context) -> Iterator[Problem]:
                 "the file, vLLM reads it by truthiness",
             )
         return
-    top = ctx.raw.get("add_swa_attention_sink_bias")
+    top = ctx.data.get("add_swa_attention_sink_bias")
     if top:
         yield Problem(
             "/add_swa_attention_sink_bias",
@@ -343,7 +347,7 @@ def attention_sink(ctx: Context) -> Iterator[Problem]:
                 "copy the switch into dflash_config.attention_sink_bias",
                 (PatchOp("add", "/dflash_config/attention_sink_bias", True),),
             )
-            if top is True and isinstance(ctx.raw.get("dflash_config"), dict)
+            if top is True and isinstance(ctx.data.get("dflash_config"), dict)
             else None,
         )
 
@@ -365,8 +369,8 @@ def neox_style(ctx: Context) -> Iterator[Problem]:
     Pass: absent, or true
     """
     for key in NEOX_KEYS:
-        if key in ctx.raw:
-            value = ctx.raw[key]
+        if key in ctx.data:
+            value = ctx.data[key]
             if value is not True and value is not None:
                 yield Problem(
                     f"/{key}",

@@ -1,22 +1,25 @@
 """The rule contract: a rule is a documented function from a Context to Problems.
 
-A rule never sees file names, severities or line numbers; the linter attaches those.
-A rule's docstring is its user documentation (shown by `dflash-cfg rules`).
+A rule never sees file names or line numbers; the linter attaches those and the rule's default severity,
+and holds every finding to what `@rule` declares (its severities, whether it has a fix). A rule's docstring
+is its user documentation (shown by `dflash-cfg rules`): a first paragraph that sums it up, the explanation,
+and a last paragraph of examples, one per line ("Fail: ...", "Pass: ...").
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from dflash_cfg.jsondoc.document import Document
-from dflash_cfg.model import Effective, HubFile, Integrity, Kind, Problem, Severity, Target, Weights
+from dflash_cfg.model import Effective, HubFile, Integrity, Kind, Launch, Problem, Severity, Target, Weights
 
 if TYPE_CHECKING:
-    from dflash_cfg.model import Launch
+    from dflash_cfg.lint.engines import Read
 
 Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch"]
 
@@ -41,7 +44,8 @@ class Context:
     written: dict[str, Any] | None = None
 
     @property
-    def raw(self) -> dict[str, Any]:
+    def data(self) -> dict[str, Any]:
+        """The file's JSON object (rules that need "data" run only when it is one; `doc.raw` is its bytes)."""
         data = self.doc.data
         assert isinstance(data, dict)
         return data
@@ -53,18 +57,19 @@ class Context:
         return self.view
 
     @property
-    def upstream_raw(self) -> dict[str, Any] | None:
+    def upstream_data(self) -> dict[str, Any] | None:
+        """Upstream's JSON object, when --from-hub fetched one that is an object."""
         data = self.upstream_doc.data if self.upstream_doc is not None else None
         return data if isinstance(data, dict) else None
 
     @property
     def dflash(self) -> dict[str, Any]:
-        block = self.raw.get("dflash_config")
+        block = self.data.get("dflash_config")
         return block if isinstance(block, dict) else {}
 
     def draft_value(self, name: str) -> Any:
         """dflash_config first, then the top level: the order newer loaders read in."""
-        return self.dflash[name] if name in self.dflash else self.raw.get(name)
+        return self.dflash[name] if name in self.dflash else self.data.get(name)
 
     def draft_pointer(self, name: str) -> str:
         """Where `draft_value(name)` comes from: in dflash_config when it is there, else the top level
@@ -83,13 +88,13 @@ class Context:
         return value if is_int(value) and value > 0 else None
 
     def layer_types(self) -> list[str] | None:
-        value = self.raw.get("layer_types")
+        value = self.data.get("layer_types")
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return value
         return None
 
     def int_field(self, name: str) -> int | None:
-        value = self.raw.get(name)
+        value = self.data.get(name)
         return value if is_int(value) else None
 
 
@@ -117,27 +122,88 @@ Check = Callable[[Context], Iterable[Problem]]
 class Rule:
     id: str
     name: str
-    severity: Severity
+    severity: Severity  # the default: a finding's severity unless its Problem gives another
     needs: tuple[Needs, ...]
     check: Check = field(compare=False)
     kinds: tuple[Kind, ...] = ("dflash", "dflash2", "speculators")
     reads: tuple[str, ...] = ()  # keys of lint.engines.READS: the engine behaviour behind the rule
+    # Every severity a finding of this rule may have, highest first (the default among them), and whether
+    # a finding may carry a fix (always a safe one). The linter refuses a finding outside the declaration,
+    # so the doc sections built from it cannot drift from what the rule does.
+    severities: tuple[Severity, ...] = ()
+    fix: bool = False
+    # A check of dflash-cfg's own rather than an engine read (the schema, the comparison with upstream, the
+    # lock): such a rule names no `reads`, every other rule names the engine behaviour behind it.
+    own_check: bool = False
 
     @property
     def doc(self) -> str:
-        """The docstring, then the engine reads behind the rule with their sources (lint.engines)."""
+        """The docstring (its last paragraph the examples), the Severity and Fix lines beside the examples,
+        then the engine reads behind the rule with their sources. The lines and the reads come from the
+        declaration, so they say what the linter holds the rule to."""
         from dflash_cfg.lint import engines
 
-        text = inspect.cleandoc(self.check.__doc__ or "")
-        behind = [engines.describe(engines.READS[key]) for key in self.reads]
+        text = self.docstring + "\n" + self.severity_line + "\n" + self.fix_line
+        behind = [engines.describe(read) for read in self.engine_reads]
         return text + "\n\nWhat the engines do:\n" + "\n".join(f"- {b}" for b in behind) if behind else text
 
     @property
+    def docstring(self) -> str:
+        return inspect.cleandoc(self.check.__doc__ or "")
+
+    @property
     def summary(self) -> str:
-        return " ".join(self.doc.split("\n\n", 1)[0].split())
+        return " ".join(self.docstring.split("\n\n", 1)[0].split())
+
+    @property
+    def description(self) -> str:
+        """The docstring before its examples (the summary its first paragraph)."""
+        head, _ = _split_examples(self.docstring)
+        return head
+
+    @property
+    def examples(self) -> tuple[tuple[str, str], ...]:
+        """The examples as (label, text): the label "Fail", "Fail (info)", "Warn", "Pass", ...; the text as
+        written, its lines joined."""
+        _, tail = _split_examples(self.docstring)
+        pairs: list[tuple[str, str]] = []
+        for line in tail.splitlines():
+            start = _EXAMPLE.match(line)
+            if start:
+                pairs.append((start.group(1), line[start.end() :].strip()))
+            elif pairs:  # an example wrapped over several lines
+                pairs[-1] = (pairs[-1][0], f"{pairs[-1][1]} {line.strip()}")
+        return tuple(pairs)
+
+    @property
+    def engine_reads(self) -> tuple[Read, ...]:
+        """The engine behaviour behind the rule (lint.engines.READS rows), in the order the rule names it."""
+        from dflash_cfg.lint.engines import READS
+
+        return tuple(READS[key] for key in self.reads)
+
+    @property
+    def severity_line(self) -> str:
+        others = [s.label for s in self.severities if s != self.severity]
+        also = f"; {' or '.join(others)} for some findings" if others else ""
+        return f"Severity: {self.severity.label}{also}"
+
+    @property
+    def fix_line(self) -> str:
+        return "Fix: safe, for some findings (``dflash-cfg fix`` applies it)" if self.fix else "Fix: none"
 
     def run(self, ctx: Context) -> Iterator[Problem]:
         yield from self.check(ctx)
+
+
+# A line that starts an example of the docstring's last paragraph: "Fail:", "Fail (info):", "Pass:", "Warn:".
+_EXAMPLE = re.compile(r"((?:Fail|Warn|Pass)(?: \([a-z ]+\))?): ")
+
+
+def _split_examples(docstring: str) -> tuple[str, str]:
+    """(the docstring before its examples, the examples paragraph); no examples: (docstring, "")."""
+    head, _, last = docstring.rpartition("\n\n")
+    return (head, last) if head and _EXAMPLE.match(last) else (docstring, "")
 
 
 ALL_KINDS: tuple[Kind, ...] = ("dflash", "dflash2", "speculators")
@@ -151,8 +217,17 @@ def rule(
     *needs: Needs,
     kinds: tuple[Kind, ...] = ALL_KINDS,
     reads: tuple[str, ...] = (),
+    severities: tuple[Severity, ...] = (),
+    fix: bool = False,
+    own_check: bool = False,
 ) -> Callable[[Check], Rule]:
+    """Make `check` a Rule. `severity` is the default; `severities` adds the others its findings may have
+    (a Problem that sets its own); `fix`: some findings carry a safe fix; `own_check`: a check of
+    dflash-cfg's own, which names no engine reads."""
+
+    declared = tuple(sorted({severity, *severities}, reverse=True))
+
     def wrap(check: Check) -> Rule:
-        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads)
+        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads, declared, fix, own_check)
 
     return wrap

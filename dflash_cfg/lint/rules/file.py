@@ -67,7 +67,7 @@ def duplicate_key(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF003", "encoding", Severity.ERROR, "bytes", reads=("transformers:config.json",))
+@rule("DF003", "encoding", Severity.ERROR, "bytes", reads=("transformers:config.json",), fix=True)
 def encoding(ctx: Context) -> Iterator[Problem]:
     """The file is not plain UTF-8: a byte-order mark, UTF-16/32, or invalid UTF-8 bytes.
 
@@ -126,7 +126,7 @@ def not_an_object(ctx: Context) -> Iterator[Problem]:
     return _messages(ctx, {"not-an-object": lambda p: f"top level is {p.detail}, not an object"})
 
 
-@rule("DF010", "schema", Severity.ERROR)
+@rule("DF010", "schema", Severity.ERROR, own_check=True)
 def schema_violation(ctx: Context) -> Iterator[Problem]:
     """A field has the wrong type or range for a DFlash drafter config (JSON Schema in ``schemas/``).
 
@@ -143,7 +143,7 @@ def schema_violation(ctx: Context) -> Iterator[Problem]:
     Fail: ``"sliding_window": "2048"`` (a string)
     Pass: ``"sliding_window": 2048``
     """
-    for ptr, message in schema.validate(ctx.raw, ctx.kind):
+    for ptr, message in schema.validate(ctx.data, ctx.kind):
         yield Problem(ptr, message)
 
 

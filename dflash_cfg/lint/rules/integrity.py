@@ -18,7 +18,7 @@ def _integrity(ctx: Context) -> Integrity:
     return ctx.integrity
 
 
-@rule("DF701", "lock-mismatch", Severity.ERROR, "integrity")
+@rule("DF701", "lock-mismatch", Severity.ERROR, "integrity", own_check=True)
 def lock_mismatch(ctx: Context) -> Iterator[Problem]:
     """The file differs from the one dflash-cfg last wrote here (recorded in ``.dflash-cfg.lock``).
 
@@ -45,7 +45,7 @@ def lock_mismatch(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF702", "sha256-mismatch", Severity.ERROR, "integrity")
+@rule("DF702", "sha256-mismatch", Severity.ERROR, "integrity", own_check=True)
 def sha256_mismatch(ctx: Context) -> Iterator[Problem]:
     """The file's sha256 is not the one given with ``--expect-sha256``.
 
@@ -61,7 +61,7 @@ def sha256_mismatch(ctx: Context) -> Iterator[Problem]:
         yield Problem("", f"sha256 is {integrity.sha256}, expected {expected.lower()} (--expect-sha256)")
 
 
-@rule("DF703", "cache-blob-link", Severity.WARNING, "integrity")
+@rule("DF703", "cache-blob-link", Severity.WARNING, "integrity", own_check=True)
 def cache_blob_link(ctx: Context) -> Iterator[Problem]:
     """config.json is a symlink into a Hugging Face cache ``blobs/`` file (outside the cache's own
     snapshot directories).

@@ -15,10 +15,11 @@ from dflash_cfg.lint.rules.base import Context, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
 
-def _raw_theta(raw: dict[str, Any]) -> tuple[Any, Any]:
-    params = raw.get("rope_parameters")
+def _stated_theta(data: dict[str, Any]) -> tuple[Any, Any]:
+    """RoPE θ as the file states it: flat, and in rope_parameters."""
+    params = data.get("rope_parameters")
     nested = params.get("rope_theta") if isinstance(params, dict) else None
-    return raw.get("rope_theta"), nested
+    return data.get("rope_theta"), nested
 
 
 @rule(
@@ -52,7 +53,15 @@ def config_class_rejects(ctx: Context) -> Iterator[Problem]:
 _COMPARED = ("layer_types", "sliding_window", "num_key_value_heads", "head_dim", "dtype")
 
 
-@rule("DF302", "effective-differs", Severity.ERROR, "data", "effective", reads=("transformers:config class",))
+@rule(
+    "DF302",
+    "effective-differs",
+    Severity.ERROR,
+    "data",
+    "effective",
+    reads=("transformers:config class",),
+    severities=(Severity.INFO,),
+)
 def effective_differs(ctx: Context) -> Iterator[Problem]:
     """A DFlash-relevant value is not what the raw file says once the config class has loaded it.
 
@@ -67,24 +76,24 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
     Fail: ``"num_key_value_heads": null`` with 32 heads (engines use 32 KV heads)
     Pass: ``"num_key_value_heads": 8``
     """
-    eff, raw = ctx.effective, ctx.raw
+    eff, data = ctx.effective, ctx.data
     if eff.values is None:
         return
     sliding = SLIDING in (ctx.layer_types() or ())
     for name in _COMPARED:
         if name == "dtype":
-            before = raw.get("dtype", raw.get("torch_dtype"))
-        elif name not in raw:
+            before = data.get("dtype", data.get("torch_dtype"))
+        elif name not in data:
             continue
         else:
-            before = raw[name]
+            before = data[name]
         after = eff.values.get(name)
         if (before is None and name != "num_key_value_heads") or before == after:
             continue
         if name == "sliding_window":
             if sliding:
                 continue  # DF204 explains it
-            use = show(raw["use_sliding_window"]) if "use_sliding_window" in raw else "absent"
+            use = show(data["use_sliding_window"]) if "use_sliding_window" in data else "absent"
             yield Problem(
                 "/sliding_window",
                 f"sliding_window {show(before)} becomes {show(after)} through {eff.through} "
@@ -98,7 +107,7 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
             strip(before) if name == "layer_types" and isinstance(before, list) else show(before),
             strip(after) if name == "layer_types" and isinstance(after, list) else show(after),
         )
-        where = "/torch_dtype" if name == "dtype" and "dtype" not in raw else f"/{name}"
+        where = "/torch_dtype" if name == "dtype" and "dtype" not in data else f"/{name}"
         yield Problem(
             where,
             f"{name} {shown[0]} in the file becomes {shown[1]} through {eff.through} "
@@ -106,7 +115,7 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF303", "transformers-warning", Severity.WARNING, "data", "effective")
+@rule("DF303", "transformers-warning", Severity.WARNING, "data", "effective", own_check=True)
 def transformers_warning(ctx: Context) -> Iterator[Problem]:
     """transformers logged a warning while loading the file.
 
@@ -124,7 +133,16 @@ def transformers_warning(ctx: Context) -> Iterator[Problem]:
         yield Problem("", f"transformers {ctx.effective.transformers_version}: {message}")
 
 
-@rule("DF304", "rope-theta", Severity.WARNING, "data", "effective", reads=("vLLM:rope_theta",))
+@rule(
+    "DF304",
+    "rope-theta",
+    Severity.WARNING,
+    "data",
+    "effective",
+    reads=("vLLM:rope_theta",),
+    severities=(Severity.ERROR, Severity.INFO),
+    fix=True,
+)
 def rope_theta(ctx: Context) -> Iterator[Problem]:
     """RoPE θ is missing, ambiguous, or not what transformers reads.
 
@@ -139,8 +157,8 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     Fail: ``"rope_theta": 1000000`` and ``"rope_parameters": {"rope_theta": 10000000}``
     Pass: ``"rope_theta": 10000000`` (and optionally the same in ``rope_parameters``)
     """
-    raw, eff = ctx.raw, ctx.effective
-    flat, nested = _raw_theta(raw)
+    eff = ctx.effective
+    flat, nested = _stated_theta(ctx.data)
     if flat is not None and nested is not None and flat != nested:
         yield Problem(
             "/rope_parameters/rope_theta",

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
-from dflash_cfg.model import Problem, Severity
-
-if TYPE_CHECKING:  # the launch parser is only loaded by preflight
-    from dflash_cfg.model import Launch
+from dflash_cfg.model import Launch, Problem, Severity
 
 DEFAULT_BLOCK_SIZE = 16  # what newer loaders assume when the file has no block_size
 

@@ -153,10 +153,10 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
     """
     weights = _weights(ctx)
     indices = weights.layer_indices()
-    raw = ctx.raw
+    data = ctx.data
     # What engines build: the config class's values, so an absent head_dim or num_key_value_heads is checked
     # at the default it silently gets (128, 32), not skipped.
-    seen = ctx.view.values if ctx.view is not None and ctx.view.values else raw
+    seen = ctx.view.values if ctx.view is not None and ctx.view.values else data
     names = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
     values = {n: seen.get(n) if is_int(seen.get(n)) else None for n in names}
     if not indices:
@@ -186,7 +186,7 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
         tensor = weights.get(f"layers.{layer}.{suffix}")
         if tensor is None or shape is None or tensor.shape == shape:
             continue
-        defaulted = [n for n in names if n in meaning and n not in raw]
+        defaulted = [n for n in names if n in meaning and n not in data]
         through = ctx.view.through if ctx.view is not None else "the config class"
         note = f"; {', '.join(defaulted)} absent, so {through}'s default is used" if defaulted else ""
         yield Problem(
@@ -196,7 +196,7 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF504", "weights-lfs-pointer", Severity.INFO, "data", "weights")
+@rule("DF504", "weights-lfs-pointer", Severity.INFO, "data", "weights", own_check=True)
 def weights_lfs_pointer(ctx: Context) -> Iterator[Problem]:
     """Weight files beside config.json are Git LFS pointer files, not the weights, so they were not read.
 
@@ -302,18 +302,18 @@ def min_parameters(ctx: Context) -> tuple[int, str]:
     hidden, layers = positive("hidden_size"), positive("num_hidden_layers") or 0
     if hidden is None:
         return 0, "no hidden_size"
-    raw = ctx.raw
+    data = ctx.data
     taps = ctx.taps()
     fc = len(taps) * (positive("target_hidden_size") or hidden) * hidden if taps else 0
     heads, kv, head_dim = positive("num_attention_heads"), positive("num_key_value_heads"), positive("head_dim")
     v_dim = min(head_dim, positive("v_head_dim") or head_dim) if head_dim else None
     attention = 0
-    if not any(k in raw for k in _MLA_KEYS) and head_dim and v_dim:
+    if not any(k in data for k in _MLA_KEYS) and head_dim and v_dim:
         attention += (heads or 0) * (head_dim + v_dim) * hidden + (kv or 0) * (head_dim + v_dim) * hidden
     types = ctx.layer_types()
     attention_layers = layers if types is None else min(layers, sum(t in _ATTENTION_TYPES for t in types))
     inter = positive("intermediate_size")
-    mlp = 2 * hidden * inter if inter and not any(k in raw for k in _MOE_KEYS) else 0
+    mlp = 2 * hidden * inter if inter and not any(k in data for k in _MOE_KEYS) else 0
     total = fc + attention_layers * attention + layers * (mlp + 2 * hidden) + hidden
     per_layer = f"{layers} × (MLP {mlp} + norms {2 * hidden})"
     return total, f"fc {fc}, {attention_layers} × attention {attention}, {per_layer}, norm {hidden}"
@@ -351,7 +351,7 @@ def weights_too_small(ctx: Context) -> Iterator[Problem]:
     if not pointers or weights.files or any(p.extensions or not p.file.endswith(SHARD_SUFFIX) for p in pointers):
         return
     params, how = min_parameters(ctx)
-    quantized = ctx.raw.get("quantization_config") is not None or ctx.raw.get("compression_config") is not None
+    quantized = ctx.data.get("quantization_config") is not None or ctx.data.get("compression_config") is not None
     bits = BITS_QUANTIZED if quantized else BITS_UNQUANTIZED
     need = params * bits // 8
     total = sum(p.size for p in pointers)

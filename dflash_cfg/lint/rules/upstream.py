@@ -11,22 +11,23 @@ from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.lint.compare import MISSING, NOT_READ, Row, compare, fields
-from dflash_cfg.lint.rules import base
 from dflash_cfg.lint.rules.attention import strip
-from dflash_cfg.lint.rules.base import Context, rule
+from dflash_cfg.lint.rules.base import Context, rule, show
 from dflash_cfg.model import Problem, Severity
 
 
 def rows(ctx: Context) -> tuple[Row, ...]:
-    upstream = ctx.upstream_raw
+    upstream = ctx.upstream_data
     if upstream is None:
         return ()
     mine = ctx.view.values if ctx.view is not None else None
     theirs = ctx.upstream_view.values if ctx.upstream_view is not None else None
-    return compare(ctx.raw, upstream, mine, theirs)
+    return compare(ctx.data, upstream, mine, theirs)
 
 
-def show(value: object) -> str:
+def show_compared(value: object) -> str:
+    """One side of a comparison row (lint.compare.Row): its absent and not-read markers, a layout as a
+    strip (`S S S S F`); any other value as `show` gives it."""
     if value is MISSING:
         return "(absent)"
     if value is NOT_READ:
@@ -34,7 +35,7 @@ def show(value: object) -> str:
     if isinstance(value, list) and value and all(v in ("sliding_attention", "full_attention") for v in value):
         return strip(value)
     # As JSON, the language of the file: `null`, `["a"]`, and a string that says "None" stays as it is.
-    return base.show(value)
+    return show(value)
 
 
 # Fields that loader generations read from different places; the safe fixes copy a value between them.
@@ -54,10 +55,10 @@ def _mirrors_upstream(ctx: Context, row: Row) -> bool:
     """A field upstream lacks, holding exactly the value upstream has at its twin: a portability copy
     (what `fix` adds), not a difference in what the drafter computes."""
     twin = MIRRORS.get(row.pointer)
-    if twin is None or row.upstream is not MISSING or row.local is MISSING or ctx.upstream_raw is None:
+    if twin is None or row.upstream is not MISSING or row.local is MISSING or ctx.upstream_data is None:
         return False
-    theirs = fields(ctx.upstream_raw)
-    return twin in theirs and theirs[twin] == row.local and fields(ctx.raw).get(twin) == row.local
+    theirs = fields(ctx.upstream_data)
+    return twin in theirs and theirs[twin] == row.local and fields(ctx.data).get(twin) == row.local
 
 
 def _through(ctx: Context) -> str:
@@ -69,7 +70,7 @@ def _where(ctx: Context) -> str:
     return f"{ctx.upstream.repo}@{ctx.upstream.commit[:12]}"
 
 
-@rule("DF601", "upstream-critical-differs", Severity.ERROR, "data", "upstream")
+@rule("DF601", "upstream-critical-differs", Severity.ERROR, "data", "upstream", own_check=True)
 def critical_differs(ctx: Context) -> Iterator[Problem]:
     """A DFlash-critical field differs from the upstream repo's config.json.
 
@@ -90,7 +91,7 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
     Fail: local ``"mask_token_id": 248064``, upstream 248070
     Pass: the same values as upstream
     """
-    if ctx.upstream_raw is None:
+    if ctx.upstream_data is None:
         yield Problem("", f"upstream config.json at {_where(ctx)} is not a JSON object; cannot compare")
         return
     for row in rows(ctx):
@@ -99,18 +100,19 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
         if row.differs:
             yield Problem(
                 row.pointer,
-                f"{row.pointer[1:]} is {show(row.local)} here but {show(row.upstream)} upstream ({_where(ctx)})",
+                f"{row.pointer[1:]} is {show_compared(row.local)} here but {show_compared(row.upstream)} "
+                f"upstream ({_where(ctx)})",
             )
         elif row.differs_effective:
             yield Problem(
                 row.pointer,
                 f"{row.pointer[1:]}: same in both files, but through {_through(ctx)} this file "
-                f"gives {show(row.local_effective)} and upstream {show(row.upstream_effective)} "
+                f"gives {show_compared(row.local_effective)} and upstream {show_compared(row.upstream_effective)} "
                 f"({_where(ctx)})",
             )
 
 
-@rule("DF602", "upstream-differs", Severity.INFO, "data", "upstream")
+@rule("DF602", "upstream-differs", Severity.INFO, "data", "upstream", own_check=True)
 def other_differs(ctx: Context) -> Iterator[Problem]:
     """A field that is not DFlash-critical differs from upstream (information: local edits are allowed).
 
@@ -119,20 +121,23 @@ def other_differs(ctx: Context) -> Iterator[Problem]:
     Fail (info): local ``"max_position_embeddings": 40960``, upstream 262144
     Pass: the same value as upstream
     """
-    if ctx.upstream_raw is None:
+    if ctx.upstream_data is None:
         return
     for row in rows(ctx):
         if _mirrors_upstream(ctx, row):
             yield Problem(
                 row.pointer,
-                f"{row.pointer[1:]} {show(row.local)} is not in upstream's file, but mirrors "
+                f"{row.pointer[1:]} {show_compared(row.local)} is not in upstream's file, but mirrors "
                 f"upstream's {MIRRORS[row.pointer][1:]} (same value, read by another loader generation)",
             )
         elif not row.critical and row.differs:
-            yield Problem(row.pointer, f"{row.pointer[1:]} is {show(row.local)} here, {show(row.upstream)} upstream")
+            yield Problem(
+                row.pointer,
+                f"{row.pointer[1:]} is {show_compared(row.local)} here, {show_compared(row.upstream)} upstream",
+            )
 
 
-@rule("DF603", "upstream-identical", Severity.INFO, "data", "upstream")
+@rule("DF603", "upstream-identical", Severity.INFO, "data", "upstream", own_check=True)
 def identical(ctx: Context) -> Iterator[Problem]:
     """The file is byte-identical to upstream (its git blob sha1 equals the Hub's blob id).
 

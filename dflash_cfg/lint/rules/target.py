@@ -38,7 +38,7 @@ def target_hidden_size(ctx: Context) -> Iterator[Problem]:
     want = target.hidden_size
     if want is None:
         return
-    declared = ctx.raw.get("target_hidden_size")
+    declared = ctx.data.get("target_hidden_size")
     if is_int(declared):
         if declared != want:
             yield Problem(
@@ -50,7 +50,15 @@ def target_hidden_size(ctx: Context) -> Iterator[Problem]:
         yield Problem("/hidden_size", f"hidden_size {hidden} but the target ({target.path}) has {want}")
 
 
-@rule("DF402", "target-vocab-size", Severity.ERROR, "data", "target", reads=("vLLM:vocab_size",))
+@rule(
+    "DF402",
+    "target-vocab-size",
+    Severity.ERROR,
+    "data",
+    "target",
+    reads=("vLLM:vocab_size",),
+    severities=(Severity.WARNING, Severity.INFO),
+)
 def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     """The drafter's ``vocab_size`` differs from the target's.
 
@@ -67,7 +75,7 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     """
     target = _target(ctx)
     want, vocab = target.vocab_size, ctx.int_field("vocab_size")
-    if want is None or vocab is None or vocab == want or "draft_vocab_size" in ctx.raw:
+    if want is None or vocab is None or vocab == want or "draft_vocab_size" in ctx.data:
         return
     if vocab > want:
         yield Problem(
@@ -93,7 +101,7 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=("SGLang:num_target_layers",))
+@rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=("SGLang:num_target_layers",), fix=True)
 def target_depth(ctx: Context) -> Iterator[Problem]:
     """``num_target_layers`` differs from the target's number of decoder layers (``text_config`` for
     composite models such as Qwen3.6-27B's ``qwen3_5``).
@@ -112,11 +120,11 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
     # Both copies are checked: old loaders read the top level, SGLang dflash_config first.
     places = [
         p
-        for p, block in (("/num_target_layers", ctx.raw), ("/dflash_config/num_target_layers", ctx.dflash))
+        for p, block in (("/num_target_layers", ctx.data), ("/dflash_config/num_target_layers", ctx.dflash))
         if "num_target_layers" in block
     ]
     for where in places or ["/num_target_layers"]:
-        block = ctx.dflash if where.startswith("/dflash_config") else ctx.raw
+        block = ctx.dflash if where.startswith("/dflash_config") else ctx.data
         value = block.get("num_target_layers")
         if not places:
             # Absent: DF122 says what the engines then do; the target's depth is a fact of the target, so
@@ -136,7 +144,15 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
             )
 
 
-@rule("DF404", "mask-token", Severity.ERROR, "data", "target", reads=("SGLang:mask_token_id", "vLLM:mask_token_id"))
+@rule(
+    "DF404",
+    "mask-token",
+    Severity.ERROR,
+    "data",
+    "target",
+    reads=("SGLang:mask_token_id", "vLLM:mask_token_id"),
+    severities=(Severity.WARNING,),
+)
 def mask_token(ctx: Context) -> Iterator[Problem]:
     """The mask token id is not a usable mask for the target tokenizer.
 
@@ -156,7 +172,7 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
     """
     target = _target(ctx)
     inner = "mask_token_id" in ctx.dflash
-    mask = ctx.dflash.get("mask_token_id") if inner else ctx.raw.get("mask_token_id")
+    mask = ctx.dflash.get("mask_token_id") if inner else ctx.data.get("mask_token_id")
     if not is_int(mask) or mask < 0:
         return
     where = "/dflash_config/mask_token_id" if inner else "/mask_token_id"

@@ -1,0 +1,62 @@
+"""DF13x: the drafter class engines pick from ``architectures`` and the config class ``model_type`` names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES
+from dflash_cfg.lint.rules.base import Context, rule, show
+from dflash_cfg.model import Problem, Severity
+
+
+@rule(
+    "DF131",
+    "architecture",
+    Severity.ERROR,
+    "data",
+    "effective",
+    reads=("vLLM:architectures", "SGLang:architectures", "vLLM:model_type"),
+)
+def architecture(ctx: Context) -> Iterator[Problem]:
+    """No engine registers ``architectures``, or the installed transformers' ``AutoConfig`` cannot load
+    ``model_type``.
+
+    vLLM and SGLang pick the drafter class from ``architectures``: ``DFlashDraftModel``,
+    ``DFlash2DraftModel``, ``DFlashLagunaForCausalLM`` (and SGLang's ``MuseGlimmerAssistantModel``) are
+    registered; a trainer-specific name (e.g. ``Qwen3DFlashDraftModel``) is not. Engines load the config
+    through ``AutoConfig``, i.e. the class registered for ``model_type`` (``qwen3``, ``gpt_oss``,
+    ``laguna``, ...); an exporter's invented type (``qwen3_dflash``) has none. A DFlash2 file must name
+    ``DFlash2DraftModel``, or engines build the plain DFlash model without its convolution and selector.
+
+    Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``, ``"model_type": "dflash"``
+    Pass: ``"architectures": ["DFlashDraftModel"]``, ``"model_type": "qwen3"``;
+    ``"architectures": ["DFlashLagunaForCausalLM"]``, ``"model_type": "laguna"``
+    """
+    archs = ctx.data.get("architectures")
+    names = ", ".join(sorted(REGISTERED_ARCHITECTURES))
+    if archs is None:
+        yield Problem("/architectures", f"architectures missing: engines pick the drafter class from it ({names})")
+    elif not isinstance(archs, list) or len(archs) != 1 or not isinstance(archs[0], str):
+        yield Problem("/architectures", f"architectures {show(archs)} should name one drafter class ({names})")
+    elif archs[0] not in REGISTERED_ARCHITECTURES:
+        yield Problem(
+            "/architectures",
+            f"architectures {show(archs)}: no engine registers {archs[0]} (vLLM and SGLang know {names})",
+        )
+    elif ctx.kind == "dflash2" and archs[0] != "DFlash2DraftModel":
+        yield Problem(
+            "/architectures", f'architectures {show(archs)} on a DFlash2 drafter should be ["DFlash2DraftModel"]'
+        )
+    if ctx.kind == "speculators":
+        return  # vLLM builds a bare PretrainedConfig from the translated dict, whatever the model_type
+    eff = ctx.effective
+    if eff.config_class is None and eff.values is None and eff.error is not None and "AutoConfig" in eff.error:
+        model_type = ctx.data.get("model_type")
+        yield Problem(
+            "/model_type",
+            f"model_type {'missing' if model_type is None else show(model_type)}: {eff.error} "
+            f"(transformers {eff.transformers_version}), so engines cannot load the file",
+        )
+
+
+RULES = (architecture,)

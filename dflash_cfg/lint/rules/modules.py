@@ -1,0 +1,114 @@
+"""DF15x: the keys an engine's drafter class builds its modules from (the MLP, ``fc``, the draft vocabulary).
+
+Each class has its own needs, so a rule here names the architectures it applies to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_cfg.jsondoc.pointer import pointer
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
+from dflash_cfg.model import Problem, Severity
+
+# The architectures whose engine model is the Qwen3-style DFlash stack (vLLM qwen3_dflash, SGLang DFlashDraftModel).
+QWEN_STACK = ("DFlashDraftModel", "DFlash2DraftModel")
+
+
+@rule("DF151", "hidden-act", Severity.ERROR, reads=("SGLang:hidden_act", "vLLM:hidden_act"))
+def hidden_act(ctx: Context) -> Iterator[Problem]:
+    """``hidden_act`` is not ``silu`` on a Qwen-stack drafter (``DFlashDraftModel``/``DFlash2DraftModel``).
+
+    SGLang's ``DFlashMLP`` raises "Unsupported DFlash activation ... Only silu is supported"; vLLM builds the
+    MLP as ``Qwen2MLP``, which refuses other activations too. Drafters of other families (Laguna) have their
+    own engine model and are not checked here.
+
+    Fail: ``"hidden_act": "gelu"``
+    Pass: ``"hidden_act": "silu"`` (or absent: the config class default is silu)
+    """
+    archs = ctx.data.get("architectures")
+    if not isinstance(archs, list) or not any(a in QWEN_STACK for a in archs):
+        return
+    act = ctx.data.get("hidden_act")
+    if act is not None and act != "silu":
+        yield Problem(
+            "/hidden_act",
+            f"hidden_act {show(act)}: SGLang's DFlash MLP and vLLM's Qwen2MLP only build silu and refuse the file",
+        )
+
+
+@rule("DF152", "laguna-draft-vocab", Severity.ERROR, reads=("vLLM:draft_vocab_size",))
+def laguna_draft_vocab(ctx: Context) -> Iterator[Problem]:
+    """A ``DFlashLagunaForCausalLM`` drafter has no ``draft_vocab_size``.
+
+    vLLM's Laguna DFlash model raises "Laguna DFlash config requires `draft_vocab_size`" and the server does
+    not start. The published Laguna drafters set it to the target vocabulary (100352).
+
+    Fail: ``"architectures": ["DFlashLagunaForCausalLM"]`` without ``draft_vocab_size``
+    Pass: the same with ``"draft_vocab_size": 100352``
+    """
+    archs = ctx.data.get("architectures")
+    if isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs and ctx.data.get("draft_vocab_size") is None:
+        yield Problem(
+            "/draft_vocab_size",
+            "draft_vocab_size missing on a DFlashLagunaForCausalLM drafter: vLLM refuses the file "
+            "(Laguna DFlash config requires draft_vocab_size)",
+        )
+
+
+@rule("DF153", "aux-hidden-state-off", Severity.ERROR, reads=("vLLM:use_aux_hidden_state",))
+def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
+    """``use_aux_hidden_state`` is false (in ``eagle_config`` or ``dflash_config``).
+
+    vLLM reads ``eagle_config`` then ``dflash_config`` ``.use_aux_hidden_state`` (default true); a false
+    value builds no ``fc`` layer, so the drafter drafts without the target's hidden states it was trained
+    on (its ``fc`` weights are dropped). SGLang always feeds them. Every DFlash drafter reads target
+    features: the switch belongs to EAGLE configs.
+
+    Fail: ``"dflash_config": {"use_aux_hidden_state": false, ...}``
+    Pass: ``use_aux_hidden_state`` absent or true
+    """
+    for block in ("eagle_config", "dflash_config"):
+        node = ctx.data.get(block)
+        if isinstance(node, dict) and "use_aux_hidden_state" in node:
+            value = node["use_aux_hidden_state"]
+            if value is not None and not value:
+                yield Problem(
+                    pointer(block, "use_aux_hidden_state"),
+                    f"{block}.use_aux_hidden_state is {value!r}: vLLM then builds no fc layer and drafts "
+                    "without the target's hidden states (SGLang feeds them); remove the key",
+                )
+            break  # vLLM takes the first block that has the key
+
+
+@rule(
+    "DF154",
+    "target-hidden-size-differs",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("vLLM:target_hidden_size", "SGLang:hidden_size", "SGLang:checkpoint tensors"),
+)
+def target_hidden_size_differs(ctx: Context) -> Iterator[Problem]:
+    """``target_hidden_size`` is set and differs from ``hidden_size`` on a ``DFlashDraftModel`` drafter.
+
+    vLLM sizes the ``fc`` input as K × ``target_hidden_size`` (K = number of taps); SGLang's
+    ``DFlashDraftModel`` does not read ``target_hidden_size`` and builds ``fc`` as K × ``hidden_size``, so
+    the trained ``fc`` weights do not fit and SGLang refuses the checkpoint ("DFLASH fc.weight shape
+    mismatch"). No published drafter sets the key; one that needs it serves only on vLLM.
+
+    Fail: ``"hidden_size": 2560``, ``"target_hidden_size": 4096``
+    Pass: no ``target_hidden_size``, or the same value as ``hidden_size``
+    """
+    archs = ctx.data.get("architectures")
+    if not isinstance(archs, list) or "DFlashDraftModel" not in archs:
+        return  # the SGLang model read is DFlashDraftModel's; other classes have their own
+    declared, hidden = ctx.int_field("target_hidden_size"), ctx.int_field("hidden_size")
+    if declared is not None and hidden is not None and declared != hidden:
+        yield Problem(
+            "/target_hidden_size",
+            f"target_hidden_size {declared} differs from hidden_size {hidden}: vLLM builds fc for "
+            f"{declared}-wide target states, SGLang for {hidden}-wide ones and refuses the trained fc weights",
+        )
+
+
+RULES = (hidden_act, laguna_draft_vocab, aux_hidden_state_off, target_hidden_size_differs)

@@ -1,0 +1,121 @@
+"""DF12x: the sizes the drafter was trained with: its block of draft tokens and its target's depth.
+
+These values are trained facts. No rule here ever proposes a different value for them; fixes only
+copy an existing value to where another loader generation reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
+from dflash_cfg.model import Fix, PatchOp, Problem, Severity
+
+
+@rule(
+    "DF121",
+    "block-size",
+    Severity.ERROR,
+    reads=("SGLang:block_size", "vLLM:block_size", "speculators:block_size"),
+    severities=(Severity.WARNING, Severity.INFO),
+    fix=True,
+)
+def block_size(ctx: Context) -> Iterator[Problem]:
+    """``block_size`` is missing, below 2, or the top level and ``dflash_config`` disagree.
+
+    SGLang reads ``dflash_config`` first and makes it the default number of tokens drafted per step
+    (16 when absent); vLLM does not read it (the launch's ``num_speculative_tokens`` decides, DF801); the
+    April reference and MLX read the top level. Missing: a warning (SGLang assumes 16; the trained value
+    the file cannot show). Disagreeing copies: a warning too, since SGLang takes ``dflash_config``'s and
+    which one was trained the file cannot show. Present in only one place: information, with a safe fix
+    that mirrors the same value to the other so both loader generations read it.
+
+    Fail: ``"block_size": 16`` and ``"dflash_config": {"block_size": 8}``
+    Pass: ``"block_size": 16`` (and optionally the same in dflash_config)
+    """
+    top, inner = ctx.data.get("block_size"), ctx.dflash.get("block_size")
+    if top is None and inner is None:
+        yield Problem(
+            "/block_size",
+            "block_size missing: loaders assume 16, the April reference crashes; take "
+            "the trained value from the upstream repo",
+            severity=Severity.WARNING,
+        )
+        return
+    for where, value in (("/block_size", top), ("/dflash_config/block_size", inner)):
+        if value is not None and (not is_int(value) or value < 2):
+            yield Problem(where, f"block_size {show(value)} must be an integer ≥ 2 (one anchor plus masks)")
+    if top is not None and inner is not None and top != inner:
+        yield Problem(
+            "/dflash_config/block_size",
+            f"block_size {show(top)} at the top level but {show(inner)} in "
+            "dflash_config: SGLang drafts the latter, the April reference and MLX the former; make sure the "
+            "one in dflash_config is the trained one",
+            severity=Severity.WARNING,
+        )
+    elif is_int(top) and top >= 2 and inner is None and isinstance(ctx.data.get("dflash_config"), dict):
+        yield Problem(
+            "/dflash_config/block_size",
+            "block_size only at the top level; newer loaders read dflash_config first (and default to 16)",
+            Fix("mirror block_size into dflash_config", (PatchOp("add", "/dflash_config/block_size", top),)),
+            Severity.INFO,
+        )
+    elif is_int(inner) and inner >= 2 and top is None:
+        yield Problem(
+            "/block_size",
+            "block_size only in dflash_config; the April reference and MLX read the top level",
+            Fix("mirror block_size to the top level", (PatchOp("add", "/block_size", inner),)),
+            Severity.INFO,
+        )
+
+
+@rule(
+    "DF122",
+    "num-target-layers",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("SGLang:num_target_layers",),
+    severities=(Severity.WARNING,),
+)
+def num_target_layers(ctx: Context) -> Iterator[Problem]:
+    """``num_target_layers`` is missing or the top level and ``dflash_config`` disagree (warnings), or it
+    is too small to hold the taps (error).
+
+    vLLM does not read it. SGLang's ``DFlashDraftModel`` bounds the taps with it (``dflash_config``
+    first) and refuses a tap at or past it; when it is absent, models/dflash.py @003b23d7 bounds them
+    with the draft's own depth instead, which refuses nearly every tap list. The runner then captures
+    with the running target's depth. The April reference and MLX require it at the top level. A missing
+    value is still a warning: later SGLang copies bound the taps by ``max(taps) + 1`` instead, and none of
+    the three third-party copies of z-lab/gpt-oss-20b-DFlash shows the key (all partial, so whether the
+    published file has it is not known); ``--target`` (DF403) offers the target's depth as a safe fix.
+    Disagreeing copies are a warning: it is a fact of the target, which the file cannot show (DF403
+    checks it against the target).
+
+    Fail: ``"num_target_layers": 4`` with five taps; 32 at the top level and 36 in dflash_config
+    Pass: ``"num_target_layers": 36``
+    """
+    value = ctx.draft_value("num_target_layers")
+    where = ctx.draft_pointer("num_target_layers")
+    taps = ctx.taps()
+    if value is None:
+        yield Problem(
+            where,
+            "num_target_layers missing: SGLang's DFlashDraftModel (@003b23d7) then bounds the taps by the "
+            "draft depth and refuses them, the April reference and MLX require it; take it from the target",
+            severity=Severity.WARNING,
+        )
+    elif not is_int(value) or value < 1:
+        yield Problem(where, f"num_target_layers {show(value)} must be a positive integer")
+    elif taps is not None and value < len(taps):
+        yield Problem(where, f"num_target_layers {value} cannot hold {len(taps)} distinct taps")
+    top, inner = ctx.data.get("num_target_layers"), ctx.dflash.get("num_target_layers")
+    if top is not None and inner is not None and top != inner:
+        yield Problem(
+            "/num_target_layers",
+            f"num_target_layers {show(top)} at the top level but {show(inner)} in dflash_config: "
+            "the April reference and MLX read the first, SGLang the second",
+            severity=Severity.WARNING,
+        )
+
+
+RULES = (block_size, num_target_layers)

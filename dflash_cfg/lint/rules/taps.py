@@ -1,0 +1,251 @@
+"""DF10x: the ``dflash_config`` block and the target layers the drafter reads (its taps).
+
+These values are trained facts. No rule here ever proposes a different value for them; fixes only
+copy an existing value to where another loader generation reads it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
+from dflash_cfg.model import Fix, PatchOp, Problem, Severity
+
+TAPS = "/dflash_config/target_layer_ids"
+MAX_STANDARD_DEPTH = 1_000_000
+
+
+def standard_taps(num_target_layers: int, num_taps: int) -> list[int]:
+    """The reference `build_target_layer_ids`, exactly: Python's round() is round-half-even."""
+    if num_taps == 1:
+        return [num_target_layers // 2]
+    start, end = 1, num_target_layers - 3
+    span = end - start
+    return [int(round(start + (i * span) / (num_taps - 1))) for i in range(num_taps)]
+
+
+def _where_taps(ctx: Context) -> str:
+    return ctx.draft_pointer("target_layer_ids")
+
+
+@rule(
+    "DF101",
+    "dflash-config-missing",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("vLLM:mask_token_id", "vLLM:target_layer_ids", "SGLang:target_layer_ids"),
+)
+def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
+    """The file has no ``dflash_config`` object.
+
+    vLLM's proposer reads the mask token only from ``dflash_config`` and refuses the file; the z-lab April
+    reference crashes (``config.dflash_config.get``); the taps then come from top-level keys or from a
+    guess. Every published drafter carries one.
+
+    Fail: ``{"architectures": ["DFlashDraftModel"], "target_layer_ids": [1, 9, 17, 25, 33], ...}``
+    Pass: ``{"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}, ...}``
+    """
+    if "dflash_config" not in ctx.data:
+        yield Problem(
+            "/dflash_config",
+            "dflash_config is missing: vLLM's proposer refuses the file (no dflash_config.mask_token_id), "
+            "the April z-lab reference crashes, and without top-level taps the engines guess them",
+        )
+
+
+@rule(
+    "DF102",
+    "target-layer-ids-missing",
+    Severity.ERROR,
+    reads=("vLLM:target_layer_ids", "SGLang:target_layer_ids"),
+    severities=(Severity.WARNING,),
+    fix=True,
+)
+def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
+    """``dflash_config.target_layer_ids`` is missing.
+
+    vLLM then falls back to the target's EAGLE-3 default layers (with a log warning), SGLang to the
+    ``build_target_layer_ids`` formula, which is wrong for most published drafters (z-lab #156: 14 of 20):
+    both draft with taps the drafter was not trained on. Only at the top level: a warning, with a safe fix
+    that copies the same list into ``dflash_config``. vLLM and SGLang fall back to the top-level list, but
+    the April z-lab reference and SGLang before ``parse_dflash_draft_config`` (models/dflash.py @7f151c5e,
+    which then sizes ``fc`` by the draft depth) read only ``dflash_config.target_layer_ids``.
+
+    Fail: ``"dflash_config": {"mask_token_id": 151669}``
+    Pass: ``"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}``
+    """
+    if not isinstance(ctx.data.get("dflash_config"), dict) or "target_layer_ids" in ctx.dflash:
+        return
+    top = ctx.data.get("target_layer_ids")
+    if top is None:
+        yield Problem(
+            TAPS,
+            "target_layer_ids missing: vLLM falls back to the target's EAGLE-3 layers and SGLang to a formula, "
+            "so both draft with guessed taps; take the trained list from the upstream repo",
+        )
+    else:
+        yield Problem(
+            TAPS,
+            "target_layer_ids only at the top level: current vLLM and SGLang fall back to it, but the April "
+            "reference and older SGLang read only dflash_config.target_layer_ids",
+            Fix("copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
+            Severity.WARNING,
+        )
+
+
+@rule(
+    "DF103",
+    "taps-invalid",
+    Severity.ERROR,
+    reads=("vLLM:target_layer_ids", "vLLM:target_layer_ids capture", "SGLang:target_layer_ids"),
+)
+def taps_invalid(ctx: Context) -> Iterator[Problem]:
+    """``target_layer_ids`` is not a non-empty list of unique, increasing, non-negative integers.
+
+    SGLang refuses a non-list, an empty list and a negative id, and truncates a float with ``int()``;
+    vLLM adds 1 to each id and captures each target layer once, in layer order: a repeated or non-integer
+    id leaves ``fc`` short of features (it raises at the first step), a negative -1 reads the embeddings,
+    and a list out of order reaches ``fc`` in layer order, not in the order of the list. Every published
+    drafter lists unique taps in increasing order.
+
+    Fail: ``[1, 16, 16, 46, 61]``, ``[61, 1]``, ``[]``, ``[-1, 5]``
+    Pass: ``[1, 16, 31, 46, 61]``
+    """
+    value = ctx.draft_value("target_layer_ids")
+    if value is None:
+        return
+    where = _where_taps(ctx)
+    if not isinstance(value, list) or not value:
+        yield Problem(where, f"target_layer_ids must be a non-empty list of layer indices, got {show(value)}")
+        return
+    for i, tap in enumerate(value):
+        if not is_int(tap) or tap < 0:
+            yield Problem(f"{where}/{i}", f"target_layer_ids[{i}] = {show(tap)} is not a non-negative integer")
+    ints = [t for t in value if is_int(t)]
+    if len(set(ints)) != len(ints):
+        dups = sorted(t for t, n in Counter(ints).items() if n > 1)  # linear: a hostile list may be huge
+        yield Problem(where, f"target_layer_ids repeats {dups}: each target layer can be read once")
+    elif ints != sorted(ints):
+        yield Problem(
+            where,
+            f"target_layer_ids {show(value)} is not increasing: the fc input columns are laid out "
+            "in the trained order, and every published drafter lists taps in increasing order",
+        )
+
+
+@rule(
+    "DF104",
+    "tap-out-of-range",
+    Severity.ERROR,
+    reads=("SGLang:target_layer_ids", "SGLang:num_target_layers", "vLLM:target_layer_ids capture"),
+)
+def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
+    """A tap is ≥ ``num_target_layers``: it names a target layer that does not exist.
+
+    SGLang refuses the file; vLLM fails with "target_layer_ids reference layers that do not exist".
+
+    Fail: ``"num_target_layers": 36``, ``"target_layer_ids": [1, 9, 17, 25, 36]``
+    Pass: ``"num_target_layers": 36``, ``"target_layer_ids": [1, 9, 17, 25, 33]``
+    """
+    taps, depth = ctx.taps(), ctx.num_target_layers()
+    if taps is None or depth is None:
+        return
+    for i, tap in enumerate(taps):
+        if tap >= depth:
+            yield Problem(
+                f"{_where_taps(ctx)}/{i}",
+                f"tap {tap} is past the last target layer (num_target_layers {depth}, valid 0..{depth - 1})",
+            )
+
+
+@rule(
+    "DF105",
+    "tap-on-last-layer",
+    Severity.WARNING,
+    reads=("vLLM:target_layer_ids capture", "SGLang:target_layer_ids capture"),
+)
+def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
+    """A tap reads the target's last layer (``num_target_layers - 1``).
+
+    Engines capture the state *entering* layer t+1, and after the last layer that depends on the target's
+    model code: SGLang's Qwen3.5 target raises IndexError at start-up (#32204; the fix, PR #32206, is not
+    merged), vLLM captures it on Qwen3-Next/Qwen3.5 targets but not on Llama-style ones, where ``fc`` then
+    gets too few features and vLLM raises. A warning, not an error, because a published drafter does it
+    on purpose (MiMo-V2.5-Pro's, for its own target); the standard selection ends at N-3, so in a Qwen
+    drafter it is often the sign of a guessed or shifted list — compare with upstream.
+
+    Fail: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 17, 33, 49, 63]``
+    Pass: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 16, 31, 46, 61]``
+    """
+    taps, depth = ctx.taps(), ctx.num_target_layers()
+    if taps is None or depth is None:
+        return
+    for i, tap in enumerate(taps):
+        if tap == depth - 1:
+            yield Problem(
+                f"{_where_taps(ctx)}/{i}",
+                f"tap {tap} is the last of {depth} target layers: SGLang's Qwen3.5 target cannot capture it "
+                "(IndexError) and vLLM captures it only on some targets; a guessed or shifted list often ends here",
+            )
+
+
+@rule("DF106", "taps-not-standard", Severity.INFO, own_check=True)
+def taps_not_standard(ctx: Context) -> Iterator[Problem]:
+    """The taps differ from the standard DFlash selection for (N target layers, K taps).
+
+    Information only: trained taps are facts (DFlash2 and MiMo drafters use other lists on purpose).
+    The standard list is shown as evidence when the file's taps are in doubt — compare with upstream.
+    The formula is the reference ``build_target_layer_ids``: ids evenly spaced from 1 to N-3 with
+    Python's round-half-even.
+
+    A check of dflash-cfg's own, not an engine read: no engine compares a file's taps with the formula
+    (SGLang computes it only when ``target_layer_ids`` is absent, which is DF102).
+
+    Fail (info): N=64, ``[1, 17, 33, 49, 63]`` (standard ``[1, 16, 31, 46, 61]``)
+    Pass: N=36, ``[1, 9, 17, 25, 33]``
+    """
+    taps, depth = ctx.taps(), ctx.num_target_layers()
+    # The formula divides as floats; no model comes near a million layers, and a hostile 10**400 would overflow.
+    if taps is None or depth is None or not 5 <= depth <= MAX_STANDARD_DEPTH:
+        return
+    standard = standard_taps(depth, len(taps))
+    if taps != standard:
+        yield Problem(
+            _where_taps(ctx),
+            f"taps {taps} differ from the standard selection for {depth} target "
+            f"layers and {len(taps)} taps, {standard}; fine if trained that way, check against upstream",
+        )
+
+
+@rule("DF107", "eagle-aux-mismatch", Severity.ERROR, reads=("vLLM:target_layer_ids",))
+def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
+    """``eagle_aux_hidden_state_layer_ids`` is present and is not ``target_layer_ids`` + 1.
+
+    vLLM reads ``eagle_aux_hidden_state_layer_ids`` *first* (EAGLE semantics: the residual entering
+    layer t+1), so a stale or unshifted copy silently overrides the DFlash taps.
+
+    Fail: taps ``[1, 9, 17, 25, 33]``, eagle ids ``[1, 9, 17, 25, 33]``
+    Pass: taps ``[1, 9, 17, 25, 33]``, eagle ids ``[2, 10, 18, 26, 34]`` (or absent)
+    """
+    eagle, taps = ctx.data.get("eagle_aux_hidden_state_layer_ids"), ctx.taps()
+    if eagle is None or taps is None:
+        return
+    expected = [t + 1 for t in taps]
+    if eagle != expected:
+        yield Problem(
+            "/eagle_aux_hidden_state_layer_ids",
+            f"eagle_aux_hidden_state_layer_ids {eagle} should be "
+            f"target_layer_ids + 1 = {expected}: vLLM reads it before dflash_config",
+        )
+
+
+RULES = (
+    dflash_config_missing,
+    target_layer_ids_missing,
+    taps_invalid,
+    tap_out_of_range,
+    tap_on_last_layer,
+    taps_not_standard,
+    eagle_aux_mismatch,
+)

@@ -41,6 +41,7 @@ def _defects(root: Path) -> dict[str, Request]:
         "window-0": (UPSTREAM_36, lambda d: d.__setitem__("sliding_window", 0), target),
         "theta-dropped": (UPSTREAM_36, lambda d: d.pop("rope_theta"), target),
         "rope-conflict": (UPSTREAM_36, conflicting_rope, target),
+        "sink-top-level": (UPSTREAM_36, lambda d: d.__setitem__("attention_sink_bias", True), target),
         "no-num-target-layers": (
             "upstream/z-lab__Qwen3.5-4B-DFlash/config.json",
             lambda d: d.pop("num_target_layers"),
@@ -140,9 +141,19 @@ def test_a_dropped_rope_theta_makes_vllm_build_base_10000(records: Records) -> N
     assert reads(records, "vllm", "theta-dropped").rope_theta == 10000.0
 
 
-def test_conflicting_rope_type_spellings_vllm_refuses(records: Records) -> None:
+def test_conflicting_rope_type_spellings_vllm_refuses_and_sglang_builds_the_modern_one(records: Records) -> None:
     refused = records[("vllm", "rope-conflict")].refused
     assert refused is not None and "conflicts" in refused.message, refused
+    # SGLang does not drop the scaling: it builds the modern field's rope_type (yarn), factor 4, on every layer.
+    rope = reads(records, "sglang", "rope-conflict").rope
+    assert rope is not None
+    assert {(r["scaling"] or {}).get("class") for r in rope} == {"YaRNScalingRotaryEmbedding"}
+    assert {(r["scaling"] or {}).get("factor") for r in rope} == {4.0}
+
+
+def test_a_top_level_sink_flag_is_ignored_by_both_engines(records: Records) -> None:
+    for engine in ("vllm", "sglang"):
+        assert reads(records, engine, "sink-top-level").attention_sink is False, engine
 
 
 def test_sglang_refuses_a_speculators_dir_and_vllm_reads_it_as_a_speculative_model(records: Records) -> None:

@@ -1,0 +1,172 @@
+"""The protocol every adapter speaks: JSON requests in, one JSON record out per request, one engine per process.
+
+Standard library only: this module runs inside the engine's interpreter, next to the adapter script (the script's
+directory is sys.path[0], which is how the adapters import it; its distinctive name keeps it from shadowing
+anything an engine imports).
+
+Request (one JSON object a line): {"drafter": DIR, "target": DIR | null, "num_speculative_tokens": int | null,
+"tensor_parallel_size": int, "speculative_config": {...} | null}. Record: see `record` below. A case that the
+engine's own code refuses is a refusal (type, message and the engine's frame that raised); a case the adapter
+itself could not serve is `failed`, so a record never passes an adapter bug off as the engine's answer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import json
+import math
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# The releases the engine suite runs (tests/engines/requirements.lock.txt): a record from any other version
+# says checked: false, because nobody compared this adapter's reading with that release's behaviour.
+PINNED = {"vllm": "0.33.0", "sglang": "0.5.23", "speculators": "0.9.0"}
+
+Request = dict[str, Any]
+
+
+class Case:
+    """One request's answer under construction: the values the engine runs with, and every place the adapter
+    stood in for something it could not run (so a reader never mistakes a stand-in for the engine's reading)."""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self.reads: dict[str, Any] = {}
+        self.stand_ins: list[str] = []
+
+    def stand_in(self, text: str) -> None:
+        if text not in self.stand_ins:
+            self.stand_ins.append(text)
+
+
+class AdapterError(Exception):
+    """The adapter cannot serve this request (a malformed request, a missing directory): not the engine's answer."""
+
+
+def version(engine: str) -> str:
+    try:
+        return importlib.metadata.version(engine)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def where(error: BaseException, package: str) -> str | None:
+    """The innermost frame of `error`'s traceback inside the engine's package, as "vllm/path.py:LINE" (relative
+    to the directory the package is installed in); None when no frame of the engine's is in it."""
+    root = _package_root(package)
+    if root is None:
+        return None
+    found = None
+    for frame in traceback.extract_tb(error.__traceback__):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(os.path.join(root, package) + os.sep):
+            found = f"{os.path.relpath(path, root)}:{frame.lineno}"
+    return found
+
+
+def _package_root(package: str) -> str | None:
+    module = sys.modules.get(package)
+    file = getattr(module, "__file__", None)
+    return os.path.dirname(os.path.dirname(os.path.abspath(file))) if file else None
+
+
+def read_config(folder: str) -> dict[str, Any]:
+    """The drafter's config.json as JSON, for the values an adapter must stand in with (never for the reads)."""
+    try:
+        data = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as JSON can hold it: tuples as lists, non-finite floats as strings, anything else as its repr."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    item = getattr(value, "item", None)  # a 0-dim tensor or numpy scalar
+    if callable(item):
+        try:
+            return jsonable(item())
+        except Exception:  # noqa: BLE001 - not a scalar after all: its repr below
+            pass
+    return repr(value)
+
+
+def record(engine: str, case: Case | None, *, refused: dict[str, Any] | None = None, failed: str | None = None) -> dict:
+    ver = version(engine)
+    ok = refused is None and failed is None and case is not None
+    return {
+        "engine": engine,
+        "version": ver,
+        "python": sys.executable,
+        "checked": PINNED.get(engine) == ver,
+        "refused": refused,
+        "reads": jsonable(case.reads) if ok and case is not None else None,
+        "stand_ins": list(case.stand_ins) if case is not None else [],
+        "failed": failed,
+    }
+
+
+def serve(engine: str, setup: Callable[[], None], handle: Callable[[Case], None]) -> None:
+    """Answer every request on stdin with one record on stdout, in order. `setup` imports the engine once (an
+    import costs seconds); `handle` fills a case's reads and stand-ins and raises whatever the engine raised.
+    Engines print logs to stdout: that fd is pointed at stderr, and records go to a private copy of it."""
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    broken = None
+    try:
+        setup()
+    except BaseException as error:  # noqa: BLE001 - an engine that does not import answers every case with it
+        broken = f"cannot import {engine}: {type(error).__name__}: {error}"
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        out.write(json.dumps(_answer(engine, line, handle, broken)) + "\n")
+    out.flush()
+
+
+def _answer(engine: str, line: str, handle: Callable[[Case], None], broken: str | None) -> dict:
+    if broken is not None:
+        return record(engine, None, failed=broken)
+    try:
+        request = json.loads(line)
+        if not isinstance(request, dict) or not isinstance(request.get("drafter"), str):
+            raise AdapterError(f"not a request: {line.strip()[:200]}")
+        if not os.path.isdir(request["drafter"]):
+            raise AdapterError(f"no such drafter directory: {request['drafter']}")
+    except (ValueError, AdapterError) as error:
+        return record(engine, None, failed=f"bad request: {error}")
+    case = Case(request)
+    try:
+        handle(case)
+    except AdapterError as error:
+        return record(engine, case, failed=str(error))
+    except BaseException as error:  # each case is isolated: its failure is its own record
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        frame = where(error, engine)
+        if frame is None:
+            detail = "".join(traceback.format_exception(type(error), error, error.__traceback__)[-3:])
+            return record(engine, case, failed=f"adapter error: {type(error).__name__}: {error}\n{detail}")
+        return record(engine, case, refused={"type": type(error).__name__, "message": str(error), "where": frame})
+    return record(engine, case)
+
+
+def first_import(*modules: str) -> None:
+    """Import the engine modules an adapter calls, so their cost is paid once, before the first request."""
+    for name in modules:
+        importlib.import_module(name)

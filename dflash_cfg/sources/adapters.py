@@ -1,0 +1,249 @@
+"""Runs the engine adapters (dflash_cfg/adapters/) in an engine's interpreter and reads their records: the only
+place that starts them. Never imported by `check` or the rules: the static path imports no engine.
+
+One process per engine answers a whole batch (an engine import costs 6-12 s), on CPU. Whatever goes wrong with
+the process (it does not start, dies, hangs, or prints something that is not a record) becomes a record whose
+`failed` says so, for each request it left unanswered: a caller never sees a traceback from here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Engine = Literal["vllm", "sglang", "speculators"]
+ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "speculators")
+ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
+# Per record, the first including the engine's import (6-12 s here, minutes on a cold disk cache).
+DEFAULT_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class Request:
+    drafter: str
+    target: str | None = None
+    num_speculative_tokens: int | None = None
+    tensor_parallel_size: int = 1
+    speculative_config: Mapping[str, Any] | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "drafter": self.drafter,
+                "target": self.target,
+                "num_speculative_tokens": self.num_speculative_tokens,
+                "tensor_parallel_size": self.tensor_parallel_size,
+                "speculative_config": dict(self.speculative_config) if self.speculative_config is not None else None,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The engine's own code raised: the exception's class and message, and its frame ("vllm/x.py:LINE")."""
+
+    type: str
+    message: str
+    where: str | None
+
+
+@dataclass(frozen=True)
+class Reads:
+    """The values an engine runs the drafter with. Taps in the file's numbering, and in the engine's own where it
+    differs; per-layer lists have one entry per draft layer. None: the engine does not read it, or the adapter
+    could not tell (the record's stand_ins say which)."""
+
+    target_layer_ids: tuple[int, ...] | None
+    engine_layer_ids: tuple[int, ...] | None
+    mask_token_id: int | None
+    num_draft_tokens: int | None
+    block_size: int | None
+    layer_types: tuple[str, ...] | None
+    sliding_window: tuple[int | None, ...] | None
+    causal: tuple[bool, ...] | bool | None
+    rope: tuple[Mapping[str, Any], ...] | None
+    rope_theta: float | None
+    attention_sink: bool | None
+    logit_scalars: Mapping[str, Any]
+    fc_in_features: int | None
+    vocab_size: int | None
+    lm_head_size: int | None
+    architecture: str | None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # engine-specific values, e.g. SGLang's window_left
+
+
+@dataclass(frozen=True)
+class EngineRecord:
+    engine: str
+    version: str | None
+    python: str
+    checked: bool
+    refused: Refusal | None
+    reads: Reads | None
+    stand_ins: tuple[str, ...]
+    failed: str | None  # the adapter could not answer: not the engine's verdict
+
+
+_READ_FIELDS = [f for f in Reads.__dataclass_fields__ if f != "extra"]
+
+
+def adapter_path(engine: Engine) -> Path:
+    return ADAPTERS / f"adapter_{engine}.py"
+
+
+def adapter_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The adapters' environment: CPU only, vLLM's V2 model runner (what a GPU host runs by default), and the
+    caller's Hub settings (HF_HUB_OFFLINE and the rest) passed through as they are."""
+    env = dict(os.environ if base is None else base)
+    env.update({"CUDA_VISIBLE_DEVICES": "", "VLLM_TARGET_DEVICE": "cpu", "VLLM_USE_V2_MODEL_RUNNER": "1"})
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env.pop("PYTHONPATH", None)  # the engine's interpreter must not pick up the caller's modules
+    return env
+
+
+def run(
+    python: str | os.PathLike[str],
+    engine: Engine,
+    requests: Sequence[Request],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+) -> list[EngineRecord]:
+    """One record per request, in order, from one adapter process in `python`."""
+    if not requests:
+        return []
+    python = str(python)
+    lines: list[str] = []
+    with tempfile.TemporaryFile() as stderr:
+        try:
+            process = subprocess.Popen(
+                [python, str(adapter_path(engine))],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=adapter_env(env),
+            )
+        except OSError as error:
+            return [_failed(engine, python, f"cannot start the adapter: {error}")] * len(requests)
+        problem = _collect(process, requests, lines, timeout)
+        stderr.seek(0)
+        tail = stderr.read()[-2000:].decode("utf-8", "replace").strip()
+    records = [_parse(engine, python, line) for line in lines]
+    if len(records) < len(requests):
+        reason = problem or f"the adapter exited with code {process.returncode} before answering"
+        if tail:
+            reason += f"; its last output: {tail.splitlines()[-1][:500]}"
+        records += [_failed(engine, python, reason)] * (len(requests) - len(records))
+    return records[: len(requests)]
+
+
+def _collect(process: subprocess.Popen[bytes], requests: Sequence[Request], lines: list[str], timeout: float) -> str:
+    """Feed the requests (from a thread: a batch can outgrow the pipe while the adapter writes records) and read
+    one line per record, each within `timeout`. Returns why it stopped early, or ""."""
+    assert process.stdin is not None and process.stdout is not None
+    payload = "".join(r.to_json() + "\n" for r in requests).encode("utf-8")
+
+    def feed() -> None:
+        assert process.stdin is not None
+        try:
+            process.stdin.write(payload)
+            process.stdin.close()
+        except OSError:
+            pass  # the adapter died: the reader reports it
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    buffer = b""
+    problem = ""
+    deadline = time.monotonic() + timeout
+    try:
+        while len(lines) < len(requests):
+            left = deadline - time.monotonic()
+            if left <= 0 or not selector.select(left):
+                problem = f"the adapter gave no record within {timeout:.0f} s"
+                break
+            chunk = os.read(process.stdout.fileno(), 1 << 16)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                lines.append(line.decode("utf-8", "replace"))
+                deadline = time.monotonic() + timeout
+    finally:
+        selector.close()
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        writer.join(5)
+        process.stdout.close()
+    return problem
+
+
+def _failed(engine: str, python: str, reason: str) -> EngineRecord:
+    return EngineRecord(engine, None, python, False, None, None, (), reason)
+
+
+def _parse(engine: str, python: str, line: str) -> EngineRecord:
+    try:
+        data = json.loads(line)
+        if not isinstance(data, dict) or data.get("engine") != engine:
+            raise ValueError("not a record of this engine")
+        refused = data.get("refused")
+        reads = data.get("reads")
+        return EngineRecord(
+            engine=engine,
+            version=_opt(data.get("version"), str),
+            python=str(data.get("python") or python),
+            checked=data.get("checked") is True,
+            refused=Refusal(str(refused["type"]), str(refused["message"]), _opt(refused.get("where"), str))
+            if isinstance(refused, dict)
+            else None,
+            reads=_reads(reads) if isinstance(reads, dict) else None,
+            stand_ins=tuple(str(s) for s in data.get("stand_ins") or ()),
+            failed=_opt(data.get("failed"), str),
+        )
+    except (ValueError, KeyError, TypeError) as error:
+        return _failed(engine, python, f"the adapter answered something that is not a record ({error}): {line[:300]}")
+
+
+def _opt(value: Any, kind: type) -> Any:
+    return value if isinstance(value, kind) else None
+
+
+def _tuple(value: Any) -> tuple[Any, ...] | None:
+    return tuple(value) if isinstance(value, list) else None
+
+
+def _reads(data: dict[str, Any]) -> Reads:
+    causal = data.get("causal")
+    return Reads(
+        target_layer_ids=_tuple(data.get("target_layer_ids")),
+        engine_layer_ids=_tuple(data.get("engine_layer_ids")),
+        mask_token_id=data.get("mask_token_id"),
+        num_draft_tokens=data.get("num_draft_tokens"),
+        block_size=data.get("block_size"),
+        layer_types=_tuple(data.get("layer_types")),
+        sliding_window=_tuple(data.get("sliding_window")),
+        causal=_tuple(causal) if isinstance(causal, list) else causal,
+        rope=_tuple(data.get("rope")),
+        rope_theta=data.get("rope_theta"),
+        attention_sink=data.get("attention_sink"),
+        logit_scalars=data.get("logit_scalars") or {},
+        fc_in_features=data.get("fc_in_features"),
+        vocab_size=data.get("vocab_size"),
+        lm_head_size=data.get("lm_head_size"),
+        architecture=data.get("architecture"),
+        extra={k: v for k, v in data.items() if k not in _READ_FIELDS},
+    )

@@ -1,0 +1,76 @@
+"""The engine venv the engine suite runs its adapters in: `pip install --no-deps -r requirements.lock.txt` into
+a venv outside the checkout, named by the lock's hash, built once and reused while the lock is unchanged.
+
+Standard library only, so `./dev engines` runs it with any python3 before dflash-cfg's own venv exists:
+    python3 tests/engines/build.py      builds (or finds) the venv and prints its python
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+LOCK = Path(__file__).resolve().parent / "requirements.lock.txt"
+# Written last: a venv without it (a build that died midway) is built again from scratch.
+STAMP = ".dflash-cfg-engines-complete"
+
+
+def cache_dir() -> Path:
+    """$DFLASH_CFG_TEST_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/dflash-cfg-tests (as tests/helpers.py)."""
+    if explicit := os.environ.get("DFLASH_CFG_TEST_CACHE"):
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "dflash-cfg-tests"
+
+
+def venv_dir(cache: Path, lock: Path = LOCK) -> Path:
+    """Named by the lock's content, so an edited lock gets a venv of its own and an old one is never reused."""
+    return cache / f"engines-{hashlib.sha256(lock.read_bytes()).hexdigest()[:16]}"
+
+
+def engine_python(cache: Path | None = None, *, lock: Path = LOCK, quiet: bool = False) -> Path:
+    """The engine venv's python, built first if needed. Two builders at once (two checkouts, two test runs)
+    serialize on a lock file beside the venv: the second finds the stamp the first wrote and builds nothing.
+    Raises CalledProcessError when venv or pip fails (pip's output is in the venv's build.log)."""
+    venv = venv_dir(cache_dir() if cache is None else cache, lock)
+    python = venv / "bin" / "python"
+    if (venv / STAMP).exists():
+        return python
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.with_name(venv.name + ".lock"), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not (venv / STAMP).exists():
+            _build(venv, lock, quiet=quiet)
+    return python
+
+
+def _build(venv: Path, lock: Path, *, quiet: bool) -> None:
+    if not quiet:
+        print(f"engines: building {venv} from {lock.name} (a few minutes; log: {venv}/build.log)", file=sys.stderr)
+    shutil.rmtree(venv, ignore_errors=True)
+    # The interpreter that runs this script: the venv's python is its version.
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    with open(venv / "build.log", "wb") as log:
+        try:
+            subprocess.run(
+                [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-input", "-r", str(lock)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=True,
+            )
+        except subprocess.CalledProcessError:
+            sys.stderr.write((venv / "build.log").read_text(errors="replace")[-4000:])
+            raise
+    (venv / STAMP).write_text(hashlib.sha256(lock.read_bytes()).hexdigest() + "\n")
+
+
+if __name__ == "__main__":
+    try:
+        print(engine_python())
+    except subprocess.CalledProcessError as error:
+        sys.exit(f"engines: building the engine venv failed: {error}")

@@ -1,0 +1,25 @@
+"""The engine venv for the suite, built on first use (never skipped: a venv that cannot be built fails the tests
+that need it). Every test that uses it is marked `engines` and `slow`, so the inner loop (-m "not slow")
+deselects them and `./dev test` runs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import CACHE
+
+from engines import build
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "engine_python" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.engines)
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def engine_python() -> Path:
+    """The pinned engine venv's python ($DFLASH_CFG_TEST_CACHE or ~/.cache/dflash-cfg-tests/engines-<hash>)."""
+    return build.engine_python(CACHE)

@@ -1,0 +1,80 @@
+"""The adapter runner on interpreters that are not the engine venv: whatever the process does, the caller gets one
+record per request saying what went wrong, never a traceback. Fast: no engine is imported here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, ROOT
+
+from dflash_cfg.sources import adapters
+from dflash_cfg.sources.adapters import Request
+
+DRAFTER = str(FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash")
+
+
+def fake_python(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "python"
+    script.write_text("#!/bin/sh\n" + body + "\n", encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def test_an_interpreter_without_the_engine_answers_every_request_with_why() -> None:
+    records = adapters.run(sys.executable, "vllm", [Request(DRAFTER), Request("/no/such/dir")])
+    assert len(records) == 2
+    for record in records:
+        assert record.failed is not None and record.failed.startswith("cannot import vllm"), record
+        assert record.refused is None and record.reads is None and not record.checked
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("exit 3", "exited with code 3"),
+        ("echo 'not json'; cat > /dev/null", "not a record"),
+        ('echo \'{"engine": "sglang"}\'', "not a record"),
+        ("echo boom >&2; exit 1", "boom"),
+    ],
+)
+def test_a_broken_adapter_process_becomes_failed_records(tmp_path: Path, body: str, says: str) -> None:
+    records = adapters.run(fake_python(tmp_path, body), "vllm", [Request(DRAFTER)] * 3)
+    assert len(records) == 3
+    assert all(r.failed is not None for r in records) and says in str(records[0].failed), records
+
+
+def test_a_hung_adapter_times_out(tmp_path: Path) -> None:
+    records = adapters.run(fake_python(tmp_path, "sleep 30"), "sglang", [Request(DRAFTER)], timeout=1)
+    assert records[0].failed is not None and "no record within 1 s" in records[0].failed
+
+
+def test_a_missing_interpreter_is_a_failed_record(tmp_path: Path) -> None:
+    records = adapters.run(tmp_path / "nope", "speculators", [Request(DRAFTER)])
+    assert records[0].failed is not None and records[0].failed.startswith("cannot start the adapter")
+
+
+def test_the_adapters_run_in_cpu_mode_with_the_v2_runner() -> None:
+    env = adapters.adapter_env({"PATH": "/bin", "HF_HUB_OFFLINE": "1", "PYTHONPATH": "/x"})
+    assert env["CUDA_VISIBLE_DEVICES"] == "" and env["VLLM_TARGET_DEVICE"] == "cpu"
+    assert env["VLLM_USE_V2_MODEL_RUNNER"] == "1" and env["HF_HUB_OFFLINE"] == "1"
+    assert "PYTHONPATH" not in env
+
+
+def test_no_adapter_is_named_after_an_engine() -> None:
+    # The script's directory is sys.path[0] in the engine's interpreter: `vllm.py` there would shadow vLLM.
+    names = {p.stem for p in adapters.ADAPTERS.glob("*.py")}
+    assert not names & {"vllm", "sglang", "speculators", "torch", "transformers"}
+    assert {f"adapter_{e}" for e in adapters.ENGINES} <= names
+
+
+def test_check_never_imports_the_runner_or_an_engine() -> None:
+    code = (
+        "import sys, dflash_cfg; dflash_cfg.check([sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.startswith(('dflash_cfg.sources.adapters', 'dflash_cfg.adapters', "
+        "'vllm', 'sglang', 'speculators'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, DRAFTER], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"

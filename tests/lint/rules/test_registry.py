@@ -1,16 +1,19 @@
-"""Every rule defined is registered: a Rule left out of its module's RULES (or a module's RULES left out
-of the catalogue) would never run and nothing else would notice."""
+"""The catalogue (dflash_cfg.lint.rules): every rule defined is registered (a Rule left out of its module's
+RULES, or a module's RULES left out of the catalogue, would never run and nothing else would notice), ids
+and names are well-formed and unique, in order, and every rule documents itself."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from types import ModuleType
 
 import pytest
 
 import dflash_cfg.lint.rules as rules_package
-from dflash_cfg.lint.rules import ALL
+from dflash_cfg.lint.rules import ALL, REGISTRY
+from dflash_cfg.model import Severity
 
 RuleType = type(ALL[0])
 
@@ -87,3 +90,28 @@ def test_every_engine_read_is_named_by_some_rule() -> None:
 
     used = {key for r in ALL for key in r.reads}
     assert sorted(set(READS) - used) == [], "READS rows no rule names (dead data, or a rule that forgot them)"
+
+
+def test_registry_ids_and_names() -> None:
+    ids = [r.id for r in ALL]
+    names = [r.name for r in ALL]
+    assert len(set(ids)) == len(ids), ids
+    assert len(set(names)) == len(names), names
+    assert set(REGISTRY) == set(ids) and all(REGISTRY[r.id] is r for r in ALL)
+    for r in ALL:
+        assert re.fullmatch(r"DF\d{3}", r.id), r.id
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", r.name), r.name
+        assert r.severity in Severity
+
+
+def test_catalogue_order_is_by_id() -> None:
+    ids = [r.id for r in ALL]
+    assert ids == sorted(ids)
+
+
+@pytest.mark.parametrize("rule_id", [r.id for r in ALL])
+def test_rule_doc_has_fail_and_pass_examples(rule_id: str) -> None:
+    r = REGISTRY[rule_id]
+    assert r.doc and r.summary, f"{r.id} has no docstring"
+    assert re.search(r"^Fail\b", r.doc, re.M), f"{r.id} doc has no 'Fail' example:\n{r.doc}"
+    assert re.search(r"^Pass\b", r.doc, re.M), f"{r.id} doc has no 'Pass' example:\n{r.doc}"

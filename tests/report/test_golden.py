@@ -6,7 +6,7 @@ fixtures/targets/) and compares exit code, stdout and stderr with tests/golden/c
 Only the installed transformers version is normalised, so the record survives an upgrade.
 
 Regenerate (only when a change of findings is intended, and say so in the commit):
-    DFLASH_CFG_GOLDEN=record ./dev test tests/test_golden.py
+    DFLASH_CFG_GOLDEN=record ./dev test tests/report/test_golden.py
 """
 
 from __future__ import annotations

@@ -62,6 +62,7 @@ import contextlib
 import copy
 import decimal
 import fnmatch
+import hashlib
 import io
 import json
 import os
@@ -535,7 +536,7 @@ def fix_then_restore(folder: Path, dflash: Run) -> None:
 def link_into_cache_blob(folder: Path, dflash: Run) -> None:
     """config.json becomes a symlink straight at a Hugging Face cache blob (not a snapshot)."""
     data = (folder / "config.json").read_bytes()
-    blob = folder.parent / "hub" / "models--z-lab--Qwen3.5-4B-DFlash" / "blobs" / "0123abcd"
+    blob = folder.parent / "hub" / "models--z-lab--Qwen3.5-4B-DFlash" / "blobs" / hashlib.sha256(data).hexdigest()
     blob.parent.mkdir(parents=True)
     blob.write_bytes(data)
     (folder / "config.json").unlink()

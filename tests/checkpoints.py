@@ -1,9 +1,13 @@
-"""Real safetensors checkpoints shaped like z-lab's DFlash drafters, and a small drafter config that
-matches `small_shapes()`, for the weights tests and the rule-case table."""
+"""Real safetensors checkpoints shaped like z-lab's DFlash drafters (single, sharded, sparse, or a clone's Git
+LFS pointer in their place), and a small drafter config that matches `small_shapes()`, for the weights tests
+and the rule-case table."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,52 @@ def save(path: Path, tensors: dict[str, tuple[int, ...]], dtype: Any = np.float1
     path.parent.mkdir(parents=True, exist_ok=True)
     save_file({k: np.zeros(v, dtype=dtype) for k, v in tensors.items()}, str(path), metadata={"format": "pt"})
     return path
+
+
+def save_sparse(path: Path, tensors: dict[str, tuple[int, ...]], size: int) -> Path:
+    """A valid BF16 safetensors header for `tensors`, data offsets laid out back to back, then the file
+    extended (sparse, no disk used) to `size` bytes: a published drafter's size without its bytes."""
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name in sorted(tensors):
+        nbytes = int(np.prod(tensors[name])) * 2
+        header[name] = {"dtype": "BF16", "shape": list(tensors[name]), "data_offsets": [offset, offset + nbytes]}
+        offset += nbytes
+    body = json.dumps(header, separators=(",", ":")).encode()
+    body += b" " * (-len(body) % 8)  # safetensors pads the header to 8 bytes
+    assert 8 + len(body) + offset <= size
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(struct.pack("<Q", len(body)) + body)
+    os.truncate(path, size)
+    return path
+
+
+SHARDS = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+# What goes into the second shard: fc and the deeper layers, so a defect of either shows up across shards.
+SECOND_SHARD = ("layers.3.", "layers.4.", "layers.5.", "fc.")
+
+
+def save_sharded(
+    directory: Path, tensors: dict[str, tuple[int, ...]], dtype: Any = np.float16, sparse: int | None = None
+) -> Path:
+    """`tensors` in two shards (SHARDS) and the model.safetensors.index.json naming each tensor's shard."""
+    second = {n: s for n, s in tensors.items() if n.startswith(SECOND_SHARD)}
+    first = {n: s for n, s in tensors.items() if n not in second}
+    for name, part in zip(SHARDS, (first, second), strict=True):
+        if sparse is None:
+            save(directory / name, part, dtype)
+        else:
+            save_sparse(directory / name, part, sparse)
+    weight_map = {n: SHARDS[0] for n in first} | {n: SHARDS[1] for n in second}
+    index = {"metadata": {"total_size": 0}, "weight_map": dict(sorted(weight_map.items()))}
+    (directory / "model.safetensors.index.json").write_text(json.dumps(index, indent=2), encoding="utf-8")
+    return directory
+
+
+def lfs_pointer(size: int) -> bytes:
+    """The Git LFS pointer file a clone without `git lfs pull` has in place of a file of `size` bytes."""
+    oid = hashlib.sha256(b"%d" % size).hexdigest()
+    return b"version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n" % (oid.encode(), size)
 
 
 # A small drafter, shaped like z-lab's: 5 layers, 5 taps, GQA 4/2, head_dim 16.

@@ -49,7 +49,15 @@ LAYOUT: dict[str, Part] = {
     ),
     "__main__.py": Part(("cli",)),
     # Standalone scripts run by an engine's own interpreter, where dflash_cfg may not be installed.
-    "adapters/": Part(()),
+    "adapters/": Part(
+        (),
+        exceptions=(
+            (
+                "adapters",
+                "their shared module, for the type checker only: at run time a script imports it from its own dir",
+            ),
+        ),
+    ),
 }
 
 

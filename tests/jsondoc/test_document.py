@@ -8,9 +8,11 @@ an exception.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 import pytest
+from helpers import REAL
 
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
 from dflash_cfg.jsondoc.pointer import escape, parent, pointer
@@ -18,7 +20,7 @@ from dflash_cfg.lint.linter import Inputs
 from dflash_cfg.lint.linter import lint as lint_inputs
 from dflash_cfg.lint.rules import file as file_rules
 from dflash_cfg.lint.rules.base import Context
-from dflash_cfg.model import ByteEdit, FileReport, Problem
+from dflash_cfg.model import ByteEdit, FileReport, Finding, Problem
 
 TEXT = """{
   "architectures": [
@@ -380,3 +382,124 @@ def test_utf8_bom_is_reported_and_the_rest_parsed() -> None:
 def test_non_finite_numbers(text: str, found: list[tuple[str, str]]) -> None:
     doc = parse(text.encode())
     assert doc.parsed and [(i.rule, i.problem.pointer) for i in issues(doc)] == found
+
+
+# ------------------------------------------------------------- the file rules on a real drafter file
+# Where DF001-DF004 and DF010 point, and what they say, on a published drafter (helpers.REAL) with one defect:
+# the parser's line and column arithmetic, which a rule-case row (rule, pointer, severity) does not pin.
+
+REAL_TEXT = REAL.read_text(encoding="utf-8")
+
+
+def found(raw: bytes, rule: str) -> list[Finding]:
+    return [f for f in lint(raw, "config.json").findings if f.rule == rule]
+
+
+def line_of(text: str, needle: str, nth: int = 0) -> int:
+    starts = [m.start() for m in re.finditer(re.escape(needle), text)]
+    return text.count("\n", 0, starts[nth]) + 1
+
+
+def test_invalid_json_reports_the_decoders_line_and_column() -> None:
+    text = REAL_TEXT.replace('"attention_bias": false,', '"attention_bias": false')
+    [f] = found(text.encode(), "DF001")
+    line = line_of(text, '"attention_dropout"')  # the decoder stops at the next key
+    assert (f.line, f.column) == (line, 3)
+    assert f"line {line}, column 3" in f.message and "invalid JSON" in f.message
+
+
+@pytest.mark.parametrize("cut_at", ['"dflash_config": {', '"layer_types": [', '"vocab_size": 24'])
+def test_truncated_between_tokens_says_truncated(cut_at: str) -> None:
+    [f] = found(REAL_TEXT[: REAL_TEXT.index(cut_at) + len(cut_at)].encode(), "DF001")
+    assert f.message.startswith("file is truncated"), f.message
+
+
+def test_truncated_inside_a_string_says_truncated() -> None:
+    cut_at = REAL_TEXT.index('"sliding_attention"') + len('"sliding_att')
+    [f] = found(REAL_TEXT[:cut_at].encode(), "DF001")
+    assert f.message.startswith("file is truncated"), f.message
+
+
+@pytest.mark.parametrize(("raw", "message"), [(b"", "file is empty"), (b" \n\t\n", "only whitespace")])
+def test_empty_file_message_from_the_parser(raw: bytes, message: str) -> None:
+    [f] = lint(raw, "config.json").findings
+    assert f.rule == "DF001" and message in f.message and (f.line, f.column) == (1, 1)
+
+
+DUPLICATED = {
+    "top-level": ('  "vocab_size": 248320\n', '  "vocab_size": 248320,\n  "vocab_size": 151936\n', '"vocab_size"'),
+    "in-dflash_config": (
+        '"mask_token_id": 248077,',
+        '"mask_token_id": 248077,\n    "mask_token_id": 248064,',
+        '"mask_token_id"',
+    ),
+}
+
+
+@pytest.mark.parametrize("where", sorted(DUPLICATED))
+def test_duplicate_key_is_located_at_the_duplicate_and_names_the_first(where: str) -> None:
+    old, new, key = DUPLICATED[where]
+    text = REAL_TEXT.replace(old, new)
+    [f] = found(text.encode(), "DF002")
+    assert f"(first at line {line_of(text, key, 0)})" in f.message
+    second = line_of(text, key, 1)
+    assert (f.line, f.column) == (second, text.splitlines()[second - 1].index(key) + 1)
+
+
+def test_bom_fix_is_byte_level_and_stripping_it_clears_df003() -> None:
+    raw = b"\xef\xbb\xbf" + REAL_TEXT.encode()
+    [f] = found(raw, "DF003")
+    assert f.fix is not None and f.fix.safe and f.fix.patch == () and "byte-order mark" in f.fix.summary
+    assert (f.line, f.column) == (1, 1)
+    assert found(raw[3:], "DF003") == []
+    # Without the BOM the rest of the file is linted as usual: same findings as the base apart from DF003.
+    same = {(g.rule, g.pointer) for g in lint(raw, "config.json").findings if g.rule != "DF003"}
+    assert same == {(g.rule, g.pointer) for g in lint(raw[3:], "config.json").findings}
+
+
+def test_invalid_utf8_byte_position_ascii_line() -> None:
+    raw = REAL_TEXT.encode().replace(b'"silu"', b'"silu\xff"')
+    [f] = found(raw, "DF003")
+    offset = raw.index(b"\xff")
+    line = raw.count(b"\n", 0, offset) + 1
+    column = offset - raw.rfind(b"\n", 0, offset)
+    assert (f.line, f.column) == (line, column)
+    assert "0xff" in f.message and f"offset {offset}" in f.message
+
+
+def test_invalid_utf8_byte_column_counts_characters() -> None:
+    raw = REAL_TEXT.encode().replace(b'"silu"', b'"s\xc3\xa9\xff"')
+    [f] = found(raw, "DF003")
+    offset = raw.index(b"\xff")
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    chars_before = len(raw[line_start:offset].decode("utf-8"))
+    assert (f.line, f.column) == (raw.count(b"\n", 0, offset) + 1, chars_before + 1)
+
+
+def test_invalid_utf8_offset_counts_the_bom() -> None:
+    raw = b"\xef\xbb\xbf" + REAL_TEXT.encode().replace(b'"silu"', b'"silu\xff"')
+    [f] = found(raw, "DF003")
+    offset = raw.index(b"\xff")
+    assert f"offset {offset}" in f.message, f.message
+
+
+@pytest.mark.parametrize(
+    ("token", "pointer"),
+    [("NaN", "/rms_norm_eps"), ("Infinity", "/initializer_range"), ("-Infinity", "/attention_dropout")],
+)
+def test_non_finite_number_is_located_at_its_member(token: str, pointer: str) -> None:
+    name = pointer.lstrip("/")
+    data = json.loads(REAL_TEXT)
+    data[name] = float(token.replace("Infinity", "inf"))
+    text = json.dumps(data, indent=2) + "\n"
+    [f] = found(text.encode(), "DF004")
+    assert f'"{name}": {token}' in text and token in f.message
+    assert f.line == line_of(text, f'"{name}"') and f.column == 3
+
+
+def test_schema_missing_field_points_where_it_belongs() -> None:
+    data = json.loads(REAL_TEXT)
+    del data["hidden_size"]
+    [f] = found((json.dumps(data, indent=2) + "\n").encode(), "DF010")
+    assert f.pointer == "/hidden_size" and "hidden_size is missing" in f.message
+    assert (f.line, f.column) == (1, 1)  # the nearest existing ancestor: the whole file

@@ -1,5 +1,5 @@
 """`python writer_child.py CONFIG NEW_BYTES_FILE EXPECTED_OLD_SHA256`: one write_verified in a process of
-its own, so test_writer.py can SIGKILL it at a step (DFLASH_CFG_FAULT=<step>:pause:<flag>)."""
+its own, so test_verified.py can SIGKILL it at a step (DFLASH_CFG_FAULT=<step>:pause:<flag>)."""
 
 from __future__ import annotations
 

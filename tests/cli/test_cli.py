@@ -21,6 +21,7 @@ from typing import Any
 
 import jsonpatch
 import pytest
+from checkpoints import save, small_config, small_shapes
 from helpers import FIXTURES, REAL, Result, mutated, set_taps, write_config
 
 import dflash_cfg
@@ -117,6 +118,25 @@ def test_error_finding_exits_1_as_a_real_process(tmp_path: Path) -> None:
     )
     assert "Traceback" not in proc.stderr
     assert proc.returncode == 1, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_target_error_exits_1_as_a_real_process(tmp_path: Path) -> None:
+    # Regression: cli.run once dropped main(standalone_mode=False)'s return value, so `check` exited 0 with
+    # errors (click >= 8.2 returns ctx.exit()'s code instead of raising Exit). A DF401 against a wider target.
+    drafter = write_config(
+        tmp_path / "drafter", raw=(FIXTURES / "upstream" / "z-lab__Qwen3-4B-DFlash-b16" / "config.json").read_bytes()
+    )
+    target = FIXTURES / "targets" / "Qwen__Qwen3-8B"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dflash_cfg", "check", str(drafter), "--target", str(target), "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert json.loads(proc.stdout)["summary"]["errors"] >= 1
+    assert proc.returncode == 1
 
 
 def _one_line_error(result: Result) -> str:
@@ -435,6 +455,27 @@ def test_model_dir_linking_into_a_cache_blob(dflash: Run, tmp_path: Path) -> Non
     df703 = [x for x in f["findings"] if x["rule"] == "DF703"]
     assert len(df703) == 1 and df703[0]["severity"] == "warning"
     assert result.code == 0 and dflash("check", drafter, "--strict").code == 1
+
+
+def test_skipped_config_never_opens_its_shards(dflash: Run, tmp_path: Path) -> None:
+    """A target-model config in the tree is skipped, and its (here corrupt) shards are not read."""
+    target = write_config(tmp_path / "tree" / "target", raw=TARGET_CONFIG.read_bytes()).parent
+    (target / "model.safetensors").write_bytes(b"\x01\x02\x03")
+    drafter = write_config(tmp_path / "tree" / "drafter", small_config()).parent
+    save(drafter / "model.safetensors", small_shapes(taps=8))
+    result = dflash("check", tmp_path / "tree", "--format", "json")
+    by_kind = {f["kind"]: f for f in result.json()["files"]}
+    assert by_kind["skipped"]["findings"] == []
+    assert [x["rule"] for x in by_kind["dflash"]["findings"]] == ["DF501"]
+
+
+def test_each_drafter_in_a_tree_gets_its_own_checkpoint(dflash: Run, tmp_path: Path) -> None:
+    for name, tensors in (("a-good", small_shapes()), ("b-bad", small_shapes(layers=6))):
+        folder = write_config(tmp_path / "tree" / name, small_config()).parent
+        save(folder / "model.safetensors", tensors)
+    doc = dflash("check", tmp_path / "tree", "--format", "json").json()
+    found = {Path(f["path"]).parent.name: [x["rule"] for x in f["findings"]] for f in doc["files"]}
+    assert found == {"a-good": [], "b-bad": ["DF502"]}
 
 
 def test_a_lone_non_dflash_config_exits_0(dflash: Run, tmp_path: Path) -> None:

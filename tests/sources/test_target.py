@@ -1,14 +1,16 @@
-"""load_target on real target configs and on small tokenizer files written here; hostile inputs."""
+"""load_target on real target configs and on small tokenizer files written here; hostile inputs; and what
+`check --target` says when the target cannot be read."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, Result, write_config
 
 from dflash_cfg.errors import TargetError
 from dflash_cfg.model import AddedToken, Target
@@ -363,3 +365,46 @@ def test_target_is_frozen(tokenizer_dir: Path) -> None:
     with pytest.raises(AttributeError):
         t.hidden_size = 1  # type: ignore[misc]
     assert isinstance(t, Target)
+
+
+# --- through the CLI: --target errors are one line and exit 2 ---------------------------------------------
+
+B16 = FIXTURES / "upstream" / "z-lab__Qwen3-4B-DFlash-b16" / "config.json"
+
+
+def drafter_dir(tmp_path: Path) -> Path:
+    return write_config(tmp_path / "drafter", raw=B16.read_bytes()).parent
+
+
+def test_cli_missing_target_dir_exits_2_with_one_line(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-target"
+    result = dflash("check", drafter_dir(tmp_path), "--target", missing, "--format", "json")
+    assert result.code == 2
+    assert json.loads(result.out)["errors"] == [result.err.strip().removeprefix("dflash-cfg: error: ")]
+    lines = result.err.splitlines()
+    assert len(lines) == 1, result.err
+    assert lines[0].startswith("dflash-cfg: error: --target:")
+    assert str(missing) in lines[0]
+
+
+def test_cli_target_dir_without_config_exits_2(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    empty = tmp_path / "empty-target"
+    _write(empty / "tokenizer_config.json", {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"})
+    result = dflash("check", drafter_dir(tmp_path), "--target", empty)
+    assert result.code == 2
+    assert len(result.err.splitlines()) == 1 and "config.json" in result.err
+
+
+def test_cli_broken_target_tokenizer_exits_2(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    target = config_only(tmp_path, "Qwen__Qwen3-4B")
+    (target / "tokenizer_config.json").write_text("{not json", encoding="utf-8")
+    result = dflash("check", drafter_dir(tmp_path), "--target", target, "--format", "json")
+    assert result.code == 2
+    assert len(result.err.splitlines()) == 1 and "tokenizer_config.json" in result.err
+
+
+def test_cli_target_given_as_its_config_file(dflash: Callable[..., Result], tmp_path: Path) -> None:
+    target = config_only(tmp_path, "Qwen__Qwen3-8B")
+    result = dflash("check", drafter_dir(tmp_path), "--target", target / "config.json", "--format", "json")
+    found = [(f["rule"], f["pointer"]) for f in result.json()["files"][0]["findings"] if f["rule"].startswith("DF4")]
+    assert found == [("DF401", "/hidden_size")]

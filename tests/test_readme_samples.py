@@ -1,5 +1,10 @@
-"""The README's sample outputs are produced by the code: each `<!-- sample: ARGS -->` block must be exactly
-what `dflash-cfg ARGS` prints from the repository root, offline, with the fixture Hugging Face cache.
+"""The sample outputs of README.md and docs/*.md are produced by the code: each `<!-- sample: ARGS -->` block
+must be exactly what `dflash-cfg ARGS` prints from the repository root, offline, with the fixture Hugging
+Face cache.
+
+`$TMP` in ARGS is a scratch directory holding a copy of the incident's drafter, `$TMP/Qwen3.6-27B-DFlash`,
+as `./dev demo` shows it: one copy per page, shared by the page's samples in order, so a page can show
+`fix` writing the file and then `verify` proving it.
 
 Regenerate after an intended change: DFLASH_CFG_README=record ./dev test tests/test_readme_samples.py
 """
@@ -9,36 +14,53 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 from collections.abc import Callable
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, ROOT, Result
 
 README = ROOT / "README.md"
 SAMPLE = re.compile(r"<!-- sample: (?P<args>.+?) -->\n```\n(?P<out>.*?)```\n", re.DOTALL)
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+WITH_SAMPLES = [page for page in PAGES if SAMPLE.search(page.read_text(encoding="utf-8"))]
+SCRATCH = "$TMP"
 
 
 def _normalise(text: str) -> str:
-    # The installed transformers version is part of every report; the README shows the one it was made with.
-    return re.sub(r"transformers \d+\.\d+\.\d+\S*", "transformers X", text)
+    # The installed transformers version is part of every report; the page shows the one it was made with.
+    text = re.sub(r"transformers \d+\.\d+\.\d+\S*", "transformers X", text)
+    # verify says when the file was written.
+    return re.sub(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b", "(time)", text)
 
 
-def test_samples_are_what_the_code_prints(dflash: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_readme_shows_samples() -> None:
+    assert len(SAMPLE.findall(README.read_text(encoding="utf-8"))) >= 2, "the README lost its samples"
+
+
+@pytest.mark.parametrize("page", WITH_SAMPLES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_samples_are_what_the_code_prints(
+    page: Path, dflash: Callable[..., Result], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURES / "hf-cache" / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    text = README.read_text(encoding="utf-8")
-    samples = list(SAMPLE.finditer(text))
-    assert len(samples) >= 2, "the README lost its samples"
-    produced = {}
-    for match in samples:
-        result = dflash(*shlex.split(match["args"]))
+    scratch = tmp_path.resolve()
+    shutil.copytree(FIXTURES / "incident" / "Qwen3.6-27B-DFlash", scratch / "Qwen3.6-27B-DFlash")
+    text = page.read_text(encoding="utf-8")
+    # In page order, one run each: the same command may show a different answer later on (after a fix).
+    produced = []
+    for match in SAMPLE.finditer(text):
+        result = dflash(*(arg.replace(SCRATCH, str(scratch)) for arg in shlex.split(match["args"])))
+        out = (result.out + result.err).replace(str(scratch), SCRATCH)
         # Absolute paths (diff and fix print them, to be checked on another host) as seen from the root.
-        produced[match["args"]] = (result.out + result.err).replace(f"{ROOT}{os.sep}", "")
+        produced.append(out.replace(f"{ROOT}{os.sep}", ""))
     if os.environ.get("DFLASH_CFG_README") == "record":
-        text = SAMPLE.sub(lambda m: f"<!-- sample: {m['args']} -->\n```\n{produced[m['args']]}```\n", text)
-        README.write_text(text, encoding="utf-8")
-    for match in SAMPLE.finditer(README.read_text(encoding="utf-8")):
-        assert _normalise(match["out"]) == _normalise(produced[match["args"]]), match["args"]
+        outputs = iter(produced)
+        text = SAMPLE.sub(lambda m: f"<!-- sample: {m['args']} -->\n```\n{next(outputs)}```\n", text)
+        page.write_text(text, encoding="utf-8")
+    for match, out in zip(SAMPLE.finditer(page.read_text(encoding="utf-8")), produced, strict=True):
+        assert _normalise(match["out"]) == _normalise(out), match["args"]
     assert metadata.version("dflash-cfg")

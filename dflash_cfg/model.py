@@ -475,7 +475,8 @@ class Target:
         """How many ids the tokenizer uses (its base vocabulary and added tokens); None without tokenizer.json."""
         if self.base_vocab_size is None:
             return None
-        return max(self.base_vocab_size, *(t.id + 1 for t in self.added_tokens))
+        # One iterable: max(n, *()) would be max(n), which expects an iterable (a tokenizer with no added tokens).
+        return max((self.base_vocab_size, *(t.id + 1 for t in self.added_tokens)))
 
 
 @dataclass(frozen=True)

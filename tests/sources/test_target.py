@@ -408,3 +408,17 @@ def test_cli_target_given_as_its_config_file(dflash: Callable[..., Result], tmp_
     result = dflash("check", drafter_dir(tmp_path), "--target", target / "config.json", "--format", "json")
     found = [(f["rule"], f["pointer"]) for f in result.json()["files"][0]["findings"] if f["rule"].startswith("DF4")]
     assert found == [("DF401", "/hidden_size")]
+
+
+def test_a_tokenizer_with_no_added_tokens_bounds_the_vocabulary(tmp_path: Path, dflash: Callable[..., Result]) -> None:
+    """A tokenizer.json whose added_tokens is empty: its base vocabulary alone says where the ids end."""
+    drafter = write_config(tmp_path / "drafter")
+    data = json.loads(drafter.read_text(encoding="utf-8"))
+    target = tmp_path / "target"
+    target.mkdir()
+    _write(target / "config.json", {"model_type": "qwen3", "vocab_size": data["vocab_size"] + 256, "hidden_size": 2560})
+    _write(target / "tokenizer.json", {"added_tokens": [], "model": {"type": "BPE", "vocab": {"a": 0, "b": 1}}})
+    result = dflash("check", drafter.parent, "--target", target, "--select", "DF402", "--format", "json")
+    assert result.code == 0, result.err
+    (finding,) = result.json()["files"][0]["findings"]
+    assert finding["severity"] == "info" and "tokenizer ends at id 1" in finding["message"]

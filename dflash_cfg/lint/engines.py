@@ -8,6 +8,12 @@ launch option); their `key` says what they are about. Rules name the reads behin
 `dflash-cfg rules ID` shows them. "transformers" rows are the library both engines load config.json through
 (`AutoConfig`), so what it does the engines get.
 Re-read the code before relying on a row: these engines change monthly.
+
+A row whose source starts with `CHECKED` was checked by execution: the engine suite (tests/engines/, `./dev test`)
+ran the engine's own config code in the pinned engine venv (tests/engines/requirements.lock.txt: vLLM 0.33.0,
+SGLang 0.5.23, speculators 0.9.0) on drafters built for the purpose, and tests/engines/test_truth.py pins what it
+did; the file:line cited is the installed one. The other rows are still transcribed from the code the index
+held, and name that code as they found it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ from typing import Literal
 # load config.json through. (The launch parser's `Engine` is another thing: the id of the engine a
 # command line starts.)
 Reader = Literal["vLLM", "SGLang", "speculators", "transformers"]
+
+# The engine versions the suite runs (tests/engines/requirements.lock.txt); a row checked against them cites the
+# installed file:line after this prefix.
+CHECKED = "checked by execution against vLLM 0.33.0, SGLang 0.5.23, speculators 0.9.0 (tests/engines/test_truth.py):"
 
 # The code read. The stored-code index gives a commit for some files and only a snapshot id for others
 # (a late-2026 state it did not date); both are written down as found.
@@ -164,11 +174,12 @@ READS: dict[str, Read] = {
         Read(
             reader="vLLM",
             key="mask_token_id",
-            order="dflash_config.mask_token_id (the model merges eagle_config and "
-            "dflash_config); the proposer: dflash_config['mask_token_id']",
-            default="ValueError in the proposer",
-            bad_type="used as a token id",
-            source=VLLM_MODEL + "; " + VLLM_PROPOSER,
+            order="dflash_config.mask_token_id -> top-level mask_token_id (get_parallel_drafting_token_id, the "
+            "proposer's _init_parallel_drafting_params and DFlashQwen3Model.__init__ all fall back to the top level)",
+            default="ValueError 'Model config must specify `dflash_config.mask_token_id`, `mask_token_id`, ...'",
+            bad_type="int() in get_parallel_drafting_token_id: a numeric string or an integral float is read as meant",
+            source=CHECKED + " vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (get_parallel_drafting_token_id), "
+            "vllm/v1/spec_decode/llm_base_proposer.py:361-366, vllm/model_executor/models/qwen3_dflash.py:454",
         ),
         Read(
             reader="vLLM",
@@ -379,8 +390,9 @@ READS: dict[str, Read] = {
             "target: at or past the target's vocab_size ValueError, and when the tokenizer's vocabulary has "
             "mask_token (default '<|MASK|>') under another id ValueError",
             default="resolves mask_token through the tokenizer, adding it if missing",
-            bad_type="ValueError unless a non-negative int (bool refused)",
-            source=SGLANG_PARSE + "; " + SGLANG_WORKER,
+            bad_type="ValueError unless a non-negative int (bool, float and string refused)",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:688-701 (parse_dflash_draft_config); "
+            + SGLANG_WORKER,
         ),
         Read(
             reader="SGLang",

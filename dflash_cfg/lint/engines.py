@@ -196,8 +196,8 @@ READS: dict[str, Read] = {
             key="sliding_window",
             order="dflash_config.swa_window_size -> top-level sliding_window",
             default="ValueError 'DFlash sliding attention requires a window size' for a sliding layer",
-            bad_type="passed to the attention backend",
-            source=VLLM_MODEL + " (_resolve_layer_attention)",
+            bad_type="0 reaches the model as no window: the same ValueError; otherwise passed to the attention backend",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:145-153 (_resolve_layer_attention)",
         ),
         Read(
             reader="vLLM",
@@ -391,7 +391,8 @@ READS: dict[str, Read] = {
             "mask_token (default '<|MASK|>') under another id ValueError",
             default="resolves mask_token through the tokenizer, adding it if missing",
             bad_type="ValueError unless a non-negative int (bool, float and string refused)",
-            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:688-701 (parse_dflash_draft_config); "
+            source=CHECKED
+            + " sglang/srt/speculative/dflash_utils.py:688-701 (parse_dflash_draft_config); "
             + SGLANG_WORKER,
         ),
         Read(
@@ -417,9 +418,10 @@ READS: dict[str, Read] = {
             reader="SGLang",
             key="sliding_window",
             order="text_config.sliding_window -> top level (swa_window_size only for the Nemotron-3.5 layout)",
-            default="ValueError 'DFLASH sliding_attention layers require config.sliding_window'",
-            bad_type="int(); window_left = sliding_window - 1",
-            source=SGLANG_PARSE + " (get_dflash_attention_sliding_window_size)",
+            default="ValueError 'DFLASH sliding_attention layers require config.sliding_window' (also for null)",
+            bad_type="int(); window_left = sliding_window - 1, so 0 gives -1: the sliding layers run unwindowed",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:400-417 "
+            "(get_dflash_attention_sliding_window_size)",
         ),
         Read(
             reader="SGLang",

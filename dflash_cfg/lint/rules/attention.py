@@ -99,8 +99,10 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     """Layers are ``sliding_attention`` but no positive ``sliding_window`` gives their window.
 
     vLLM raises "DFlash sliding attention requires a window size" unless ``dflash_config.swa_window_size``
-    gives one; SGLang reads only ``sliding_window`` and raises "DFLASH sliding_attention layers require
-    config.sliding_window"; the HF reference silently runs those layers unwindowed.
+    gives one (a ``sliding_window`` of 0 too: it reaches the model as no window). SGLang reads only
+    ``sliding_window``: absent or null it raises "DFLASH sliding_attention layers require
+    config.sliding_window"; 0 it accepts and runs the sliding layers unwindowed (window 0 - 1 = -1, i.e.
+    no window), which is not how they were trained. The HF reference silently runs those layers unwindowed.
 
     Fail: ``"layer_types": ["sliding_attention", ..., "full_attention"]``, ``"sliding_window": null``
     Pass: the same with ``"sliding_window": 2048``
@@ -110,11 +112,23 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
         value = ctx.data.get("sliding_window")
         state = "absent" if "sliding_window" not in ctx.data else show(value)
         swa = _swa_window(ctx)
+        # SGLang refuses an absent or null window but runs window 0 as window_left -1: no window at all.
+        sglang = (
+            "SGLang runs the sliding layers unwindowed (window 0 - 1 = -1)"
+            if is_int(value) and value == 0
+            else "SGLang reads only sliding_window and refuses the file"
+        )
         if swa is not None:
             yield Problem(
                 "/sliding_window",
                 f"{types.count(SLIDING)} sliding_attention layers and sliding_window is {state}: vLLM takes "
-                f"dflash_config.swa_window_size {swa}, SGLang reads only sliding_window and refuses the file",
+                f"dflash_config.swa_window_size {swa}, {sglang}",
+            )
+        elif is_int(value) and value == 0:
+            yield Problem(
+                "/sliding_window",
+                f"{types.count(SLIDING)} sliding_attention layers but sliding_window is 0: vLLM refuses the file "
+                f"(no window size), {sglang}; the trained window must come from upstream",
             )
         else:
             yield Problem(

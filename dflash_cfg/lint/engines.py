@@ -377,11 +377,10 @@ READS: dict[str, Read] = {
             order="dflash_config.num_target_layers -> top level; DFlashDraftModel bounds the taps with it (ValueError "
             "for a tap at or past it), then the runner compares it with the running target (a log warning "
             "when they differ) and captures with the target's own num_hidden_layers as the bound",
-            default="DFlashDraftModel bounds the taps with the draft's own num_hidden_layers, so any tap at or past "
-            "the draft depth raises ValueError (models/dflash.py @003b23d7; some later copies use "
-            "max(taps) + 1, index snapshot 66194365551)",
-            bad_type="ValueError unless an int >= 1",
-            source=SGLANG_PARSE + "; " + SGLANG_MODEL + " (DFlashDraftModel.__init__); " + SGLANG_RUNNER,
+            default="DFlashDraftModel bounds the taps by max(taps) + 1 and builds the model",
+            bad_type="int() (a numeric string or an integral float is read as meant); ValueError unless >= 1",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:598-604 (parse_dflash_draft_config), "
+            "sglang/srt/models/dflash.py:750-753 (DFlashDraftModel.__init__); " + SGLANG_RUNNER,
         ),
         Read(
             reader="SGLang",

@@ -82,11 +82,10 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     is too small to hold the taps (error).
 
     vLLM does not read it. SGLang's ``DFlashDraftModel`` bounds the taps with it (``dflash_config``
-    first) and refuses a tap at or past it; when it is absent, models/dflash.py @003b23d7 bounds them
-    with the draft's own depth instead, which refuses nearly every tap list. The runner then captures
-    with the running target's depth. The April reference and MLX require it at the top level. A missing
-    value is still a warning: later SGLang copies bound the taps by ``max(taps) + 1`` instead, and none of
-    the three third-party copies of z-lab/gpt-oss-20b-DFlash shows the key (all partial, so whether the
+    first) and refuses a tap at or past it; when it is absent, SGLang 0.5.23 bounds them by
+    ``max(taps) + 1`` and builds the model (the runner then captures with the running target's depth).
+    The April reference and MLX require it at the top level, so a missing value is a warning (none of
+    the three third-party copies of z-lab/gpt-oss-20b-DFlash shows the key: all partial, so whether the
     published file has it is not known); ``--target`` (DF403) offers the target's depth as a safe fix.
     Disagreeing copies are a warning: it is a fact of the target, which the file cannot show (DF403
     checks it against the target).
@@ -100,8 +99,8 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     if value is None:
         yield Problem(
             where,
-            "num_target_layers missing: SGLang's DFlashDraftModel (@003b23d7) then bounds the taps by the "
-            "draft depth and refuses them, the April reference and MLX require it; take it from the target",
+            "num_target_layers missing: SGLang bounds the taps by max(taps) + 1 and runs, the April reference "
+            "and MLX require it; take it from the target",
             severity=Severity.WARNING,
         )
     elif not is_int(value) or value < 1:

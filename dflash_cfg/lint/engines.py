@@ -260,10 +260,15 @@ READS: dict[str, Read] = {
         Read(
             reader="vLLM",
             key="rope_theta",
-            order="config.rope_parameters after set_default_rope_theta",
-            default="1000000 (set_default_rope_theta default_theta)",
-            bad_type="passed to get_rope",
-            source=VLLM_MODEL,
+            order="config.rope_parameters after set_default_rope_theta; for Laguna, transformers' LagunaConfig keeps "
+            "RoPE per layer type: the file's rope_theta goes to the full-attention layers, sliding layers take "
+            "the config's 10000",
+            default="10000: the config class fills rope_parameters with its default theta before "
+            "set_default_rope_theta(default_theta=1000000) runs, which then finds rope_theta set",
+            bad_type="passed to get_rope: a string raises TypeError",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:311, "
+            "vllm/transformers_utils/config.py:600-606 (set_default_rope_theta); "
+            "transformers 5.19.0 models/laguna/configuration_laguna.py:137-142",
         ),
         Read(
             reader="vLLM",
@@ -438,6 +443,15 @@ READS: dict[str, Read] = {
             default="false",
             bad_type="ValueError unless a bool",
             source=SGLANG_PARSE,
+        ),
+        Read(
+            reader="SGLang",
+            key="rope_theta",
+            order="the config class's rope_parameters / rope_theta; for Laguna, SGLang's own LagunaConfig: a "
+            "drafter without full-attention layers uses the file's rope_theta for every layer",
+            default="10000 (the config class default)",
+            bad_type="passed to get_rope: a string raises TypeError",
+            source=CHECKED + " sglang/srt/configs/laguna.py:201-228 (LagunaConfig.__init__)",
         ),
         Read(
             reader="SGLang",

@@ -163,3 +163,16 @@ def test_sglang_refuses_a_speculators_dir_and_vllm_reads_it_as_a_speculative_mod
     assert got.engine_layer_ids == (3, 13, 23, 32, 42)  # aux ids used as they are: the file's numbering + 1
     assert got.target_layer_ids == (2, 12, 22, 31, 41)
     assert reads(records, "speculators", SPECULATORS_DIR).engine_layer_ids == (3, 13, 23, 32, 42)
+
+
+def test_a_dropped_rope_theta_makes_sglang_build_base_10000_too(records: Records) -> None:
+    # DF304: no θ is an error, not a warning; neither engine falls back to vLLM's set_default_rope_theta(1e6).
+    assert reads(records, "sglang", "theta-dropped").rope_theta == 10000.0
+
+
+def test_laguna_rope_theta_is_per_layer_type_in_vllm_and_flat_in_sglang(records: Records) -> None:
+    # DF304 documents this as a non-finding: transformers' LagunaConfig gives sliding layers their own 10000 by
+    # design; SGLang's LagunaConfig uses the file's rope_theta for a drafter without full-attention layers.
+    laguna = "upstream/poolside__Laguna-XS-2.1-DFlash/config.json"
+    assert reads(records, "vllm", laguna).rope_theta == 10000.0
+    assert reads(records, "sglang", laguna).rope_theta == 500000.0

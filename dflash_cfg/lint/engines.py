@@ -578,33 +578,35 @@ READS: dict[str, Read] = {
             key="aux_hidden_state_layer_ids",
             order="top level; becomes eagle_aux_hidden_state_layer_ids "
             "as is and dflash_config.target_layer_ids = each id - 1",
-            default="KeyError: vLLM refuses the file",
+            default="KeyError (algos.py:114): vLLM refuses the file, served or through --speculative-config",
             bad_type="arithmetic on each element, TypeError",
-            source=SPECULATORS_TRANSLATOR,
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:114 (update_dflash)",
         ),
         Read(
             reader="speculators",
             key="mask_token_id",
             order="top level; becomes dflash_config.mask_token_id",
-            default="KeyError: vLLM refuses the file",
+            default="KeyError (algos.py:119): vLLM refuses the file, served or through --speculative-config",
             bad_type="used as a token id",
-            source=SPECULATORS_TRANSLATOR,
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:119 (update_dflash)",
         ),
         Read(
             reader="speculators",
             key="transformer_layer_config",
             order="the base of the translated config (every decoder key)",
-            default="ValueError 'Must provide transformer_layer_config'",
+            default="`vllm serve <dir>`: ValueError 'Must provide transformer_layer_config' (base.py:89); "
+            "--speculative-config accepts the file without it",
             bad_type="TypeError unless an object",
-            source=SPECULATORS_TRANSLATOR,
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/base.py:89",
         ),
         Read(
             reader="speculators",
             key="speculators_config",
             order="speculators_config.proposal_methods[0].speculative_tokens and verifier.name_or_path",
-            default="ValueError 'Invalid speculators config structure'",
+            default="`vllm serve <dir>`: ValueError 'Invalid speculators config structure' (base.py:86); "
+            "--speculative-config accepts the file without it",
             bad_type="ValueError 'Invalid speculators config structure'",
-            source=SPECULATORS_TRANSLATOR,
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/base.py:86",
         ),
         Read(
             reader="speculators",

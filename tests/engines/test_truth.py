@@ -48,6 +48,13 @@ def _defects(root: Path) -> dict[str, Request]:
             None,
         ),
     }
+    deepseek = str(TARGETS / "deepseek-ai__DeepSeek-V4-Flash")
+    cases["speculators-no-verifier"] = (
+        SPECULATORS_DIR,
+        lambda d: d["speculators_config"].pop("verifier"),
+        deepseek,
+    )
+    cases["speculators-no-aux"] = (SPECULATORS_DIR, lambda d: d.pop("aux_hidden_state_layer_ids"), deepseek)
     return {
         name: Request(write_drafter(root / name, changed(rel, change)), t) for name, (rel, change, t) in cases.items()
     }
@@ -176,3 +183,13 @@ def test_laguna_rope_theta_is_per_layer_type_in_vllm_and_flat_in_sglang(records:
     laguna = "upstream/poolside__Laguna-XS-2.1-DFlash/config.json"
     assert reads(records, "vllm", laguna).rope_theta == 10000.0
     assert reads(records, "sglang", laguna).rope_theta == 500000.0
+
+
+def test_through_speculative_config_vllm_needs_the_aux_ids_but_not_the_verifier(records: Records) -> None:
+    # DF161: the adapter launches through --speculative-config {"model": dir}. There a speculators file without
+    # speculators_config.verifier is accepted (only `vllm serve <dir>` needs it), one without
+    # aux_hidden_state_layer_ids is refused by the translator (KeyError) whatever the launch.
+    assert reads(records, "vllm", "speculators-no-verifier").engine_layer_ids == (3, 13, 23, 32, 42)
+    refused = records[("vllm", "speculators-no-aux")].refused
+    assert refused is not None and refused.type == "KeyError", refused
+    assert refused.where is not None and "speculators/algos.py" in refused.where

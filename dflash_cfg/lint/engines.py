@@ -272,6 +272,16 @@ READS: dict[str, Read] = {
         ),
         Read(
             reader="vLLM",
+            key="rope_scaling",
+            order="get_config's patch_rope_parameters: rope_scaling / rope_parameters; a modern rope_type and a "
+            "legacy type are both accepted only when they agree (or su/longrope, mrope/default)",
+            default="no scaling",
+            bad_type="ValueError 'Found conflicts between 'rope_type=...' (modern field) and 'type=...' (legacy "
+            "field)'",
+            source=CHECKED + " vllm/transformers_utils/config.py:609-630 (patch_legacy_rope_type), 997-998",
+        ),
+        Read(
+            reader="vLLM",
             key="block_size",
             order="not read: the launch's num_speculative_tokens decides",
             default="-",
@@ -452,6 +462,15 @@ READS: dict[str, Read] = {
             default="10000 (the config class default)",
             bad_type="passed to get_rope: a string raises TypeError",
             source=CHECKED + " sglang/srt/configs/laguna.py:201-228 (LagunaConfig.__init__)",
+        ),
+        Read(
+            reader="SGLang",
+            key="rope_scaling",
+            order="the config class's rope_scaling / rope_parameters: with both a modern rope_type and a legacy "
+            "type, the rope_type's scaling is built on every layer",
+            default="no scaling",
+            bad_type="-",
+            source=CHECKED + " (run: a yarn rope_type with a linear type builds YaRNScalingRotaryEmbedding)",
         ),
         Read(
             reader="SGLang",

@@ -413,6 +413,44 @@ def attention_value_scale(ctx: Context) -> Iterator[Problem]:
         )
 
 
+# vLLM's patch_legacy_rope_type lets these legacy/modern pairs through; any other disagreement it refuses.
+_ROPE_TYPE_ALIASES = (("su", "longrope"), ("mrope", "default"))
+
+
+@rule(
+    "DF213",
+    "rope-type-conflict",
+    Severity.ERROR,
+    reads=("vLLM:rope_scaling", "SGLang:rope_scaling"),
+)
+def rope_type_conflict(ctx: Context) -> Iterator[Problem]:
+    """``rope_scaling`` (or ``rope_parameters``) gives a modern ``rope_type`` and a legacy ``type`` that
+    disagree.
+
+    vLLM 0.33.0's ``get_config`` refuses the file ("Found conflicts between 'rope_type=...' (modern
+    field) and 'type=...' (legacy field)"); SGLang 0.5.23 runs it with the modern field's scaling (YaRN
+    when ``rope_type`` is ``yarn``), on every layer. Which of the two the drafter was trained with the file
+    cannot show. vLLM lets ``type`` ``su`` with ``rope_type`` ``longrope`` and ``mrope`` with ``default``
+    through.
+
+    Fail: ``"rope_scaling": {"rope_type": "yarn", "type": "linear", "factor": 4.0}``
+    Pass: ``"rope_scaling": {"rope_type": "yarn", "type": "yarn", "factor": 4.0}``
+    """
+    for key in ("rope_scaling", "rope_parameters"):
+        block = ctx.data.get(key)
+        if not isinstance(block, dict) or "rope_type" not in block or "type" not in block:
+            continue
+        modern, legacy = block["rope_type"], block["type"]
+        if modern == legacy or (legacy, modern) in _ROPE_TYPE_ALIASES:
+            continue
+        yield Problem(
+            f"/{key}/type",
+            f"{key} has rope_type {show(modern)} and legacy type {show(legacy)}: vLLM refuses the file "
+            f"(Found conflicts between 'rope_type' and 'type'), SGLang runs the rope_type {show(modern)} "
+            "scaling; keep the trained one only",
+        )
+
+
 RULES = (
     layer_types_length,
     unknown_layer_type,
@@ -426,4 +464,5 @@ RULES = (
     attention_sink,
     neox_style,
     attention_value_scale,
+    rope_type_conflict,
 )

@@ -282,6 +282,16 @@ READS: dict[str, Read] = {
         ),
         Read(
             reader="vLLM",
+            key="dflash_config-only keys",
+            order="dflash_config.attention_sink_bias (then the top-level add_swa_attention_sink_bias, not "
+            "attention_sink_bias); DFlash2: dflash_config.output_multiplier and final_logit_softcapping",
+            default="no sink; output_multiplier 1.0; no soft cap (a top-level copy is not read)",
+            bad_type="truthiness (sink); float() (multiplier, soft cap)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:317-320, "
+            "vllm/model_executor/models/qwen3_dflash2.py:401-404",
+        ),
+        Read(
+            reader="vLLM",
             key="block_size",
             order="not read: the launch's num_speculative_tokens decides",
             default="-",
@@ -471,6 +481,14 @@ READS: dict[str, Read] = {
             default="no scaling",
             bad_type="-",
             source=CHECKED + " (run: a yarn rope_type with a linear type builds YaRNScalingRotaryEmbedding)",
+        ),
+        Read(
+            reader="SGLang",
+            key="dflash_config-only keys",
+            order="dflash_config.attention_sink_bias, output_multiplier, final_logit_softcapping",
+            default="no sink; output_multiplier 1.0; no soft cap (a top-level copy is not read)",
+            bad_type="sink: ValueError unless a bool; output_multiplier: float(), ValueError unless > 0",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:651-655, 705-711 (parse_dflash_draft_config)",
         ),
         Read(
             reader="SGLang",

@@ -4,6 +4,7 @@ the engine's own code did."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def _defects(root: Path) -> dict[str, Request]:
     def conflicting_rope(d: dict[str, Any]) -> None:
         d["rope_scaling"] = {"rope_type": "yarn", "type": "linear", "factor": 4.0}
 
-    cases = {
+    cases: dict[str, tuple[str, Callable[[dict[str, Any]], object], str | None]] = {
         "mask-top-level": (UPSTREAM_36, top_level_mask, target),
         "window-0": (UPSTREAM_36, lambda d: d.__setitem__("sliding_window", 0), target),
         "theta-dropped": (UPSTREAM_36, lambda d: d.pop("rope_theta"), target),
@@ -48,6 +49,16 @@ def _defects(root: Path) -> dict[str, Request]:
             None,
         ),
     }
+    dflash2 = "upstream/z-lab__Qwen3.8-27B-DFlash2/config.json"
+
+    def put(key: str, value: object, inner: bool) -> Callable[[dict[str, Any]], None]:
+        return lambda d: (d["dflash_config"] if inner else d).__setitem__(key, value)
+
+    for key, value in (("output_multiplier", 2.0), ("final_logit_softcapping", 30.0)):
+        cases[f"dflash2-{key}-top-level"] = (dflash2, put(key, value, False), None)
+        cases[f"dflash2-{key}-in-dflash_config"] = (dflash2, put(key, value, True), None)
+    cases["sink-in-dflash_config"] = (UPSTREAM_36, put("attention_sink_bias", True, True), target)
+    cases["dflash2-labelled-v1"] = (dflash2, lambda d: d.__setitem__("architectures", ["DFlashDraftModel"]), None)
     deepseek = str(TARGETS / "deepseek-ai__DeepSeek-V4-Flash")
     cases["speculators-no-verifier"] = (
         SPECULATORS_DIR,
@@ -193,3 +204,27 @@ def test_through_speculative_config_vllm_needs_the_aux_ids_but_not_the_verifier(
     refused = records[("vllm", "speculators-no-aux")].refused
     assert refused is not None and refused.type == "KeyError", refused
     assert refused.where is not None and "speculators/algos.py" in refused.where
+
+
+@pytest.mark.parametrize(("key", "value"), [("output_multiplier", 2.0), ("final_logit_softcapping", 30.0)])
+def test_dflash2_logit_scalars_are_read_only_inside_dflash_config(records: Records, key: str, value: float) -> None:
+    # DF108: at the top level both engines draft with their default; inside dflash_config with the value.
+    default = 1.0 if key == "output_multiplier" else None
+    for engine in ("vllm", "sglang"):
+        assert reads(records, engine, f"dflash2-{key}-top-level").logit_scalars[key] == default, engine
+        assert reads(records, engine, f"dflash2-{key}-in-dflash_config").logit_scalars[key] == value, engine
+
+
+def test_a_sink_flag_inside_dflash_config_is_read_by_both_engines(records: Records) -> None:
+    for engine in ("vllm", "sglang"):
+        assert reads(records, engine, "sink-in-dflash_config").attention_sink is True, engine
+
+
+def test_a_dflash2_checkpoint_labelled_dflash_draft_model_builds_the_v1_drafter(records: Records) -> None:
+    # DF131: vLLM builds the v1 model (no candidate selector: its logit scalars are absent); SGLang's
+    # DFlashDraftModel has no selector either (DFlash2DraftModel adds it).
+    for engine in ("vllm", "sglang"):
+        got = reads(records, engine, "dflash2-labelled-v1")
+        assert got.logit_scalars["output_multiplier"] is None, engine
+    assert reads(records, "vllm", "dflash2-labelled-v1").architecture == "DFlashQwen3ForCausalLM"
+    assert reads(records, "sglang", "dflash2-labelled-v1").architecture == "DFlashDraftModel"

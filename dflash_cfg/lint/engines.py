@@ -525,10 +525,12 @@ READS: dict[str, Read] = {
         Read(
             reader="SGLang",
             key="dflash2_keys",
-            order="dflash_config.conv_kernel_size/conv_group_size, selector_rank/selector_top_k",
+            order="dflash_config.conv_kernel_size/conv_group_size, selector_rank/selector_top_k; DFlashDraftModel "
+            "builds the convolution from the conv keys, only DFlash2DraftModel adds the selector (vLLM's v1 "
+            "DFlashDraftModel reads none of them)",
             default="0 (off)",
             bad_type="ValueError unless ints >= 0; each pair set together",
-            source=SGLANG_PARSE,
+            source=CHECKED + " sglang/srt/models/dflash.py:719-724 (DFlashDraftModel), 1264-1277 (DFlash2DraftModel)",
         ),
         Read(
             reader="SGLang",

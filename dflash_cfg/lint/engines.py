@@ -212,8 +212,8 @@ READS: dict[str, Read] = {
             key="is_causal",
             order="top-level is_causal -> dflash_config.is_causal (later) -> dflash_config.causal",
             default="sliding layers causal, full layers non-causal",
-            bad_type="bool()",
-            source=VLLM_MODEL + " (_dflash_layer_causal)",
+            bad_type="bool(): 0 and 1 are read as false and true, a non-empty string as true",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:62-73 (_dflash_layer_causal)",
         ),
         Read(
             reader="vLLM",
@@ -426,8 +426,9 @@ READS: dict[str, Read] = {
             "worker drafts the launch's speculative_num_draft_tokens per step (a different config value only "
             "logs 'DFLASH block size mismatch')",
             default="16",
-            bad_type="ValueError unless an int >= 1",
-            source=SGLANG_PARSE + "; " + SGLANG_WORKER,
+            bad_type="int() (_parse_optional_int): a numeric string or an integral float is read as meant; "
+            "ValueError unless >= 1",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:501-516, 609-617; " + SGLANG_WORKER,
         ),
         Read(
             reader="SGLang",

@@ -58,6 +58,13 @@ def _defects(root: Path) -> dict[str, Request]:
         cases[f"dflash2-{key}-top-level"] = (dflash2, put(key, value, False), None)
         cases[f"dflash2-{key}-in-dflash_config"] = (dflash2, put(key, value, True), None)
     cases["sink-in-dflash_config"] = (UPSTREAM_36, put("attention_sink_bias", True, True), target)
+    cases["num-target-layers-string"] = (UPSTREAM_36, lambda d: d.__setitem__("num_target_layers", "64"), target)
+    cases["num-target-layers-float"] = (UPSTREAM_36, lambda d: d.__setitem__("num_target_layers", 64.0), target)
+    cases["block-size-string"] = (UPSTREAM_36, put("block_size", "16", True), target)
+    cases["is-causal-0"] = (UPSTREAM_36, lambda d: d.__setitem__("is_causal", 0), target)
+    cases["window-string"] = (UPSTREAM_36, lambda d: d.__setitem__("sliding_window", "2048"), target)
+    cases["window-float"] = (UPSTREAM_36, lambda d: d.__setitem__("sliding_window", 2048.0), target)
+    cases["mask-string"] = (UPSTREAM_36, put("mask_token_id", "248070", True), target)
     cases["dflash2-labelled-v1"] = (dflash2, lambda d: d.__setitem__("architectures", ["DFlashDraftModel"]), None)
     deepseek = str(TARGETS / "deepseek-ai__DeepSeek-V4-Flash")
     cases["speculators-no-verifier"] = (
@@ -228,3 +235,24 @@ def test_a_dflash2_checkpoint_labelled_dflash_draft_model_builds_the_v1_drafter(
         assert got.logit_scalars["output_multiplier"] is None, engine
     assert reads(records, "vllm", "dflash2-labelled-v1").architecture == "DFlashQwen3ForCausalLM"
     assert reads(records, "sglang", "dflash2-labelled-v1").architecture == "DFlashDraftModel"
+
+
+@pytest.mark.parametrize("case", ["num-target-layers-string", "num-target-layers-float", "block-size-string"])
+def test_integer_fields_both_engines_coerce_read_as_meant(records: Records, case: str) -> None:
+    # DF010 warns (portability), not errors: both engines run exactly as with the unmutated file.
+    for engine in ("vllm", "sglang"):
+        assert reads(records, engine, case) == reads(records, engine, UPSTREAM_36), (engine, case)
+
+
+def test_is_causal_0_is_read_as_false_by_both_engines(records: Records) -> None:
+    for engine in ("vllm", "sglang"):
+        assert reads(records, engine, "is-causal-0").causal == (False,) * 5, engine
+
+
+@pytest.mark.parametrize(
+    ("case", "refusing"),
+    [("window-string", ("vllm", "sglang")), ("window-float", ("vllm", "sglang")), ("mask-string", ("sglang",))],
+)
+def test_wrong_types_an_engine_refuses_stay_errors(records: Records, case: str, refusing: tuple[str, ...]) -> None:
+    for engine in ("vllm", "sglang"):
+        assert (records[(engine, case)].refused is not None) == (engine in refusing), (engine, case)

@@ -8,6 +8,12 @@ launch option); their `key` says what they are about. Rules name the reads behin
 `dflash-cfg rules ID` shows them. "transformers" rows are the library both engines load config.json through
 (`AutoConfig`), so what it does the engines get.
 Re-read the code before relying on a row: these engines change monthly.
+
+A row whose source starts with `CHECKED` was checked by execution: the engine suite (tests/engines/, `./dev test`)
+ran the engine's own config code in the pinned engine venv (tests/engines/requirements.lock.txt: vLLM 0.33.0,
+SGLang 0.5.23, speculators 0.9.0) on drafters built for the purpose, and tests/engines/test_truth.py pins what it
+did; the file:line cited is the installed one. The other rows are still transcribed from the code the index
+held, and name that code as they found it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ from typing import Literal
 # load config.json through. (The launch parser's `Engine` is another thing: the id of the engine a
 # command line starts.)
 Reader = Literal["vLLM", "SGLang", "speculators", "transformers"]
+
+# The engine versions the suite runs (tests/engines/requirements.lock.txt); a row checked against them cites the
+# installed file:line after this prefix.
+CHECKED = "checked by execution against vLLM 0.33.0, SGLang 0.5.23, speculators 0.9.0 (tests/engines/test_truth.py):"
 
 # The code read. The stored-code index gives a commit for some files and only a snapshot id for others
 # (a late-2026 state it did not date); both are written down as found.
@@ -164,11 +174,12 @@ READS: dict[str, Read] = {
         Read(
             reader="vLLM",
             key="mask_token_id",
-            order="dflash_config.mask_token_id (the model merges eagle_config and "
-            "dflash_config); the proposer: dflash_config['mask_token_id']",
-            default="ValueError in the proposer",
-            bad_type="used as a token id",
-            source=VLLM_MODEL + "; " + VLLM_PROPOSER,
+            order="dflash_config.mask_token_id -> top-level mask_token_id (get_parallel_drafting_token_id, the "
+            "proposer's _init_parallel_drafting_params and DFlashQwen3Model.__init__ all fall back to the top level)",
+            default="ValueError 'Model config must specify `dflash_config.mask_token_id`, `mask_token_id`, ...'",
+            bad_type="int() in get_parallel_drafting_token_id: a numeric string or an integral float is read as meant",
+            source=CHECKED + " vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (get_parallel_drafting_token_id), "
+            "vllm/v1/spec_decode/llm_base_proposer.py:361-366, vllm/model_executor/models/qwen3_dflash.py:454",
         ),
         Read(
             reader="vLLM",
@@ -185,8 +196,8 @@ READS: dict[str, Read] = {
             key="sliding_window",
             order="dflash_config.swa_window_size -> top-level sliding_window",
             default="ValueError 'DFlash sliding attention requires a window size' for a sliding layer",
-            bad_type="passed to the attention backend",
-            source=VLLM_MODEL + " (_resolve_layer_attention)",
+            bad_type="0 reaches the model as no window: the same ValueError; otherwise passed to the attention backend",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:145-153 (_resolve_layer_attention)",
         ),
         Read(
             reader="vLLM",
@@ -201,8 +212,8 @@ READS: dict[str, Read] = {
             key="is_causal",
             order="top-level is_causal -> dflash_config.is_causal (later) -> dflash_config.causal",
             default="sliding layers causal, full layers non-causal",
-            bad_type="bool()",
-            source=VLLM_MODEL + " (_dflash_layer_causal)",
+            bad_type="bool(): 0 and 1 are read as false and true, a non-empty string as true",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:62-73 (_dflash_layer_causal)",
         ),
         Read(
             reader="vLLM",
@@ -249,10 +260,35 @@ READS: dict[str, Read] = {
         Read(
             reader="vLLM",
             key="rope_theta",
-            order="config.rope_parameters after set_default_rope_theta",
-            default="1000000 (set_default_rope_theta default_theta)",
-            bad_type="passed to get_rope",
-            source=VLLM_MODEL,
+            order="config.rope_parameters after set_default_rope_theta; for Laguna, transformers' LagunaConfig keeps "
+            "RoPE per layer type: the file's rope_theta goes to the full-attention layers, sliding layers take "
+            "the config's 10000",
+            default="10000: the config class fills rope_parameters with its default theta before "
+            "set_default_rope_theta(default_theta=1000000) runs, which then finds rope_theta set",
+            bad_type="passed to get_rope: a string raises TypeError",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:311, "
+            "vllm/transformers_utils/config.py:600-606 (set_default_rope_theta); "
+            "transformers 5.19.0 models/laguna/configuration_laguna.py:137-142",
+        ),
+        Read(
+            reader="vLLM",
+            key="rope_scaling",
+            order="get_config's patch_rope_parameters: rope_scaling / rope_parameters; a modern rope_type and a "
+            "legacy type are both accepted only when they agree (or su/longrope, mrope/default)",
+            default="no scaling",
+            bad_type="ValueError 'Found conflicts between 'rope_type=...' (modern field) and 'type=...' (legacy "
+            "field)'",
+            source=CHECKED + " vllm/transformers_utils/config.py:609-630 (patch_legacy_rope_type), 997-998",
+        ),
+        Read(
+            reader="vLLM",
+            key="dflash_config-only keys",
+            order="dflash_config.attention_sink_bias (then the top-level add_swa_attention_sink_bias, not "
+            "attention_sink_bias); DFlash2: dflash_config.output_multiplier and final_logit_softcapping",
+            default="no sink; output_multiplier 1.0; no soft cap (a top-level copy is not read)",
+            bad_type="truthiness (sink); float() (multiplier, soft cap)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:317-320, "
+            "vllm/model_executor/models/qwen3_dflash2.py:401-404",
         ),
         Read(
             reader="vLLM",
@@ -366,11 +402,10 @@ READS: dict[str, Read] = {
             order="dflash_config.num_target_layers -> top level; DFlashDraftModel bounds the taps with it (ValueError "
             "for a tap at or past it), then the runner compares it with the running target (a log warning "
             "when they differ) and captures with the target's own num_hidden_layers as the bound",
-            default="DFlashDraftModel bounds the taps with the draft's own num_hidden_layers, so any tap at or past "
-            "the draft depth raises ValueError (models/dflash.py @003b23d7; some later copies use "
-            "max(taps) + 1, index snapshot 66194365551)",
-            bad_type="ValueError unless an int >= 1",
-            source=SGLANG_PARSE + "; " + SGLANG_MODEL + " (DFlashDraftModel.__init__); " + SGLANG_RUNNER,
+            default="DFlashDraftModel bounds the taps by max(taps) + 1 and builds the model",
+            bad_type="int() (a numeric string or an integral float is read as meant); ValueError unless >= 1",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:598-604 (parse_dflash_draft_config), "
+            "sglang/srt/models/dflash.py:750-753 (DFlashDraftModel.__init__); " + SGLANG_RUNNER,
         ),
         Read(
             reader="SGLang",
@@ -379,8 +414,10 @@ READS: dict[str, Read] = {
             "target: at or past the target's vocab_size ValueError, and when the tokenizer's vocabulary has "
             "mask_token (default '<|MASK|>') under another id ValueError",
             default="resolves mask_token through the tokenizer, adding it if missing",
-            bad_type="ValueError unless a non-negative int (bool refused)",
-            source=SGLANG_PARSE + "; " + SGLANG_WORKER,
+            bad_type="ValueError unless a non-negative int (bool, float and string refused)",
+            source=CHECKED
+            + " sglang/srt/speculative/dflash_utils.py:688-701 (parse_dflash_draft_config); "
+            + SGLANG_WORKER,
         ),
         Read(
             reader="SGLang",
@@ -389,8 +426,9 @@ READS: dict[str, Read] = {
             "worker drafts the launch's speculative_num_draft_tokens per step (a different config value only "
             "logs 'DFLASH block size mismatch')",
             default="16",
-            bad_type="ValueError unless an int >= 1",
-            source=SGLANG_PARSE + "; " + SGLANG_WORKER,
+            bad_type="int() (_parse_optional_int): a numeric string or an integral float is read as meant; "
+            "ValueError unless >= 1",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:501-516, 609-617; " + SGLANG_WORKER,
         ),
         Read(
             reader="SGLang",
@@ -405,9 +443,10 @@ READS: dict[str, Read] = {
             reader="SGLang",
             key="sliding_window",
             order="text_config.sliding_window -> top level (swa_window_size only for the Nemotron-3.5 layout)",
-            default="ValueError 'DFLASH sliding_attention layers require config.sliding_window'",
-            bad_type="int(); window_left = sliding_window - 1",
-            source=SGLANG_PARSE + " (get_dflash_attention_sliding_window_size)",
+            default="ValueError 'DFLASH sliding_attention layers require config.sliding_window' (also for null)",
+            bad_type="int(); window_left = sliding_window - 1, so 0 gives -1: the sliding layers run unwindowed",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:400-417 "
+            "(get_dflash_attention_sliding_window_size)",
         ),
         Read(
             reader="SGLang",
@@ -425,6 +464,32 @@ READS: dict[str, Read] = {
             default="false",
             bad_type="ValueError unless a bool",
             source=SGLANG_PARSE,
+        ),
+        Read(
+            reader="SGLang",
+            key="rope_theta",
+            order="the config class's rope_parameters / rope_theta; for Laguna, SGLang's own LagunaConfig: a "
+            "drafter without full-attention layers uses the file's rope_theta for every layer",
+            default="10000 (the config class default)",
+            bad_type="passed to get_rope: a string raises TypeError",
+            source=CHECKED + " sglang/srt/configs/laguna.py:201-228 (LagunaConfig.__init__)",
+        ),
+        Read(
+            reader="SGLang",
+            key="rope_scaling",
+            order="the config class's rope_scaling / rope_parameters: with both a modern rope_type and a legacy "
+            "type, the rope_type's scaling is built on every layer",
+            default="no scaling",
+            bad_type="-",
+            source=CHECKED + " (run: a yarn rope_type with a linear type builds YaRNScalingRotaryEmbedding)",
+        ),
+        Read(
+            reader="SGLang",
+            key="dflash_config-only keys",
+            order="dflash_config.attention_sink_bias, output_multiplier, final_logit_softcapping",
+            default="no sink; output_multiplier 1.0; no soft cap (a top-level copy is not read)",
+            bad_type="sink: ValueError unless a bool; output_multiplier: float(), ValueError unless > 0",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:651-655, 705-711 (parse_dflash_draft_config)",
         ),
         Read(
             reader="SGLang",
@@ -461,10 +526,12 @@ READS: dict[str, Read] = {
         Read(
             reader="SGLang",
             key="dflash2_keys",
-            order="dflash_config.conv_kernel_size/conv_group_size, selector_rank/selector_top_k",
+            order="dflash_config.conv_kernel_size/conv_group_size, selector_rank/selector_top_k; DFlashDraftModel "
+            "builds the convolution from the conv keys, only DFlash2DraftModel adds the selector (vLLM's v1 "
+            "DFlashDraftModel reads none of them)",
             default="0 (off)",
             bad_type="ValueError unless ints >= 0; each pair set together",
-            source=SGLANG_PARSE,
+            source=CHECKED + " sglang/srt/models/dflash.py:719-724 (DFlashDraftModel), 1264-1277 (DFlash2DraftModel)",
         ),
         Read(
             reader="SGLang",
@@ -551,33 +618,35 @@ READS: dict[str, Read] = {
             key="aux_hidden_state_layer_ids",
             order="top level; becomes eagle_aux_hidden_state_layer_ids "
             "as is and dflash_config.target_layer_ids = each id - 1",
-            default="KeyError: vLLM refuses the file",
+            default="KeyError (algos.py:114): vLLM refuses the file, served or through --speculative-config",
             bad_type="arithmetic on each element, TypeError",
-            source=SPECULATORS_TRANSLATOR,
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:114 (update_dflash)",
         ),
         Read(
             reader="speculators",
             key="mask_token_id",
             order="top level; becomes dflash_config.mask_token_id",
-            default="KeyError: vLLM refuses the file",
+            default="KeyError (algos.py:119): vLLM refuses the file, served or through --speculative-config",
             bad_type="used as a token id",
-            source=SPECULATORS_TRANSLATOR,
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:119 (update_dflash)",
         ),
         Read(
             reader="speculators",
             key="transformer_layer_config",
             order="the base of the translated config (every decoder key)",
-            default="ValueError 'Must provide transformer_layer_config'",
+            default="`vllm serve <dir>`: ValueError 'Must provide transformer_layer_config' (base.py:89); "
+            "--speculative-config accepts the file without it",
             bad_type="TypeError unless an object",
-            source=SPECULATORS_TRANSLATOR,
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/base.py:89",
         ),
         Read(
             reader="speculators",
             key="speculators_config",
             order="speculators_config.proposal_methods[0].speculative_tokens and verifier.name_or_path",
-            default="ValueError 'Invalid speculators config structure'",
+            default="`vllm serve <dir>`: ValueError 'Invalid speculators config structure' (base.py:86); "
+            "--speculative-config accepts the file without it",
             bad_type="ValueError 'Invalid speculators config structure'",
-            source=SPECULATORS_TRANSLATOR,
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/base.py:86",
         ),
         Read(
             reader="speculators",

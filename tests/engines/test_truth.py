@@ -4,6 +4,7 @@ the engine's own code did."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def _defects(root: Path) -> dict[str, Request]:
     def conflicting_rope(d: dict[str, Any]) -> None:
         d["rope_scaling"] = {"rope_type": "yarn", "type": "linear", "factor": 4.0}
 
-    cases = {
+    cases: dict[str, tuple[str, Callable[[dict[str, Any]], object], str | None]] = {
         "mask-top-level": (UPSTREAM_36, top_level_mask, target),
         "window-0": (UPSTREAM_36, lambda d: d.__setitem__("sliding_window", 0), target),
         "theta-dropped": (UPSTREAM_36, lambda d: d.pop("rope_theta"), target),
@@ -48,6 +49,30 @@ def _defects(root: Path) -> dict[str, Request]:
             None,
         ),
     }
+    dflash2 = "upstream/z-lab__Qwen3.8-27B-DFlash2/config.json"
+
+    def put(key: str, value: object, inner: bool) -> Callable[[dict[str, Any]], None]:
+        return lambda d: (d["dflash_config"] if inner else d).__setitem__(key, value)
+
+    for key, value in (("output_multiplier", 2.0), ("final_logit_softcapping", 30.0)):
+        cases[f"dflash2-{key}-top-level"] = (dflash2, put(key, value, False), None)
+        cases[f"dflash2-{key}-in-dflash_config"] = (dflash2, put(key, value, True), None)
+    cases["sink-in-dflash_config"] = (UPSTREAM_36, put("attention_sink_bias", True, True), target)
+    cases["num-target-layers-string"] = (UPSTREAM_36, lambda d: d.__setitem__("num_target_layers", "64"), target)
+    cases["num-target-layers-float"] = (UPSTREAM_36, lambda d: d.__setitem__("num_target_layers", 64.0), target)
+    cases["block-size-string"] = (UPSTREAM_36, put("block_size", "16", True), target)
+    cases["is-causal-0"] = (UPSTREAM_36, lambda d: d.__setitem__("is_causal", 0), target)
+    cases["window-string"] = (UPSTREAM_36, lambda d: d.__setitem__("sliding_window", "2048"), target)
+    cases["window-float"] = (UPSTREAM_36, lambda d: d.__setitem__("sliding_window", 2048.0), target)
+    cases["mask-string"] = (UPSTREAM_36, put("mask_token_id", "248070", True), target)
+    cases["dflash2-labelled-v1"] = (dflash2, lambda d: d.__setitem__("architectures", ["DFlashDraftModel"]), None)
+    deepseek = str(TARGETS / "deepseek-ai__DeepSeek-V4-Flash")
+    cases["speculators-no-verifier"] = (
+        SPECULATORS_DIR,
+        lambda d: d["speculators_config"].pop("verifier"),
+        deepseek,
+    )
+    cases["speculators-no-aux"] = (SPECULATORS_DIR, lambda d: d.pop("aux_hidden_state_layer_ids"), deepseek)
     return {
         name: Request(write_drafter(root / name, changed(rel, change)), t) for name, (rel, change, t) in cases.items()
     }
@@ -163,3 +188,71 @@ def test_sglang_refuses_a_speculators_dir_and_vllm_reads_it_as_a_speculative_mod
     assert got.engine_layer_ids == (3, 13, 23, 32, 42)  # aux ids used as they are: the file's numbering + 1
     assert got.target_layer_ids == (2, 12, 22, 31, 41)
     assert reads(records, "speculators", SPECULATORS_DIR).engine_layer_ids == (3, 13, 23, 32, 42)
+
+
+def test_a_dropped_rope_theta_makes_sglang_build_base_10000_too(records: Records) -> None:
+    # DF304: no θ is an error, not a warning; neither engine falls back to vLLM's set_default_rope_theta(1e6).
+    assert reads(records, "sglang", "theta-dropped").rope_theta == 10000.0
+
+
+def test_laguna_rope_theta_is_per_layer_type_in_vllm_and_flat_in_sglang(records: Records) -> None:
+    # DF304 documents this as a non-finding: transformers' LagunaConfig gives sliding layers their own 10000 by
+    # design; SGLang's LagunaConfig uses the file's rope_theta for a drafter without full-attention layers.
+    laguna = "upstream/poolside__Laguna-XS-2.1-DFlash/config.json"
+    assert reads(records, "vllm", laguna).rope_theta == 10000.0
+    assert reads(records, "sglang", laguna).rope_theta == 500000.0
+
+
+def test_through_speculative_config_vllm_needs_the_aux_ids_but_not_the_verifier(records: Records) -> None:
+    # DF161: the adapter launches through --speculative-config {"model": dir}. There a speculators file without
+    # speculators_config.verifier is accepted (only `vllm serve <dir>` needs it), one without
+    # aux_hidden_state_layer_ids is refused by the translator (KeyError) whatever the launch.
+    assert reads(records, "vllm", "speculators-no-verifier").engine_layer_ids == (3, 13, 23, 32, 42)
+    refused = records[("vllm", "speculators-no-aux")].refused
+    assert refused is not None and refused.type == "KeyError", refused
+    assert refused.where is not None and "speculators/algos.py" in refused.where
+
+
+@pytest.mark.parametrize(("key", "value"), [("output_multiplier", 2.0), ("final_logit_softcapping", 30.0)])
+def test_dflash2_logit_scalars_are_read_only_inside_dflash_config(records: Records, key: str, value: float) -> None:
+    # DF108: at the top level both engines draft with their default; inside dflash_config with the value.
+    default = 1.0 if key == "output_multiplier" else None
+    for engine in ("vllm", "sglang"):
+        assert reads(records, engine, f"dflash2-{key}-top-level").logit_scalars[key] == default, engine
+        assert reads(records, engine, f"dflash2-{key}-in-dflash_config").logit_scalars[key] == value, engine
+
+
+def test_a_sink_flag_inside_dflash_config_is_read_by_both_engines(records: Records) -> None:
+    for engine in ("vllm", "sglang"):
+        assert reads(records, engine, "sink-in-dflash_config").attention_sink is True, engine
+
+
+def test_a_dflash2_checkpoint_labelled_dflash_draft_model_builds_the_v1_drafter(records: Records) -> None:
+    # DF131: vLLM builds the v1 model (no candidate selector: its logit scalars are absent); SGLang's
+    # DFlashDraftModel has no selector either (DFlash2DraftModel adds it).
+    for engine in ("vllm", "sglang"):
+        got = reads(records, engine, "dflash2-labelled-v1")
+        assert got.logit_scalars["output_multiplier"] is None, engine
+    assert reads(records, "vllm", "dflash2-labelled-v1").architecture == "DFlashQwen3ForCausalLM"
+    assert reads(records, "sglang", "dflash2-labelled-v1").architecture == "DFlashDraftModel"
+
+
+@pytest.mark.parametrize("case", ["num-target-layers-string", "num-target-layers-float", "block-size-string"])
+def test_integer_fields_both_engines_coerce_read_as_meant(records: Records, case: str) -> None:
+    # DF010 warns (portability), not errors: both engines run exactly as with the unmutated file.
+    for engine in ("vllm", "sglang"):
+        assert reads(records, engine, case) == reads(records, engine, UPSTREAM_36), (engine, case)
+
+
+def test_is_causal_0_is_read_as_false_by_both_engines(records: Records) -> None:
+    for engine in ("vllm", "sglang"):
+        assert reads(records, engine, "is-causal-0").causal == (False,) * 5, engine
+
+
+@pytest.mark.parametrize(
+    ("case", "refusing"),
+    [("window-string", ("vllm", "sglang")), ("window-float", ("vllm", "sglang")), ("mask-string", ("sglang",))],
+)
+def test_wrong_types_an_engine_refuses_stay_errors(records: Records, case: str, refusing: tuple[str, ...]) -> None:
+    for engine in ("vllm", "sglang"):
+        assert (records[(engine, case)].refused is not None) == (engine in refusing), (engine, case)

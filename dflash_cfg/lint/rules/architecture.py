@@ -8,6 +8,9 @@ from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES
 from dflash_cfg.lint.rules.base import Context, rule, show
 from dflash_cfg.model import Problem, Severity
 
+# The DFlash2 convolution and selector sizes (0 or absent: off).
+DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
+
 
 @rule(
     "DF131",
@@ -15,7 +18,7 @@ from dflash_cfg.model import Problem, Severity
     Severity.ERROR,
     "data",
     "effective",
-    reads=("vLLM:architectures", "SGLang:architectures", "vLLM:model_type"),
+    reads=("vLLM:architectures", "SGLang:architectures", "vLLM:model_type", "SGLang:dflash2_keys"),
 )
 def architecture(ctx: Context) -> Iterator[Problem]:
     """No engine registers ``architectures``, or the installed transformers' ``AutoConfig`` cannot load
@@ -26,7 +29,10 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     registered; a trainer-specific name (e.g. ``Qwen3DFlashDraftModel``) is not. Engines load the config
     through ``AutoConfig``, i.e. the class registered for ``model_type`` (``qwen3``, ``gpt_oss``,
     ``laguna``, ...); an exporter's invented type (``qwen3_dflash``) has none. A DFlash2 file must name
-    ``DFlash2DraftModel``, or engines build the plain DFlash model without its convolution and selector.
+    ``DFlash2DraftModel``, or engines build the plain DFlash model without its convolution and selector:
+    a DFlash2 checkpoint (``conv_*``/``selector_*`` keys in ``dflash_config``) labelled
+    ``DFlashDraftModel`` makes vLLM 0.33.0 build the v1 drafter and ignore those keys, and SGLang 0.5.23
+    build the convolution but no selector.
 
     Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``, ``"model_type": "dflash"``
     Pass: ``"architectures": ["DFlashDraftModel"]``, ``"model_type": "qwen3"``;
@@ -46,6 +52,14 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     elif ctx.kind == "dflash2" and archs[0] != "DFlash2DraftModel":
         yield Problem(
             "/architectures", f'architectures {show(archs)} on a DFlash2 drafter should be ["DFlash2DraftModel"]'
+        )
+    dflash2_keys = [k for k in DFLASH2_KEYS if ctx.dflash.get(k)]
+    if isinstance(archs, list) and archs == ["DFlashDraftModel"] and dflash2_keys:
+        yield Problem(
+            "/architectures",
+            f"dflash_config has the DFlash2 keys {', '.join(dflash2_keys)} but architectures is "
+            '["DFlashDraftModel"]: vLLM builds the v1 drafter and ignores them, SGLang builds the convolution '
+            'but no selector; a DFlash2 checkpoint needs ["DFlash2DraftModel"]',
         )
     if ctx.kind == "speculators":
         return  # vLLM builds a bare PretrainedConfig from the translated dict, whatever the model_type

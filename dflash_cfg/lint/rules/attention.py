@@ -99,8 +99,10 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     """Layers are ``sliding_attention`` but no positive ``sliding_window`` gives their window.
 
     vLLM raises "DFlash sliding attention requires a window size" unless ``dflash_config.swa_window_size``
-    gives one; SGLang reads only ``sliding_window`` and raises "DFLASH sliding_attention layers require
-    config.sliding_window"; the HF reference silently runs those layers unwindowed.
+    gives one (a ``sliding_window`` of 0 too: it reaches the model as no window). SGLang reads only
+    ``sliding_window``: absent or null it raises "DFLASH sliding_attention layers require
+    config.sliding_window"; 0 it accepts and runs the sliding layers unwindowed (window 0 - 1 = -1, i.e.
+    no window), which is not how they were trained. The HF reference silently runs those layers unwindowed.
 
     Fail: ``"layer_types": ["sliding_attention", ..., "full_attention"]``, ``"sliding_window": null``
     Pass: the same with ``"sliding_window": 2048``
@@ -110,11 +112,23 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
         value = ctx.data.get("sliding_window")
         state = "absent" if "sliding_window" not in ctx.data else show(value)
         swa = _swa_window(ctx)
+        # SGLang refuses an absent or null window but runs window 0 as window_left -1: no window at all.
+        sglang = (
+            "SGLang runs the sliding layers unwindowed (window 0 - 1 = -1)"
+            if is_int(value) and value == 0
+            else "SGLang reads only sliding_window and refuses the file"
+        )
         if swa is not None:
             yield Problem(
                 "/sliding_window",
                 f"{types.count(SLIDING)} sliding_attention layers and sliding_window is {state}: vLLM takes "
-                f"dflash_config.swa_window_size {swa}, SGLang reads only sliding_window and refuses the file",
+                f"dflash_config.swa_window_size {swa}, {sglang}",
+            )
+        elif is_int(value) and value == 0:
+            yield Problem(
+                "/sliding_window",
+                f"{types.count(SLIDING)} sliding_attention layers but sliding_window is 0: vLLM refuses the file "
+                f"(no window size), {sglang}; the trained window must come from upstream",
             )
         else:
             yield Problem(
@@ -399,6 +413,44 @@ def attention_value_scale(ctx: Context) -> Iterator[Problem]:
         )
 
 
+# vLLM's patch_legacy_rope_type lets these legacy/modern pairs through; any other disagreement it refuses.
+_ROPE_TYPE_ALIASES = (("su", "longrope"), ("mrope", "default"))
+
+
+@rule(
+    "DF213",
+    "rope-type-conflict",
+    Severity.ERROR,
+    reads=("vLLM:rope_scaling", "SGLang:rope_scaling"),
+)
+def rope_type_conflict(ctx: Context) -> Iterator[Problem]:
+    """``rope_scaling`` (or ``rope_parameters``) gives a modern ``rope_type`` and a legacy ``type`` that
+    disagree.
+
+    vLLM 0.33.0's ``get_config`` refuses the file ("Found conflicts between 'rope_type=...' (modern
+    field) and 'type=...' (legacy field)"); SGLang 0.5.23 runs it with the modern field's scaling (YaRN
+    when ``rope_type`` is ``yarn``), on every layer. Which of the two the drafter was trained with the file
+    cannot show. vLLM lets ``type`` ``su`` with ``rope_type`` ``longrope`` and ``mrope`` with ``default``
+    through.
+
+    Fail: ``"rope_scaling": {"rope_type": "yarn", "type": "linear", "factor": 4.0}``
+    Pass: ``"rope_scaling": {"rope_type": "yarn", "type": "yarn", "factor": 4.0}``
+    """
+    for key in ("rope_scaling", "rope_parameters"):
+        block = ctx.data.get(key)
+        if not isinstance(block, dict) or "rope_type" not in block or "type" not in block:
+            continue
+        modern, legacy = block["rope_type"], block["type"]
+        if modern == legacy or (legacy, modern) in _ROPE_TYPE_ALIASES:
+            continue
+        yield Problem(
+            f"/{key}/type",
+            f"{key} has rope_type {show(modern)} and legacy type {show(legacy)}: vLLM refuses the file "
+            f"(Found conflicts between 'rope_type' and 'type'), SGLang runs the rope_type {show(modern)} "
+            "scaling; keep the trained one only",
+        )
+
+
 RULES = (
     layer_types_length,
     unknown_layer_type,
@@ -412,4 +464,5 @@ RULES = (
     attention_sink,
     neox_style,
     attention_value_scale,
+    rope_type_conflict,
 )

@@ -115,6 +115,21 @@ def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
+
+def as_int(value: Any) -> int | None:
+    """`value` as SGLang's `int()` reads an integer field (vLLM reads none of those it is used for): an int,
+    an integral float (16.0) or a string of decimal digits ("36"); None for anything else (bools too)."""
+    if is_int(value):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _DECIMAL.fullmatch(value):
+        return int(value)
+    return None
+
+
 Check = Callable[[Context], Iterable[Problem]]
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from dflash_cfg.jsondoc.document import MAX_BYTES, ParseProblem
 from dflash_cfg.lint import schema
-from dflash_cfg.lint.rules.base import Context, rule, show
-from dflash_cfg.model import Fix, Problem, Severity
+from dflash_cfg.lint.rules.base import Context, as_int, is_int, rule, show
+from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
 
 def _messages(ctx: Context, render: Mapping[str, Callable[[ParseProblem], str]]) -> Iterator[Problem]:
@@ -126,7 +128,47 @@ def not_an_object(ctx: Context) -> Iterator[Problem]:
     return _messages(ctx, {"not-an-object": lambda p: f"top level is {p.detail}, not an object"})
 
 
-@rule("DF010", "schema", Severity.ERROR, own_check=True)
+def _as_bool(value: Any) -> bool | None:
+    # vLLM's bool(is_causal) and SGLang's truthiness read 0 and 1 as false and true.
+    return bool(value) if is_int(value) and value in (0, 1) else None
+
+
+# Values of the wrong JSON type that every engine reads as meant, checked by running vLLM 0.33.0 and SGLang
+# 0.5.23 (tests/engines/test_truth.py): SGLang int()s num_target_layers and block_size, which vLLM does not
+# read; both read is_causal by truthiness. Elsewhere a wrong type stays an error: the config class refuses
+# "2048" or 2048.0 for sliding_window, SGLang refuses a string mask_token_id or attention_sink_bias 0, vLLM
+# a string tap.
+COERCED: dict[str, Callable[[Any], Any]] = {
+    "/num_target_layers": as_int,
+    "/dflash_config/num_target_layers": as_int,
+    "/block_size": as_int,
+    "/dflash_config/block_size": as_int,
+    "/is_causal": _as_bool,
+}
+
+
+def _at(data: dict[str, Any], ptr: str) -> Any:
+    """The value at one of COERCED's pointers (top level or directly in dflash_config)."""
+    parts = ptr.strip("/").split("/")
+    block: Any = data
+    for part in parts:
+        block = block.get(part) if isinstance(block, dict) else None
+    return block
+
+
+def _coerced(data: dict[str, Any], kind: str, ptr: str) -> Any:
+    """The value the engines read at `ptr` when they coerce it into one the schema accepts, else None."""
+    coerce = COERCED.get(ptr)
+    value = coerce(_at(data, ptr)) if coerce is not None else None
+    if value is None:
+        return None
+    fixed = copy.deepcopy(data)
+    parent = fixed if ptr.count("/") == 1 else fixed["dflash_config"]
+    parent[ptr.rsplit("/", 1)[1]] = value
+    return value if all(p != ptr for p, _ in schema.validate(fixed, kind)) else None
+
+
+@rule("DF010", "schema", Severity.ERROR, own_check=True, severities=(Severity.WARNING,), fix=True)
 def schema_violation(ctx: Context) -> Iterator[Problem]:
     """A field has the wrong type or range for a DFlash drafter config (JSON Schema in ``schemas/``).
 
@@ -137,14 +179,29 @@ def schema_violation(ctx: Context) -> Iterator[Problem]:
     schema for ``DFlash2DraftModel``.
 
     A check of dflash-cfg's own, not an engine read: the schema is stricter than any one engine so that a
-    wrong type is caught even where an engine would coerce it. What each engine does with a key is in the
-    rule that owns the key (DF103 taps, DF112 mask id, DF121 block size, DF212, ...).
+    wrong type is caught even where an engine would coerce it. Where every engine coerces the value and
+    reads it as meant (checked by running vLLM 0.33.0 and SGLang 0.5.23: ``"36"`` or ``36.0`` for
+    ``num_target_layers``, ``"16"`` or ``16.0`` for ``block_size``, ``0``/``1`` for ``is_causal``), the
+    finding is a warning about portability, with a safe fix that writes the value as the type the schema
+    asks for; elsewhere it is an error (the config class refuses ``"2048"`` and ``2048.0`` for
+    ``sliding_window``, SGLang a string ``mask_token_id``, vLLM a string tap). What each engine does with a
+    key is in the rule that owns the key (DF103 taps, DF112 mask id, DF121 block size, DF212, ...).
 
     Fail: ``"sliding_window": "2048"`` (a string)
+    Warn: ``"num_target_layers": "36"``; ``"is_causal": 0``
     Pass: ``"sliding_window": 2048``
     """
     for ptr, message in schema.validate(ctx.data, ctx.kind):
-        yield Problem(ptr, message)
+        value = _coerced(ctx.data, ctx.kind, ptr)
+        if value is None:
+            yield Problem(ptr, message)
+        else:
+            yield Problem(
+                ptr,
+                f"{message}; vLLM and SGLang read it as {show(value)}, other loaders may not",
+                Fix(f"write it as {show(value)}", (PatchOp("replace", ptr, value),)),
+                Severity.WARNING,
+            )
 
 
 RULES = (invalid_json, duplicate_key, encoding, non_finite, not_an_object, schema_violation)

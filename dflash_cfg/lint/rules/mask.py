@@ -17,17 +17,21 @@ from dflash_cfg.model import Fix, PatchOp, Problem, Severity
     "mask-token-id-missing",
     Severity.ERROR,
     reads=("vLLM:mask_token_id", "SGLang:mask_token_id"),
+    severities=(Severity.INFO,),
     fix=True,
 )
 def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     """``dflash_config.mask_token_id`` is missing.
 
-    vLLM's proposer reads only ``dflash_config["mask_token_id"]`` and refuses the file without it. Missing
-    everywhere: SGLang would also add a new, untrained ``<|MASK|>`` token. Only at the top level: SGLang
-    finds it, vLLM does not (the engines disagree on the file); the safe fix mirrors the same id into
-    ``dflash_config``.
+    Missing everywhere (error): vLLM refuses the file ("Model config must specify
+    ``dflash_config.mask_token_id``"), and SGLang would add a new, untrained ``<|MASK|>`` token. Only at
+    the top level (information): vLLM 0.33.0 (``get_parallel_drafting_token_id``, the proposer and
+    ``DFlashQwen3Model``) and SGLang 0.5.23 (``parse_dflash_draft_config``) both fall back to it and draft
+    with the trained id; loaders that read only ``dflash_config`` would not, so the safe fix mirrors the same
+    id into ``dflash_config``.
 
-    Fail: ``"mask_token_id": 151669`` at the top level only
+    Fail: ``"dflash_config": {...}`` without ``mask_token_id`` anywhere
+    Fail (info): ``"mask_token_id": 151669`` at the top level only
     Pass: ``"dflash_config": {"mask_token_id": 151669, ...}``
     """
     if "mask_token_id" in ctx.dflash or not isinstance(ctx.data.get("dflash_config"), dict):
@@ -43,9 +47,10 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     else:
         yield Problem(
             where,
-            f"mask_token_id {show(top)} only at the top level: SGLang finds it there, vLLM's proposer reads only "
-            "dflash_config.mask_token_id and refuses the file",
+            f"mask_token_id {show(top)} only at the top level: vLLM and SGLang fall back to it there; loaders that "
+            "read only dflash_config.mask_token_id would not",
             Fix("copy mask_token_id into dflash_config", (PatchOp("add", where, top),)),
+            Severity.INFO,
         )
 
 

@@ -7,9 +7,16 @@ copy an existing value to where another loader generation reads it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, as_int, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
+
+
+def _read_int(value: Any) -> Any:
+    """The value as SGLang reads an integer field: a coercible one as its int, anything else as written."""
+    coerced = as_int(value)
+    return value if coerced is None else coerced
 
 
 @rule(
@@ -33,7 +40,8 @@ def block_size(ctx: Context) -> Iterator[Problem]:
     Fail: ``"block_size": 16`` and ``"dflash_config": {"block_size": 8}``
     Pass: ``"block_size": 16`` (and optionally the same in dflash_config)
     """
-    top, inner = ctx.data.get("block_size"), ctx.dflash.get("block_size")
+    # SGLang int()s it: "16" and 16.0 are 16 to it (DF010 warns about the type), and vLLM does not read it.
+    top, inner = _read_int(ctx.data.get("block_size")), _read_int(ctx.dflash.get("block_size"))
     if top is None and inner is None:
         yield Problem(
             "/block_size",
@@ -82,11 +90,10 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     is too small to hold the taps (error).
 
     vLLM does not read it. SGLang's ``DFlashDraftModel`` bounds the taps with it (``dflash_config``
-    first) and refuses a tap at or past it; when it is absent, models/dflash.py @003b23d7 bounds them
-    with the draft's own depth instead, which refuses nearly every tap list. The runner then captures
-    with the running target's depth. The April reference and MLX require it at the top level. A missing
-    value is still a warning: later SGLang copies bound the taps by ``max(taps) + 1`` instead, and none of
-    the three third-party copies of z-lab/gpt-oss-20b-DFlash shows the key (all partial, so whether the
+    first) and refuses a tap at or past it; when it is absent, SGLang 0.5.23 bounds them by
+    ``max(taps) + 1`` and builds the model (the runner then captures with the running target's depth).
+    The April reference and MLX require it at the top level, so a missing value is a warning (none of
+    the three third-party copies of z-lab/gpt-oss-20b-DFlash shows the key: all partial, so whether the
     published file has it is not known); ``--target`` (DF403) offers the target's depth as a safe fix.
     Disagreeing copies are a warning: it is a fact of the target, which the file cannot show (DF403
     checks it against the target).
@@ -94,21 +101,21 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     Fail: ``"num_target_layers": 4`` with five taps; 32 at the top level and 36 in dflash_config
     Pass: ``"num_target_layers": 36``
     """
-    value = ctx.draft_value("num_target_layers")
+    value = _read_int(ctx.draft_value("num_target_layers"))  # "36" and 36.0 are 36 to SGLang (DF010 warns)
     where = ctx.draft_pointer("num_target_layers")
     taps = ctx.taps()
     if value is None:
         yield Problem(
             where,
-            "num_target_layers missing: SGLang's DFlashDraftModel (@003b23d7) then bounds the taps by the "
-            "draft depth and refuses them, the April reference and MLX require it; take it from the target",
+            "num_target_layers missing: SGLang bounds the taps by max(taps) + 1 and runs, the April reference "
+            "and MLX require it; take it from the target",
             severity=Severity.WARNING,
         )
     elif not is_int(value) or value < 1:
         yield Problem(where, f"num_target_layers {show(value)} must be a positive integer")
     elif taps is not None and value < len(taps):
         yield Problem(where, f"num_target_layers {value} cannot hold {len(taps)} distinct taps")
-    top, inner = ctx.data.get("num_target_layers"), ctx.dflash.get("num_target_layers")
+    top, inner = _read_int(ctx.data.get("num_target_layers")), _read_int(ctx.dflash.get("num_target_layers"))
     if top is not None and inner is not None and top != inner:
         yield Problem(
             "/num_target_layers",

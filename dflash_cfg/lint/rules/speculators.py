@@ -28,9 +28,16 @@ SPECULATORS_REQUIRED = (
 def speculators_structure(ctx: Context) -> Iterator[Problem]:
     """A speculators-format file lacks what vLLM's translator needs, so vLLM refuses it.
 
-    ``SpeculatorsConfig`` requires ``transformer_layer_config`` (an object) and
-    ``speculators_config.proposal_methods[0].speculative_tokens`` and ``verifier.name_or_path``;
-    ``update_dflash`` indexes ``aux_hidden_state_layer_ids`` and ``mask_token_id`` (KeyError when absent).
+    ``update_dflash`` indexes ``aux_hidden_state_layer_ids`` and ``mask_token_id``: vLLM 0.33.0 raises
+    KeyError without them however it is launched. ``transformer_layer_config`` (an object) and
+    ``speculators_config.proposal_methods[0].speculative_tokens`` and ``verifier.name_or_path`` are
+    required only when the directory is the served model (``vllm serve <dir>``: ``SpeculatorsConfig``
+    raises); through ``--speculative-config '{"model": "<dir>"}'`` vLLM 0.33.0 accepts the file without
+    them (the launch gives the target and the token count).
+
+    SGLang 0.5.23 cannot load a speculators-format directory at all ("Should have a `model_type` key"),
+    whatever it holds; a real published drafter (RedHatAI/DeepSeek-V4-Flash-speculator.dflash) is in this
+    format and serves with vLLM, so that alone is no finding.
 
     Fail: ``{"speculators_model_type": "dflash", "transformer_layer_config": {...}}`` without
     ``aux_hidden_state_layer_ids``
@@ -42,10 +49,14 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
     layer = doc.get("transformer_layer_config")
     if not isinstance(layer, dict):
         state = "missing" if layer is None else f"a {type(layer).__name__}, not an object"
-        yield Problem("/transformer_layer_config", f"transformer_layer_config is {state}: vLLM refuses the file")
+        yield Problem(
+            "/transformer_layer_config",
+            f"transformer_layer_config is {state}: `vllm serve` of this directory refuses it "
+            "(--speculative-config accepts it)",
+        )
     for where, key in SPECULATORS_REQUIRED:
         if key not in doc:
-            yield Problem(where, f"{key} missing: vLLM's speculators translator raises KeyError")
+            yield Problem(where, f"{key} missing: vLLM's speculators translator raises KeyError (any launch)")
     spec = doc.get("speculators_config")
     methods = spec.get("proposal_methods") if isinstance(spec, dict) else None
     first = methods[0] if isinstance(methods, list) and methods else None
@@ -53,14 +64,14 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
     if not isinstance(first, dict) or "speculative_tokens" not in first:
         yield Problem(
             "/speculators_config/proposal_methods",
-            "speculators_config.proposal_methods[0].speculative_tokens missing: vLLM refuses the file "
-            "(Invalid speculators config structure)",
+            "speculators_config.proposal_methods[0].speculative_tokens missing: `vllm serve` of this directory "
+            "refuses it (Invalid speculators config structure; --speculative-config accepts it)",
         )
     if not isinstance(verifier, dict) or "name_or_path" not in verifier:
         yield Problem(
             "/speculators_config/verifier",
-            "speculators_config.verifier.name_or_path missing: vLLM refuses the file "
-            "(Invalid speculators config structure)",
+            "speculators_config.verifier.name_or_path missing: `vllm serve` of this directory refuses it "
+            "(Invalid speculators config structure; --speculative-config accepts it)",
         )
 
 

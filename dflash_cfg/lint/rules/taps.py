@@ -240,6 +240,49 @@ def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
         )
 
 
+# Keys both engines read only inside dflash_config (vLLM: qwen3_dflash.py:317, qwen3_dflash2.py:401-404;
+# SGLang: parse_dflash_draft_config). vLLM's top-level add_swa_attention_sink_bias is DF210's. The logit
+# scalars only for DFlash2, the only drafter that reads them: a top-level final_logit_softcapping is also
+# Gemma's own config key (the gemma-4 drafters have it), which no DFlash v1 model reads.
+DFLASH_ONLY = ("attention_sink_bias",)
+DFLASH2_ONLY = ("output_multiplier", "final_logit_softcapping")
+
+
+@rule(
+    "DF108",
+    "dflash-key-top-level",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=("vLLM:dflash_config-only keys", "SGLang:dflash_config-only keys"),
+    fix=True,
+)
+def dflash_key_top_level(ctx: Context) -> Iterator[Problem]:
+    """A key engines read only inside ``dflash_config`` is only at the top level.
+
+    vLLM 0.33.0 and SGLang 0.5.23 read ``attention_sink_bias`` and DFlash2's ``output_multiplier`` and
+    ``final_logit_softcapping`` from ``dflash_config`` alone: at the top level both silently draft with
+    their defaults (no sink, multiplier 1, no soft cap), not the trained value. The safe fix copies the
+    same value into ``dflash_config``.
+
+    A top-level ``final_logit_softcapping`` on a DFlash (v1) drafter is not flagged: it is Gemma's own config
+    key (the published gemma-4 drafters carry it) and no v1 drafter reads the logit scalars.
+
+    Fail: ``"output_multiplier": 2.0`` at the top level of a DFlash2 drafter, none in dflash_config
+    Pass: ``"dflash_config": {"output_multiplier": 2.0, ...}``
+    """
+    if not isinstance(ctx.data.get("dflash_config"), dict):
+        return
+    for key in DFLASH_ONLY + (DFLASH2_ONLY if ctx.kind == "dflash2" else ()):
+        if key in ctx.data and key not in ctx.dflash:
+            value = ctx.data[key]
+            yield Problem(
+                f"/{key}",
+                f"{key} {show(value)} only at the top level: vLLM and SGLang read it only in dflash_config and "
+                "silently use their default",
+                Fix(f"copy {key} into dflash_config", (PatchOp("add", f"/dflash_config/{key}", value),)),
+            )
+
+
 RULES = (
     dflash_config_missing,
     target_layer_ids_missing,
@@ -248,4 +291,5 @@ RULES = (
     tap_on_last_layer,
     taps_not_standard,
     eagle_aux_mismatch,
+    dflash_key_top_level,
 )

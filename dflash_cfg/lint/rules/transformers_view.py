@@ -136,11 +136,11 @@ def transformers_warning(ctx: Context) -> Iterator[Problem]:
 @rule(
     "DF304",
     "rope-theta",
-    Severity.WARNING,
+    Severity.ERROR,
     "data",
     "effective",
-    reads=("vLLM:rope_theta",),
-    severities=(Severity.ERROR, Severity.INFO),
+    reads=("vLLM:rope_theta", "SGLang:rope_theta"),
+    severities=(Severity.INFO,),
     fix=True,
 )
 def rope_theta(ctx: Context) -> Iterator[Problem]:
@@ -149,8 +149,20 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     Qwen3.5/3.6 drafters use 1e7; a wrong θ silently rotates the drafter's queries and context keys.
     Errors: flat ``rope_theta`` and ``rope_parameters.rope_theta`` disagree; the installed
     transformers reads a different θ than the file states (4.x ignores ``rope_parameters`` and uses
-    10000; any version lets a ``rope_scaling`` dict replace ``rope_parameters``). Warning: no θ at all
-    (transformers uses 10000, vLLM 1e6). Information: θ only in ``rope_parameters`` while the installed
+    10000; any version lets a ``rope_scaling`` dict replace ``rope_parameters``); no θ at all: the config
+    class fills ``rope_parameters`` with its default 10000 before vLLM 0.33.0's
+    ``set_default_rope_theta(1e6)`` could apply, so vLLM and SGLang 0.5.23 both build RoPE with base
+    10000, silently replacing the trained θ (1e7 for the Qwen3.5/3.6 drafters).
+
+    Not a finding: a Laguna drafter's flat ``rope_theta``. vLLM builds Laguna through transformers'
+    ``LagunaConfig``, whose RoPE is per layer type by design (full-attention layers take the file's
+    ``rope_theta``, sliding layers the config's own 10000, as the Laguna target does); SGLang's Laguna
+    config uses the file's value for every layer of a drafter without full-attention layers. The
+    published poolside/Laguna-XS-2.1-DFlash (all sliding, ``rope_theta`` 500000) runs with 10000 in vLLM
+    and 500000 in SGLang; which one it was trained with the file cannot show, and it is what poolside
+    publishes, so dflash-cfg does not flag it.
+
+    Information: θ only in ``rope_parameters`` while the installed
     transformers reads it — 4.x, MLX and Swift ports would not; the safe fix mirrors it to a flat
     ``rope_theta``.
 
@@ -170,7 +182,10 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     stated = flat if flat is not None else nested
     if stated is None:
         yield Problem(
-            "/rope_theta", "no RoPE theta: transformers uses 10000 and vLLM 1e6; take the trained value from upstream"
+            "/rope_theta",
+            "no RoPE theta: vLLM and SGLang build RoPE with base 10000 (the config class default), not the "
+            "trained value; take it from upstream",
+            severity=Severity.ERROR,
         )
         return
     seen = eff.values.get("rope_theta") if eff.values else None

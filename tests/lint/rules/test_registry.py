@@ -162,8 +162,8 @@ def test_the_linter_refuses_a_finding_outside_the_declaration(bad: Rule, says: s
 
 
 def test_a_declaration_holds_the_default_severity_first() -> None:
-    assert REGISTRY["DF304"].severities == (Severity.ERROR, Severity.WARNING, Severity.INFO)
-    assert REGISTRY["DF304"].severity == Severity.WARNING
+    assert REGISTRY["DF121"].severities == (Severity.ERROR, Severity.WARNING, Severity.INFO)
+    assert REGISTRY["DF121"].severity == Severity.ERROR
     assert REGISTRY["DF001"].severities == (Severity.ERROR,)
 
 

@@ -1,7 +1,8 @@
 """The differential suite: every fixture drafter and the seeded mutants of tests/engines/mutants.py, run through
 the pinned engines' own config code (the adapters) and through `dflash_cfg.check`, held against each other:
 
-a. an engine refuses -> dflash-cfg reports an error whose message names that engine;
+a. an engine refuses -> dflash-cfg reports an error whose message names that engine (a disagreement is "a" when
+   there is no error at all, "a-unnamed" when there are errors but none names the engine);
 b. an engine runs with a drafting-critical value that differs from what it read for the unmutated base ->
    dflash-cfg reports a new error;
 c. every engine runs exactly as for the base -> dflash-cfg reports no new error (by rule id);

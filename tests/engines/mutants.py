@@ -568,10 +568,15 @@ def generate(seed: int = SEED, limit: int = LIMIT) -> list[Mutant]:
         for family, edits in speculators if base.speculators else families:
             for kind, description, edit in edits:
                 data = copy.deepcopy(original)
-                if not edit(data) or data == original:
+                # Compared as JSON: in Python 16.0 == 16 and 0 == False, and those retypes are mutants.
+                if not edit(data) or _canonical(data) == _canonical(original):
                     continue
                 candidates.append(Mutant(f"{family}/{kind}/{base.name}", family, kind, base, description, data))
     return _sample(rng, candidates, limit)
+
+
+def _canonical(data: Config) -> str:
+    return json.dumps(data, sort_keys=True)
 
 
 def _sample(rng: random.Random, candidates: list[Mutant], limit: int) -> list[Mutant]:

@@ -41,13 +41,17 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     archs = ctx.data.get("architectures")
     names = ", ".join(sorted(REGISTERED_ARCHITECTURES))
     if archs is None:
-        yield Problem("/architectures", f"architectures missing: engines pick the drafter class from it ({names})")
+        yield Problem(
+            "/architectures",
+            f"architectures missing: vLLM and SGLang pick the drafter class from it and refuse the file ({names})",
+        )
     elif not isinstance(archs, list) or len(archs) != 1 or not isinstance(archs[0], str):
         yield Problem("/architectures", f"architectures {show(archs)} should name one drafter class ({names})")
     elif archs[0] not in REGISTERED_ARCHITECTURES:
         yield Problem(
             "/architectures",
-            f"architectures {show(archs)}: no engine registers {archs[0]} (vLLM and SGLang know {names})",
+            f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, so vLLM and SGLang "
+            f"refuse the file (they know {names})",
         )
     elif ctx.kind == "dflash2" and archs[0] != "DFlash2DraftModel":
         yield Problem(
@@ -69,7 +73,7 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             "/model_type",
             f"model_type {'missing' if model_type is None else show(model_type)}: {eff.error} "
-            f"(transformers {eff.transformers_version}), so engines cannot load the file",
+            f"(transformers {eff.transformers_version}), so vLLM and SGLang refuse the file",
         )
 
 

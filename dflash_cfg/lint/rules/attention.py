@@ -177,8 +177,8 @@ def window_dropped(ctx: Context) -> Iterator[Problem]:
     yield Problem(
         "/use_sliding_window",
         f"use_sliding_window is {state} while {types.count(SLIDING)} layers are "
-        f"sliding_attention: {ctx.effective.through} turns sliding_window {window_text} into null, so engines "
-        "get sliding layers without a window",
+        f"sliding_attention: {ctx.effective.through} turns sliding_window {window_text} into null, so vLLM "
+        "and SGLang refuse the file (sliding layers without a window)",
         fix,
     )
 
@@ -256,7 +256,9 @@ def dflash2_causality(ctx: Context) -> Iterator[Problem]:
     Pass: the same with ``"is_causal": false``
     """
     types = ctx.layer_types()
-    if ctx.kind == "dflash2" and types and all(t == SLIDING for t in types) and ctx.data.get("is_causal") is not False:
+    # 0 reads as false in both engines (their truthiness); DF010 warns about the type.
+    causal = ctx.data.get("is_causal")
+    if ctx.kind == "dflash2" and types and all(t == SLIDING for t in types) and causal is not False and causal != 0:
         state = "absent" if "is_causal" not in ctx.data else json.dumps(ctx.data.get("is_causal"))
         yield Problem(
             "/is_causal",

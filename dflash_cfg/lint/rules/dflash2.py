@@ -30,7 +30,8 @@ def dflash2_keys(ctx: Context) -> Iterator[Problem]:
             if ctx.dflash.get(key) is None:
                 yield Problem(
                     pointer("dflash_config", key),
-                    f"DFlash2 needs dflash_config.{key} (missing; {' and '.join(pair)} are set together)",
+                    f"DFlash2 needs dflash_config.{key} (missing; {' and '.join(pair)} are set together): "
+                    "vLLM and SGLang refuse the file",
                 )
     group, hidden = ctx.dflash.get("conv_group_size"), ctx.int_field("hidden_size")
     if is_int(group) and group > 0 and hidden is not None and hidden % group:

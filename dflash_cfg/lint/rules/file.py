@@ -135,7 +135,7 @@ def _as_bool(value: Any) -> bool | None:
 
 # Values of the wrong JSON type that every engine reads as meant, checked by running vLLM 0.33.0 and SGLang
 # 0.5.23 (tests/engines/test_truth.py): SGLang int()s num_target_layers and block_size, which vLLM does not
-# read; both read is_causal by truthiness. Elsewhere a wrong type stays an error: the config class refuses
+# read; both read is_causal and dflash_config's causal and use_swa by truthiness. Elsewhere a wrong type stays an error: the config class refuses
 # "2048" or 2048.0 for sliding_window, SGLang refuses a string mask_token_id or attention_sink_bias 0, vLLM
 # a string tap.
 COERCED: dict[str, Callable[[Any], Any]] = {
@@ -144,7 +144,14 @@ COERCED: dict[str, Callable[[Any], Any]] = {
     "/block_size": as_int,
     "/dflash_config/block_size": as_int,
     "/is_causal": _as_bool,
+    "/dflash_config/causal": _as_bool,
+    "/dflash_config/use_swa": _as_bool,
 }
+
+
+# Wrong types an engine's own code fails on, where no rule owns the key (checked by running vLLM 0.33.0 and SGLang
+# 0.5.23): RoPE builds base ** (arange / dim) from a string theta (TypeError).
+REFUSED_TYPE: dict[str, str] = {"/rope_theta": "vLLM and SGLang"}
 
 
 def _at(data: dict[str, Any], ptr: str) -> Any:
@@ -194,7 +201,8 @@ def schema_violation(ctx: Context) -> Iterator[Problem]:
     for ptr, message in schema.validate(ctx.data, ctx.kind):
         value = _coerced(ctx.data, ctx.kind, ptr)
         if value is None:
-            yield Problem(ptr, message)
+            refused = REFUSED_TYPE.get(ptr) if "is not of type" in message else None
+            yield Problem(ptr, f"{message}: {refused} refuse the file" if refused else message)
         else:
             yield Problem(
                 ptr,

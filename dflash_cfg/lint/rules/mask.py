@@ -41,8 +41,8 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     if top is None:
         yield Problem(
             where,
-            "mask_token_id missing: the drafter fills its block with this token's embedding; "
-            "take the trained id from the upstream repo",
+            "mask_token_id missing: vLLM refuses the file (it needs the id for parallel drafting) and SGLang adds "
+            "a new, untrained mask token; take the trained id from the upstream repo",
         )
     else:
         yield Problem(
@@ -79,9 +79,9 @@ def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
         if value is None:
             continue
         if not is_int(value) or value < 0:
-            yield Problem(where, f"mask_token_id {show(value)} is not a non-negative integer")
+            yield Problem(where, f"mask_token_id {show(value)} is not a non-negative integer: SGLang refuses the file")
         elif vocab is not None and value >= vocab:
-            yield Problem(where, f"mask_token_id {value} is outside the vocabulary [0, {vocab})")
+            yield Problem(where, f"mask_token_id {value} is outside the vocabulary [0, {vocab}): SGLang refuses the file")
     inner, top = ctx.dflash.get("mask_token_id"), ctx.data.get("mask_token_id")
     if inner is not None and top is not None and inner != top:
         yield Problem(

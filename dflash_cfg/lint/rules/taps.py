@@ -99,6 +99,8 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     "taps-invalid",
     Severity.ERROR,
     reads=("vLLM:target_layer_ids", "vLLM:target_layer_ids capture", "SGLang:target_layer_ids"),
+    severities=(Severity.WARNING,),
+    fix=True,
 )
 def taps_invalid(ctx: Context) -> Iterator[Problem]:
     """``target_layer_ids`` is not a non-empty list of unique, increasing, non-negative integers.
@@ -107,9 +109,11 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
     vLLM adds 1 to each id and captures each target layer once, in layer order: a repeated or non-integer
     id leaves ``fc`` short of features (it raises at the first step), a negative -1 reads the embeddings,
     and a list out of order reaches ``fc`` in layer order, not in the order of the list. Every published
-    drafter lists unique taps in increasing order.
+    drafter lists unique taps in increasing order. An integral float (``16.0``) is a warning about
+    portability: vLLM 0.33.0 and SGLang 0.5.23 both read it as the integer (checked by running them).
 
     Fail: ``[1, 16, 16, 46, 61]``, ``[61, 1]``, ``[]``, ``[-1, 5]``
+    Warn: ``[1.0, 16.0, 31.0, 46.0, 61.0]``
     Pass: ``[1, 16, 31, 46, 61]``
     """
     value = ctx.draft_value("target_layer_ids")
@@ -117,11 +121,34 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
         return
     where = _where_taps(ctx)
     if not isinstance(value, list) or not value:
-        yield Problem(where, f"target_layer_ids must be a non-empty list of layer indices, got {show(value)}")
+        # vLLM reads eagle_aux_hidden_state_layer_ids first (DF107): only without it does it fail on these taps.
+        aux = isinstance(ctx.data.get("eagle_aux_hidden_state_layer_ids"), list)
+        refuse = "SGLang refuses" if aux or isinstance(value, list) else "vLLM and SGLang refuse"
+        yield Problem(
+            where, f"target_layer_ids must be a non-empty list of layer indices, got {show(value)}: {refuse} the file"
+        )
         return
     for i, tap in enumerate(value):
-        if not is_int(tap) or tap < 0:
-            yield Problem(f"{where}/{i}", f"target_layer_ids[{i}] = {show(tap)} is not a non-negative integer")
+        if isinstance(tap, float) and tap.is_integer() and tap >= 0:
+            yield Problem(
+                f"{where}/{i}",
+                f"target_layer_ids[{i}] = {show(tap)} is a float: vLLM and SGLang read it as {int(tap)}, "
+                "other loaders may not",
+                Fix(f"write it as {int(tap)}", (PatchOp("replace", f"{where}/{i}", int(tap)),)),
+                Severity.WARNING,
+            )
+        elif not is_int(tap) or tap < 0:
+            # Checked by running them: SGLang refuses a negative id; a string one fails both (vLLM adds 1 to it).
+            refuses = (
+                ": SGLang refuses the file"
+                if is_int(tap)
+                else ": vLLM and SGLang refuse the file"
+                if isinstance(tap, str)
+                else ""
+            )
+            yield Problem(
+                f"{where}/{i}", f"target_layer_ids[{i}] = {show(tap)} is not a non-negative integer{refuses}"
+            )
     ints = [t for t in value if is_int(t)]
     if len(set(ints)) != len(ints):
         dups = sorted(t for t, n in Counter(ints).items() if n > 1)  # linear: a hostile list may be huge
@@ -155,7 +182,8 @@ def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
         if tap >= depth:
             yield Problem(
                 f"{_where_taps(ctx)}/{i}",
-                f"tap {tap} is past the last target layer (num_target_layers {depth}, valid 0..{depth - 1})",
+                f"tap {tap} is past the last target layer (num_target_layers {depth}, valid 0..{depth - 1}): "
+                "SGLang refuses the file",
             )
 
 

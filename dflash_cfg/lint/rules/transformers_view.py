@@ -41,10 +41,17 @@ def config_class_rejects(ctx: Context) -> Iterator[Problem]:
     Pass: ``"head_dim": 128``
     """
     eff = ctx.effective
+    # SGLang cannot load the speculators format at all (DF162); vLLM builds its translation through transformers.
+    engines = "vLLM refuses" if ctx.kind == "speculators" else "vLLM and SGLang refuse"
     if eff.error is not None and eff.config_class is not None:
-        yield Problem("", f"{eff.through} (transformers {eff.transformers_version}) rejects the file: {eff.error}")
+        yield Problem(
+            "",
+            f"{eff.through} (transformers {eff.transformers_version}) rejects the file, so {engines} it: {eff.error}",
+        )
     elif eff.error is not None and "AutoConfig" not in eff.error:
-        yield Problem("", f"transformers {eff.transformers_version} cannot load the file: {eff.error}")
+        yield Problem(
+            "", f"transformers {eff.transformers_version} cannot load the file, so {engines} it: {eff.error}"
+        )
 
 
 # Fields where a silent raw -> effective change alters what the drafter computes, except the ones

@@ -213,15 +213,20 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     "data",
     "effective",
     reads=("transformers:config class", "vLLM:layer_types", "SGLang:layer_types"),
-    severities=(Severity.INFO,),
+    severities=(Severity.INFO, Severity.ERROR),
 )
 def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     """``layer_types`` is absent, so the config class derives it (``Qwen3Config``: first
     ``max_window_layers`` full, the rest sliding, and all full unless ``use_sliding_window`` is true).
 
-    Shows the derived layout. Information only when ``dflash_config.use_swa`` says every layer slides
-    (MiMo-style drafters, which vLLM resolves from ``use_swa``/``swa_window_size``).
+    Shows the derived layout. An error when the file gives a sliding window but the derived layout has no
+    sliding layer: vLLM 0.33.0 and SGLang 0.5.23 then run every layer as full attention (checked by running
+    them on drafters whose ``layer_types`` was dropped, misspelled or moved into ``dflash_config``, where
+    neither reads it), and every published drafter that sets a window lists its sliding layers. Information
+    only when ``dflash_config.use_swa`` says every layer slides (MiMo-style drafters, which vLLM resolves
+    from ``use_swa``/``swa_window_size``).
 
+    Fail: no ``layer_types``, ``"use_sliding_window": true``, ``"sliding_window": 2048`` (all full)
     Fail (warning): no ``layer_types``, ``"sliding_window": 2048``, ``"max_window_layers": 5``
     Pass: an explicit ``layer_types``
     """
@@ -229,7 +234,23 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
         return
     derived = ctx.effective.values.get("layer_types") if ctx.effective.values else None
     shown = strip(derived) if isinstance(derived, list) else "nothing"
-    if ctx.dflash.get("use_swa") is True:
+    elsewhere = next(
+        (f" ({name} is not read there)" for name in ("dflash_config.layer_types",) if "layer_types" in ctx.dflash),
+        "",
+    )
+    window = _window(ctx)
+    use_swa = ctx.dflash.get("use_swa") in (True, 1)  # both engines read it by truthiness
+    if not use_swa and window is not None and ctx.effective.error is None:
+        if not isinstance(derived, list) or SLIDING not in derived:
+            yield Problem(
+                "/layer_types",
+                f"layer_types absent{elsewhere} while sliding_window is {window}: {ctx.effective.through} derives "
+                f"{shown}, so vLLM and SGLang run every layer as full attention and the window is unused; "
+                "write the trained layout explicitly (upstream has it)",
+                severity=Severity.ERROR,
+            )
+            return
+    if use_swa:
         yield Problem(
             "/layer_types",
             f"layer_types absent: {ctx.effective.through} derives {shown}; vLLM uses "

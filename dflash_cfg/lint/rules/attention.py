@@ -98,44 +98,54 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
 def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     """Layers are ``sliding_attention`` but no positive ``sliding_window`` gives their window.
 
-    vLLM raises "DFlash sliding attention requires a window size" unless ``dflash_config.swa_window_size``
-    gives one (a ``sliding_window`` of 0 too: it reaches the model as no window). SGLang reads only
-    ``sliding_window``: absent or null it raises "DFLASH sliding_attention layers require
-    config.sliding_window"; 0 it accepts and runs the sliding layers unwindowed (window 0 - 1 = -1, i.e.
-    no window), which is not how they were trained. The HF reference silently runs those layers unwindowed.
+    What the engines do depends on the value (checked by running vLLM 0.33.0 and SGLang 0.5.23):
+
+    - null: vLLM raises "DFlash sliding attention requires a window size" unless
+      ``dflash_config.swa_window_size`` gives one; SGLang reads only ``sliding_window`` and raises
+      "DFLASH sliding_attention layers require config.sliding_window".
+    - absent (or misspelled, or only inside ``dflash_config``): the config class fills its default
+      (``Qwen3Config`` 4096, ``LagunaConfig`` 512), and both engines draft with that window.
+    - 0: vLLM refuses it (no window size); SGLang runs the sliding layers unwindowed (window 0 - 1 = -1).
+    - negative: vLLM builds the sliding layers with that window as written; SGLang runs them unwindowed.
+
+    None of these is how the layers were trained, so each is an error; the HF reference silently runs
+    those layers unwindowed.
 
     Fail: ``"layer_types": ["sliding_attention", ..., "full_attention"]``, ``"sliding_window": null``
     Pass: the same with ``"sliding_window": 2048``
     """
     types = ctx.layer_types()
-    if types and SLIDING in types and _window(ctx) is None:
-        value = ctx.data.get("sliding_window")
-        state = "absent" if "sliding_window" not in ctx.data else show(value)
-        swa = _swa_window(ctx)
-        # SGLang refuses an absent or null window but runs window 0 as window_left -1: no window at all.
-        sglang = (
-            "SGLang runs the sliding layers unwindowed (window 0 - 1 = -1)"
-            if is_int(value) and value == 0
-            else "SGLang reads only sliding_window and refuses the file"
+    if not (types and SLIDING in types and _window(ctx) is None):
+        return
+    value = ctx.data.get("sliding_window")
+    layers = f"{types.count(SLIDING)} sliding_attention layers"
+    upstream = "the trained window must come from upstream"
+    swa = _swa_window(ctx)
+    default = ctx.effective.values.get("sliding_window") if ctx.effective.values else None
+    if "sliding_window" not in ctx.data and is_int(default) and default > 0:
+        yield Problem(
+            "/sliding_window",
+            f"{layers} but sliding_window is absent: {ctx.effective.through} fills its default {default}, and "
+            f"vLLM and SGLang draft with that window; {upstream}",
         )
-        if swa is not None:
-            yield Problem(
-                "/sliding_window",
-                f"{types.count(SLIDING)} sliding_attention layers and sliding_window is {state}: vLLM takes "
-                f"dflash_config.swa_window_size {swa}, {sglang}",
-            )
-        elif is_int(value) and value == 0:
-            yield Problem(
-                "/sliding_window",
-                f"{types.count(SLIDING)} sliding_attention layers but sliding_window is 0: vLLM refuses the file "
-                f"(no window size), {sglang}; the trained window must come from upstream",
-            )
-        else:
-            yield Problem(
-                "/sliding_window",
-                f"{types.count(SLIDING)} sliding_attention layers but sliding_window is {state}: vLLM and "
-                "SGLang refuse the file; the trained window must come from upstream",
-            )
+        return
+    state = "absent" if "sliding_window" not in ctx.data else show(value)
+    if is_int(value) and value < 0:
+        sglang = "SGLang runs them unwindowed"
+        vllm = f"vLLM builds them with window {value} as written"
+    elif is_int(value) and value == 0:
+        sglang = "SGLang runs them unwindowed (window 0 - 1 = -1)"
+        vllm = "vLLM refuses the file (no window size)"
+    else:
+        sglang = "SGLang reads only sliding_window and refuses the file"
+        vllm = "vLLM refuses the file"
+    if swa is not None:
+        yield Problem(
+            "/sliding_window",
+            f"{layers} and sliding_window is {state}: vLLM takes dflash_config.swa_window_size {swa}, {sglang}",
+        )
+    else:
+        yield Problem("/sliding_window", f"{layers} but sliding_window is {state}: {vllm}, {sglang}; {upstream}")
 
 
 @rule(
@@ -329,11 +339,20 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
     Pass: both 1024, or only one of them
     """
     window, swa = _window(ctx), _swa_window(ctx)
-    if window is not None and swa is not None and window != swa:
+    # use_swa without layer_types: SGLang runs every layer full and reads no window at all (the warning below).
+    swa_only = ctx.dflash.get("use_swa") in (True, 1) and "layer_types" not in ctx.data
+    if window is not None and swa is not None and window != swa and not swa_only:
         yield Problem(
             "/dflash_config/swa_window_size",
             f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with a window "
             f"of {swa}, SGLang with {window}",
+        )
+    elif window is not None and swa is not None and window != swa:
+        yield Problem(
+            "/dflash_config/swa_window_size",
+            f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with a window of "
+            f"{swa} and SGLang reads neither; make sure {swa} is the trained one",
+            severity=Severity.WARNING,
         )
     if ctx.dflash.get("use_swa") is True and "layer_types" not in ctx.data:
         yield Problem(

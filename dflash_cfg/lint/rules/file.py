@@ -154,6 +154,17 @@ COERCED: dict[str, Callable[[Any], Any]] = {
 REFUSED_TYPE: dict[str, str] = {"/rope_theta": "vLLM and SGLang"}
 
 
+def _window_unread(data: dict[str, Any]) -> bool:
+    """MiMo-style: dflash_config.use_swa with a swa_window_size and no layer_types. vLLM takes the window from
+    swa_window_size and SGLang runs every layer full, so neither reads the top-level sliding_window (checked by
+    running them: any value there leaves both as they were)."""
+    block = data.get("dflash_config")
+    if not isinstance(block, dict) or "layer_types" in data:
+        return False
+    swa = block.get("swa_window_size")
+    return block.get("use_swa") in (True, 1) and is_int(swa) and swa > 0
+
+
 def _at(data: dict[str, Any], ptr: str) -> Any:
     """The value at one of COERCED's pointers (top level or directly in dflash_config)."""
     parts = ptr.strip("/").split("/")
@@ -200,7 +211,14 @@ def schema_violation(ctx: Context) -> Iterator[Problem]:
     """
     for ptr, message in schema.validate(ctx.data, ctx.kind):
         value = _coerced(ctx.data, ctx.kind, ptr)
-        if value is None:
+        if value is None and ptr == "/sliding_window" and _window_unread(ctx.data):
+            yield Problem(
+                ptr,
+                f"{message}; not read here: vLLM takes dflash_config.swa_window_size and SGLang, without "
+                "layer_types, runs every layer full",
+                severity=Severity.WARNING,
+            )
+        elif value is None:
             refused = REFUSED_TYPE.get(ptr) if "is not of type" in message else None
             yield Problem(ptr, f"{message}: {refused} refuse the file" if refused else message)
         else:

@@ -371,6 +371,14 @@ READS: dict[str, Read] = {
         # --- SGLang ---
         Read(
             reader="SGLang",
+            key="model_type",
+            order="top level, through transformers' AutoConfig (ModelConfig -> get_config)",
+            default="refused: 'Unrecognized model ... Should have a `model_type` key' (the speculators format has none)",
+            bad_type="refused the same way",
+            source=CHECKED + " sglang/srt/utils/hf_transformers/config.py:228 (get_config)",
+        ),
+        Read(
+            reader="SGLang",
             key="architectures",
             order="top level: DFlashDraftModel, DFlash2DraftModel, DFlashLagunaForCausalLM, MuseGlimmerAssistantModel",
             default="model not found",

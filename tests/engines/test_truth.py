@@ -256,3 +256,46 @@ def test_is_causal_0_is_read_as_false_by_both_engines(records: Records) -> None:
 def test_wrong_types_an_engine_refuses_stay_errors(records: Records, case: str, refusing: tuple[str, ...]) -> None:
     for engine in ("vllm", "sglang"):
         assert (records[(engine, case)].refused is not None) == (engine in refusing), (engine, case)
+
+
+# `vllm serve <dir>` starts with vLLM's own maybe_override_with_speculators on the served directory (the adapter
+# launches through --speculative-config, which skips it): run it as the serve path does.
+_SERVE = """
+import json, sys
+from vllm.transformers_utils.config import maybe_override_with_speculators
+for folder in sys.argv[1:]:
+    try:
+        model, _, spec = maybe_override_with_speculators(folder, folder, trust_remote_code=False)
+        print(json.dumps({"ok": spec is not None}))
+    except Exception as error:
+        print(json.dumps({"refused": type(error).__name__, "message": str(error)}))
+"""
+
+
+def test_vllm_serve_of_a_speculators_dir_refuses_what_speculative_config_accepts(
+    engine_python: Path, tmp_path: Path
+) -> None:
+    # DF161's "`vllm serve` of this directory refuses it": speculative_tokens or the verifier missing.
+    import json
+    import os
+    import subprocess
+
+    def drop_tokens(d: dict[str, Any]) -> None:
+        d["speculators_config"]["proposal_methods"][0].pop("speculative_tokens")
+
+    folders = [
+        write_drafter(tmp_path / "whole", changed(SPECULATORS_DIR, lambda d: None)),
+        write_drafter(tmp_path / "no-tokens", changed(SPECULATORS_DIR, drop_tokens)),
+        write_drafter(
+            tmp_path / "no-verifier", changed(SPECULATORS_DIR, lambda d: d["speculators_config"].pop("verifier"))
+        ),
+    ]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_TARGET_DEVICE": "cpu", "CUDA_VISIBLE_DEVICES": ""}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [str(engine_python), "-c", _SERVE, *folders], capture_output=True, text=True, env=env, timeout=600, check=True
+    )
+    whole, no_tokens, no_verifier = (json.loads(line) for line in done.stdout.splitlines()[-3:])
+    assert whole == {"ok": True}
+    for answer in (no_tokens, no_verifier):
+        assert answer.get("refused") == "ValueError" and "Invalid speculators config structure" in answer["message"]

@@ -35,9 +35,7 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
     raises); through ``--speculative-config '{"model": "<dir>"}'`` vLLM 0.33.0 accepts the file without
     them (the launch gives the target and the token count).
 
-    SGLang 0.5.23 cannot load a speculators-format directory at all ("Should have a `model_type` key"),
-    whatever it holds; a real published drafter (RedHatAI/DeepSeek-V4-Flash-speculator.dflash) is in this
-    format and serves with vLLM, so that alone is no finding.
+    SGLang cannot load the format at all: DF162.
 
     Fail: ``{"speculators_model_type": "dflash", "transformer_layer_config": {...}}`` without
     ``aux_hidden_state_layer_ids``
@@ -75,4 +73,29 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (speculators_structure,)
+
+
+
+@rule("DF162", "speculators-not-sglang", Severity.WARNING, kinds=("speculators",), reads=("SGLang:model_type",))
+def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
+    """A speculators-format drafter: SGLang cannot load it.
+
+    SGLang 0.5.23's ``ModelConfig`` reads the directory's config.json through transformers, which finds no
+    top-level ``model_type`` in the speculators format and raises "Unrecognized model ... Should have a
+    `model_type` key" whatever else the file holds (checked by running it). A warning, not an error: a real
+    published drafter (RedHatAI/DeepSeek-V4-Flash-speculator.dflash) is in this format on purpose and serves
+    with vLLM. ``preflight`` on an SGLang launch of such a drafter is where it is an error.
+
+    Fail (warning): ``{"speculators_model_type": "dflash", ...}`` without a top-level ``model_type``
+    Pass: a z-lab-format drafter (``"model_type": "qwen3"``, ``"dflash_config": {...}``)
+    """
+    doc = ctx.written
+    if doc is not None and "model_type" not in doc:
+        yield Problem(
+            "/speculators_model_type",
+            "a speculators-format drafter: SGLang refuses the directory (no top-level model_type; it loads only "
+            "the z-lab format); serve it with vLLM",
+        )
+
+
+RULES = (speculators_structure, speculators_not_sglang)

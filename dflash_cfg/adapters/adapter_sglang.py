@@ -80,6 +80,15 @@ def handle(case: io.Case) -> None:
         # _handle_dflash (ServerArgs, not run here) infers --speculative-num-draft-tokens this way.
         tokens = parsed.resolve_block_size(default=None) or 16
         case.stand_in(f"num_draft_tokens: none given; {tokens} by _handle_dflash's rule (block_size, else 16)")
+    if not hasattr(model, "set_block_size"):
+        # DFlashWorkerV2 calls draft_model.set_block_size(block_size) on whatever class the registry built:
+        # a non-DFlash class (the target's Qwen3ForCausalLM) has none.
+        raise io.Refused(
+            "AttributeError",
+            f"'{type(model).__name__}' object has no attribute 'set_block_size'",
+            "sglang/srt/speculative/dflash_worker_v2.py:523",
+            "worker: DFlashWorkerV2's draft_model.set_block_size call is stood in for (the worker is not built here)",
+        )
     if parsed.mask_token_id is None:
         case.stand_in("mask_token_id: none in the config; the worker would resolve mask_token with the tokenizer")
     case.stand_in("worker: the mask id's checks against the target's vocab and tokenizer are not run")

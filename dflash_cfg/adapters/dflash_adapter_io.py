@@ -44,6 +44,16 @@ class Case:
             self.stand_ins.append(text)
 
 
+class Refused(Exception):
+    """The engine's code would raise at a call the adapter cannot make as the engine does (a worker method on the
+    model it built): the refusal the engine gives there, with the engine's file:line. Raised only where the
+    engine's own code makes the outcome certain; the record says the adapter stood in for the call."""
+
+    def __init__(self, kind: str, message: str, where: str, stand_in: str) -> None:
+        super().__init__(message)
+        self.kind, self.message, self.where, self.stand_in = kind, message, where, stand_in
+
+
 class AdapterError(Exception):
     """The adapter cannot serve this request (a malformed request, a missing directory): not the engine's answer."""
 
@@ -155,6 +165,9 @@ def _answer(engine: str, line: str, handle: Callable[[Case], None], broken: str 
         handle(case)
     except AdapterError as error:
         return record(engine, case, failed=str(error))
+    except Refused as refusal:
+        case.stand_in(refusal.stand_in)
+        return record(engine, case, refused={"type": refusal.kind, "message": refusal.message, "where": refusal.where})
     except BaseException as error:  # each case is isolated: its failure is its own record
         if isinstance(error, KeyboardInterrupt):
             raise

@@ -77,7 +77,7 @@ def test_github_one_command_per_finding(dflash: Run, tmp_path: Path, monkeypatch
     assert result.out == (
         f"::error file=models/a%2Cb%3Ac%25d/config.json,line={line},col=5,endLine={line},endColumn=14,"
         'title=DF202 unknown-layer-type::/layer_types/5: layer_types[5] = "50%25,x:y": DFlash engines know '
-        'only "full_attention" and "sliding_attention"\n'
+        'only "full_attention" and "sliding_attention"; vLLM and SGLang refuse the file\n'
     )
 
 

@@ -19,6 +19,7 @@ DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selecto
     "data",
     "effective",
     reads=("vLLM:architectures", "SGLang:architectures", "vLLM:model_type", "SGLang:dflash2_keys"),
+    severities=(Severity.WARNING,),
 )
 def architecture(ctx: Context) -> Iterator[Problem]:
     """No engine registers ``architectures``, or the installed transformers' ``AutoConfig`` cannot load
@@ -34,7 +35,11 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     ``DFlashDraftModel`` makes vLLM 0.33.0 build the v1 drafter and ignore those keys, and SGLang 0.5.23
     build the convolution but no selector.
 
+    A drafter class followed by other entries is a warning: both engines build the first (checked by running
+    them) and ignore the rest.
+
     Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``, ``"model_type": "dflash"``
+    Fail (warning): ``"architectures": ["DFlashDraftModel", "Qwen3ForCausalLM"]``
     Pass: ``"architectures": ["DFlashDraftModel"]``, ``"model_type": "qwen3"``;
     ``"architectures": ["DFlashLagunaForCausalLM"]``, ``"model_type": "laguna"``
     """
@@ -44,6 +49,13 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             "/architectures",
             f"architectures missing: vLLM and SGLang pick the drafter class from it and refuse the file ({names})",
+        )
+    elif isinstance(archs, list) and len(archs) > 1 and archs[0] in REGISTERED_ARCHITECTURES:
+        yield Problem(
+            "/architectures",
+            f"architectures {show(archs)} should name one drafter class: vLLM and SGLang build the first, "
+            f"{archs[0]}, and ignore the rest",
+            severity=Severity.WARNING,
         )
     elif not isinstance(archs, list) or len(archs) != 1 or not isinstance(archs[0], str):
         yield Problem("/architectures", f"architectures {show(archs)} should name one drafter class ({names})")

@@ -66,14 +66,17 @@ def layer_types_length(ctx: Context) -> Iterator[Problem]:
     "unknown-layer-type",
     Severity.ERROR,
     reads=("transformers:layer_types", "vLLM:layer_types", "SGLang:layer_types"),
+    severities=(Severity.WARNING,),
+    fix=True,
 )
 def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
     """A ``layer_types`` entry is neither ``full_attention`` nor ``sliding_attention``.
 
     SGLang refuses any other entry; vLLM runs every entry that is not ``sliding_attention`` as full
     attention, so a misspelled sliding layer silently loses its window. The config class sees the list
-    first: transformers 5.24 renames the legacy ``attention`` to ``full_attention`` and refuses names
-    outside its own list of attention types.
+    first: transformers 5.24 renames the legacy ``attention`` to ``full_attention`` (a warning: both engines
+    then run the layer as full attention, checked by running them) and refuses names outside its own list
+    of attention types.
 
     Fail: ``["swa", "swa", "swa", "swa", "full_attention"]``
     Pass: ``["sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"]``
@@ -82,10 +85,19 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
     if not isinstance(types, list):
         return
     for i, value in enumerate(types):
-        if value not in KNOWN:
+        if value == "attention":
             yield Problem(
                 f"/layer_types/{i}",
-                f"layer_types[{i}] = {show(value)}: DFlash engines know only {show(FULL)} and {show(SLIDING)}",
+                f'layer_types[{i}] = "attention": a legacy name; the config class renames it to {show(FULL)}, '
+                "which vLLM and SGLang read; other loaders may not",
+                Fix(f"write it as {show(FULL)}", (PatchOp("replace", f"/layer_types/{i}", FULL),)),
+                Severity.WARNING,
+            )
+        elif value not in KNOWN:
+            yield Problem(
+                f"/layer_types/{i}",
+                f"layer_types[{i}] = {show(value)}: DFlash engines know only {show(FULL)} and {show(SLIDING)}; "
+                "vLLM and SGLang refuse the file",
             )
 
 

@@ -115,11 +115,18 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
             strip(after) if name == "layer_types" and isinstance(after, list) else show(after),
         )
         where = "/torch_dtype" if name == "dtype" and "dtype" not in data else f"/{name}"
+        # The legacy "attention" renamed to "full_attention": the layout the file means (DF202 warns).
+        legacy = name == "layer_types" and isinstance(before, list) and after == [_modern(t) for t in before]
         yield Problem(
             where,
             f"{name} {shown[0]} in the file becomes {shown[1]} through {eff.through} "
             f"(transformers {eff.transformers_version}); engines see the latter",
+            severity=Severity.INFO if legacy else None,
         )
+
+
+def _modern(layer_type: object) -> object:
+    return "full_attention" if layer_type == "attention" else layer_type
 
 
 @rule("DF303", "transformers-warning", Severity.WARNING, "data", "effective", own_check=True)

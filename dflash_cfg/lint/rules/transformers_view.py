@@ -154,15 +154,14 @@ def transformers_warning(ctx: Context) -> Iterator[Problem]:
     "data",
     "effective",
     reads=("vLLM:rope_theta", "SGLang:rope_theta"),
-    severities=(Severity.INFO,),
+    severities=(Severity.INFO, Severity.WARNING),
     fix=True,
 )
 def rope_theta(ctx: Context) -> Iterator[Problem]:
     """RoPE θ is missing, ambiguous, or not what transformers reads.
 
     Qwen3.5/3.6 drafters use 1e7; a wrong θ silently rotates the drafter's queries and context keys.
-    Errors: flat ``rope_theta`` and ``rope_parameters.rope_theta`` disagree; the installed
-    transformers reads a different θ than the file states (4.x ignores ``rope_parameters`` and uses
+    Errors: the installed transformers reads a different θ than the file states (4.x ignores ``rope_parameters`` and uses
     10000; any version lets a ``rope_scaling`` dict replace ``rope_parameters``); no θ at all: the config
     class fills ``rope_parameters`` with its default 10000 before vLLM 0.33.0's
     ``set_default_rope_theta(1e6)`` could apply, so vLLM and SGLang 0.5.23 both build RoPE with base
@@ -176,11 +175,16 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     and 500000 in SGLang; which one it was trained with the file cannot show, and it is what poolside
     publishes, so dflash-cfg does not flag it.
 
+    Warning: flat ``rope_theta`` and ``rope_parameters.rope_theta`` disagree. vLLM 0.33.0 and SGLang 0.5.23
+    both read ``rope_parameters`` (checked by running them), as transformers v5 does; 4.x reads the flat
+    one. Which copy was trained the file cannot show, as for the other duplicated values (DF112, DF121).
+
     Information: θ only in ``rope_parameters`` while the installed
     transformers reads it — 4.x, MLX and Swift ports would not; the safe fix mirrors it to a flat
     ``rope_theta``.
 
-    Fail: ``"rope_theta": 1000000`` and ``"rope_parameters": {"rope_theta": 10000000}``
+    Fail: no ``rope_theta`` and no ``rope_parameters``
+    Fail (warning): ``"rope_theta": 1000000`` and ``"rope_parameters": {"rope_theta": 10000000}``
     Pass: ``"rope_theta": 10000000`` (and optionally the same in ``rope_parameters``)
     """
     eff = ctx.effective
@@ -188,9 +192,9 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     if flat is not None and nested is not None and flat != nested:
         yield Problem(
             "/rope_parameters/rope_theta",
-            f"rope_theta {flat} disagrees with rope_parameters.rope_theta "
-            f"{nested}: transformers 4.x reads the first, v5 and vLLM the second",
-            severity=Severity.ERROR,
+            f"rope_theta {flat} disagrees with rope_parameters.rope_theta {nested}: vLLM and SGLang read "
+            f"{nested} (as transformers v5 does), transformers 4.x reads {flat}; make sure {nested} is the trained one",
+            severity=Severity.WARNING,
         )
         return
     stated = flat if flat is not None else nested

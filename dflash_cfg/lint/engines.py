@@ -373,7 +373,8 @@ READS: dict[str, Read] = {
             reader="SGLang",
             key="model_type",
             order="top level, through transformers' AutoConfig (ModelConfig -> get_config)",
-            default="refused: 'Unrecognized model ... Should have a `model_type` key' (the speculators format has none)",
+            default="refused: 'Unrecognized model ... Should have a `model_type` key' (the speculators format has "
+            "none)",
             bad_type="refused the same way",
             source=CHECKED + " sglang/srt/utils/hf_transformers/config.py:228 (get_config)",
         ),

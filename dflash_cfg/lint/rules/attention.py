@@ -262,16 +262,16 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     )
     window = _window(ctx)
     use_swa = ctx.dflash.get("use_swa") in (True, 1)  # both engines read it by truthiness
-    if not use_swa and window is not None and ctx.effective.error is None:
-        if not isinstance(derived, list) or SLIDING not in derived:
-            yield Problem(
-                "/layer_types",
-                f"layer_types absent{elsewhere} while sliding_window is {window}: {ctx.effective.through} derives "
-                f"{shown}, so vLLM and SGLang run every layer as full attention and the window is unused; "
-                "write the trained layout explicitly (upstream has it)",
-                severity=Severity.ERROR,
-            )
-            return
+    no_sliding = not isinstance(derived, list) or SLIDING not in derived
+    if not use_swa and window is not None and ctx.effective.error is None and no_sliding:
+        yield Problem(
+            "/layer_types",
+            f"layer_types absent{elsewhere} while sliding_window is {window}: {ctx.effective.through} derives "
+            f"{shown}, so vLLM and SGLang run every layer as full attention and the window is unused; "
+            "write the trained layout explicitly (upstream has it)",
+            severity=Severity.ERROR,
+        )
+        return
     if use_swa:
         yield Problem(
             "/layer_types",

@@ -135,9 +135,9 @@ def _as_bool(value: Any) -> bool | None:
 
 # Values of the wrong JSON type that every engine reads as meant, checked by running vLLM 0.33.0 and SGLang
 # 0.5.23 (tests/engines/test_truth.py): SGLang int()s num_target_layers and block_size, which vLLM does not
-# read; both read is_causal and dflash_config's causal and use_swa by truthiness. Elsewhere a wrong type stays an error: the config class refuses
-# "2048" or 2048.0 for sliding_window, SGLang refuses a string mask_token_id or attention_sink_bias 0, vLLM
-# a string tap.
+# read; both read is_causal, and dflash_config's causal and use_swa, by truthiness. Elsewhere a wrong type
+# stays an error: the config class refuses "2048" or 2048.0 for sliding_window, SGLang refuses a string
+# mask_token_id or attention_sink_bias 0, vLLM a string tap.
 COERCED: dict[str, Callable[[Any], Any]] = {
     "/num_target_layers": as_int,
     "/dflash_config/num_target_layers": as_int,
@@ -152,6 +152,20 @@ COERCED: dict[str, Callable[[Any], Any]] = {
 # Wrong types an engine's own code fails on, where no rule owns the key (checked by running vLLM 0.33.0 and SGLang
 # 0.5.23): RoPE builds base ** (arange / dim) from a string theta (TypeError).
 REFUSED_TYPE: dict[str, str] = {"/rope_theta": "vLLM and SGLang"}
+
+
+def _head_dim_missing(data: dict[str, Any]) -> str:
+    """Both engines derive hidden_size // num_attention_heads (checked by running them): the trained value only
+    where the drafter kept that convention, which the Qwen3-family drafters (head_dim 128) often do not."""
+    hidden, heads = data.get("hidden_size"), data.get("num_attention_heads")
+    if is_int(hidden) and is_int(heads) and heads > 0:
+        derived = f"hidden_size / num_attention_heads = {hidden // heads}"
+    else:
+        derived = "hidden_size / num_attention_heads"
+    return (
+        f"head_dim is missing: vLLM and SGLang use {derived}, whatever the drafter was trained with; "
+        "take it from upstream"
+    )
 
 
 def _window_unread(data: dict[str, Any]) -> bool:
@@ -218,6 +232,8 @@ def schema_violation(ctx: Context) -> Iterator[Problem]:
                 "layer_types, runs every layer full",
                 severity=Severity.WARNING,
             )
+        elif value is None and ptr == "/head_dim" and "is missing" in message:
+            yield Problem(ptr, _head_dim_missing(ctx.data))
         elif value is None:
             refused = REFUSED_TYPE.get(ptr) if "is not of type" in message else None
             yield Problem(ptr, f"{message}: {refused} refuse the file" if refused else message)

@@ -81,7 +81,9 @@ def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
         if not is_int(value) or value < 0:
             yield Problem(where, f"mask_token_id {show(value)} is not a non-negative integer: SGLang refuses the file")
         elif vocab is not None and value >= vocab:
-            yield Problem(where, f"mask_token_id {value} is outside the vocabulary [0, {vocab}): SGLang refuses the file")
+            yield Problem(
+                where, f"mask_token_id {value} is outside the vocabulary [0, {vocab}): SGLang refuses the file"
+            )
     inner, top = ctx.dflash.get("mask_token_id"), ctx.data.get("mask_token_id")
     if inner is not None and top is not None and inner != top:
         yield Problem(

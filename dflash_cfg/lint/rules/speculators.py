@@ -73,9 +73,6 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
         )
 
 
-
-
-
 @rule("DF162", "speculators-not-sglang", Severity.WARNING, kinds=("speculators",), reads=("SGLang:model_type",))
 def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
     """A speculators-format drafter: SGLang cannot load it.

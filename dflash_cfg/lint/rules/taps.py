@@ -146,9 +146,7 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
                 if isinstance(tap, str)
                 else ""
             )
-            yield Problem(
-                f"{where}/{i}", f"target_layer_ids[{i}] = {show(tap)} is not a non-negative integer{refuses}"
-            )
+            yield Problem(f"{where}/{i}", f"target_layer_ids[{i}] = {show(tap)} is not a non-negative integer{refuses}")
     ints = [t for t in value if is_int(t)]
     if len(set(ints)) != len(ints):
         dups = sorted(t for t, n in Counter(ints).items() if n > 1)  # linear: a hostile list may be huge

@@ -49,9 +49,7 @@ def config_class_rejects(ctx: Context) -> Iterator[Problem]:
             f"{eff.through} (transformers {eff.transformers_version}) rejects the file, so {engines} it: {eff.error}",
         )
     elif eff.error is not None and "AutoConfig" not in eff.error:
-        yield Problem(
-            "", f"transformers {eff.transformers_version} cannot load the file, so {engines} it: {eff.error}"
-        )
+        yield Problem("", f"transformers {eff.transformers_version} cannot load the file, so {engines} it: {eff.error}")
 
 
 # Fields where a silent raw -> effective change alters what the drafter computes, except the ones
@@ -161,9 +159,9 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     """RoPE θ is missing, ambiguous, or not what transformers reads.
 
     Qwen3.5/3.6 drafters use 1e7; a wrong θ silently rotates the drafter's queries and context keys.
-    Errors: the installed transformers reads a different θ than the file states (4.x ignores ``rope_parameters`` and uses
-    10000; any version lets a ``rope_scaling`` dict replace ``rope_parameters``); no θ at all: the config
-    class fills ``rope_parameters`` with its default 10000 before vLLM 0.33.0's
+    Errors: the installed transformers reads a different θ than the file states (4.x ignores
+    ``rope_parameters`` and uses 10000; any version lets a ``rope_scaling`` dict replace
+    ``rope_parameters``); no θ at all: the config class fills ``rope_parameters`` with its default 10000 before vLLM 0.33.0's
     ``set_default_rope_theta(1e6)`` could apply, so vLLM and SGLang 0.5.23 both build RoPE with base
     10000, silently replacing the trained θ (1e7 for the Qwen3.5/3.6 drafters).
 

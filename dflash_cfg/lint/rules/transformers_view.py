@@ -161,9 +161,9 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     Qwen3.5/3.6 drafters use 1e7; a wrong θ silently rotates the drafter's queries and context keys.
     Errors: the installed transformers reads a different θ than the file states (4.x ignores
     ``rope_parameters`` and uses 10000; any version lets a ``rope_scaling`` dict replace
-    ``rope_parameters``); no θ at all: the config class fills ``rope_parameters`` with its default 10000 before vLLM 0.33.0's
-    ``set_default_rope_theta(1e6)`` could apply, so vLLM and SGLang 0.5.23 both build RoPE with base
-    10000, silently replacing the trained θ (1e7 for the Qwen3.5/3.6 drafters).
+    ``rope_parameters``); no θ at all: the config class fills ``rope_parameters`` with its default 10000
+    before vLLM 0.33.0's ``set_default_rope_theta(1e6)`` could apply, so vLLM and SGLang 0.5.23 both build
+    RoPE with base 10000, silently replacing the trained θ (1e7 for the Qwen3.5/3.6 drafters).
 
     Not a finding: a Laguna drafter's flat ``rope_theta``. vLLM builds Laguna through transformers'
     ``LagunaConfig``, whose RoPE is per layer type by design (full-attention layers take the file's

@@ -270,7 +270,7 @@ def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
 # SGLang: parse_dflash_draft_config). vLLM's top-level add_swa_attention_sink_bias is DF210's. The logit
 # scalars only for DFlash2, the only drafter that reads them: a top-level final_logit_softcapping is also
 # Gemma's own config key (the gemma-4 drafters have it), which no DFlash v1 model reads.
-DFLASH_ONLY = ("attention_sink_bias",)
+DFLASH_ONLY = ("attention_sink_bias", "attention_value_scale", "use_swa", "swa_window_size")
 DFLASH2_ONLY = ("output_multiplier", "final_logit_softcapping")
 
 
@@ -285,10 +285,13 @@ DFLASH2_ONLY = ("output_multiplier", "final_logit_softcapping")
 def dflash_key_top_level(ctx: Context) -> Iterator[Problem]:
     """A key engines read only inside ``dflash_config`` is only at the top level.
 
-    vLLM 0.33.0 and SGLang 0.5.23 read ``attention_sink_bias`` and DFlash2's ``output_multiplier`` and
-    ``final_logit_softcapping`` from ``dflash_config`` alone: at the top level both silently draft with
-    their defaults (no sink, multiplier 1, no soft cap), not the trained value. The safe fix copies the
-    same value into ``dflash_config``.
+    vLLM 0.33.0 and SGLang 0.5.23 read ``attention_sink_bias``, ``attention_value_scale`` and DFlash2's
+    ``output_multiplier`` and ``final_logit_softcapping`` from ``dflash_config`` alone, and vLLM its
+    ``use_swa`` and ``swa_window_size`` (MiMo-style sliding attention): at the top level the engines
+    silently draft with their defaults (no sink, no value scale, multiplier 1, no soft cap, no sliding
+    layers), not the trained value, and a ``swa_window_size`` vLLM needs (``use_swa`` on, no other window)
+    leaves it without a window, so it refuses the file. Checked by running both engines. The safe fix
+    copies the same value into ``dflash_config``.
 
     A top-level ``final_logit_softcapping`` on a DFlash (v1) drafter is not flagged: it is Gemma's own config
     key (the published gemma-4 drafters carry it) and no v1 drafter reads the logit scalars.
@@ -301,10 +304,16 @@ def dflash_key_top_level(ctx: Context) -> Iterator[Problem]:
     for key in DFLASH_ONLY + (DFLASH2_ONLY if ctx.kind == "dflash2" else ()):
         if key in ctx.data and key not in ctx.dflash:
             value = ctx.data[key]
+            window = ctx.effective.values.get("sliding_window") if ctx.effective.values else None
+            if key == "swa_window_size" and ctx.dflash.get("use_swa") in (True, 1) and window is None:
+                effect = "vLLM reads it only in dflash_config, finds no window and refuses the file"
+            elif key in ("use_swa", "swa_window_size"):
+                effect = "vLLM reads it only in dflash_config and silently uses its default"
+            else:
+                effect = "vLLM and SGLang read it only in dflash_config and silently use their default"
             yield Problem(
                 f"/{key}",
-                f"{key} {show(value)} only at the top level: vLLM and SGLang read it only in dflash_config and "
-                "silently use their default",
+                f"{key} {show(value)} only at the top level: {effect}",
                 Fix(f"copy {key} into dflash_config", (PatchOp("add", f"/dflash_config/{key}", value),)),
             )
 

@@ -47,6 +47,9 @@ The vocabulary of a row (only `base` or `raw` is required):
   absent: [DF104, DF5]        rules, or id prefixes ("DF" for everything), that must not fire, apart from
                               the rules in `expect`
   exit: 1                     the exit code (else 0 or 1)
+  fix_brings: ["DF209 warning /dflash_config/use_swa"]
+                              what the fixes may bring at a new place, and one of them must: the base's own
+                              finding, back where the fix restores the published value
   text_output: [fragments]    of the text report of the same command
 
 Every row also checks: one file reported and linted (not skipped), nothing on stderr, the drafter's
@@ -253,7 +256,7 @@ class Expected:
 
 ROW_KEYS = {
     "base", "raw", "move", "drop", "set", "edit", "checkpoint", "pointers", "files", "clone", "target", "hub",
-    "setup", "options", "launch", "expect", "absent", "exit", "text_output",
+    "setup", "options", "launch", "expect", "absent", "exit", "text_output", "fix_brings",
 }  # fmt: skip
 FINDING_KEYS = {"finding", "message", "message_without", "count", "fix"}
 
@@ -692,6 +695,7 @@ def check_fixes(row: Row, prepared: Prepared, found: list[dict[str, Any]], dflas
     fixable = [
         f for f in found if f["rule"] in row.expected_rules and f["fix"] and f["fix"]["safe"] and f["fix"]["patch"]
     ]
+    assert fixable or "fix_brings" not in row.spec, f"{row.id}: fix_brings, but no safe fix to apply"
     if not fixable or "setup" in row.spec:
         return
     config = prepared.folder / "config.json"
@@ -699,6 +703,8 @@ def check_fixes(row: Row, prepared: Prepared, found: list[dict[str, Any]], dflas
     # Where an error or warning already was: a fix may change which rule reports a place (fixing the depth
     # turns a tap past the target into a tap past num_target_layers), but it must not make a new one.
     serious = {f["pointer"] for f in found if f["severity"] != "info"}
+    declared = set(row.spec.get("fix_brings", ()))
+    brought: set[str] = set()
 
     def after(patches: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
         data = json.loads(original)
@@ -715,7 +721,10 @@ def check_fixes(row: Row, prepared: Prepared, found: list[dict[str, Any]], dflas
         still = [g for g in left if (g["rule"], g["pointer"]) == (f["rule"], f["pointer"])]
         assert still == [], f"the fix of {f['rule']} {f['pointer']} leaves:\n{shown(still)}"
         new = [g for g in left if g["severity"] != "info" and g["pointer"] not in serious]
+        brought |= {f"{g['rule']} {g['severity']} {g['pointer']}" for g in new}
+        new = [g for g in new if f"{g['rule']} {g['severity']} {g['pointer']}" not in declared]
         assert new == [], f"the fix of {f['rule']} {f['pointer']} brings:\n{shown(new)}"
+    assert declared <= brought, f"no fix brings {sorted(declared - brought)}"
     if len(fixable) > 1:
         fixed = {(f["rule"], f["pointer"]) for f in fixable}
         still = [g for g in after([f["fix"]["patch"] for f in fixable]) if (g["rule"], g["pointer"]) in fixed]

@@ -9,6 +9,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import FIXTURES, REAL_DATA, ROOT, Result, mutated, write_config
@@ -97,15 +98,33 @@ def test_a_huge_job_count_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     assert pool.jobs(10**6) == pool.MAX_JOBS
 
 
+# Where each process signs in (set before the fork, so every child sees it) and how many must sign in.
+_ROLL: list[Any] = []
+
+
 def _pid_and_square(i: int) -> tuple[int, int]:
-    time.sleep(0.002)  # long enough that every process gets to claim some inputs
+    time.sleep(0.002)  # the children are still at work when the results are abandoned
+    return os.getpid(), i * i
+
+
+def _signed_pid_and_square(i: int) -> tuple[int, int]:
+    # A process's first input waits (at most 60 s) until every process holds one: on a loaded machine a
+    # child can start after the others have taken all 60 inputs, and "every process works" would be luck.
+    roll, processes = _ROLL
+    mine = roll / str(os.getpid())
+    if not mine.exists():
+        mine.touch()
+        deadline = time.monotonic() + 60
+        while len(list(roll.iterdir())) < processes and time.monotonic() < deadline:
+            time.sleep(0.005)
     return os.getpid(), i * i
 
 
 @pytest.mark.parametrize("processes", [2, 3, 5])
-def test_results_come_in_input_order_from_every_process(processes: int, existing: set[int]) -> None:
+def test_results_come_in_input_order_from_every_process(processes: int, existing: set[int], tmp_path: Path) -> None:
     indices = list(range(60, 0, -1))
-    out = list(pool.ordered_map(_pid_and_square, indices, processes))
+    _ROLL[:] = [tmp_path, processes]
+    out = list(pool.ordered_map(_signed_pid_and_square, indices, processes))
     assert [square for _, square in out] == [i * i for i in indices]
     pids = {pid for pid, _ in out}
     assert len(pids) == processes and os.getpid() in pids  # this process takes its share too

@@ -12,7 +12,7 @@ from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1
 from dflash_cfg.lint.rules import ALL, Context, Rule
 from dflash_cfg.lint.rules.attention import FULL, SLIDING, strip
 from dflash_cfg.lint.rules.base import show
-from dflash_cfg.lint.speculators import Translation, translate
+from dflash_cfg.lint.speculators import Translation, is_speculators, translate
 from dflash_cfg.model import (
     Effective,
     FileReport,
@@ -69,7 +69,7 @@ def classify(doc: Document, explicit: bool = True) -> tuple[Kind, str]:
         return "skipped", "not a DFlash drafter config (not a JSON object, no mention of DFlash)"
     archs = data.get("architectures")
     names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
-    if data.get("speculators_model_type") == "dflash":
+    if is_speculators(data):
         return "speculators", ""
     if data.get("speculators_model_type") is not None:
         return "skipped", f"speculators-format config ({data.get('speculators_model_type')!r}): not a DFlash drafter"

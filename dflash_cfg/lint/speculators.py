@@ -21,7 +21,13 @@ PASSED_THROUGH = ("layer_types", "use_sliding_window", "sliding_window", "max_wi
 
 
 def is_speculators(data: Any) -> bool:
-    return isinstance(data, dict) and data.get("speculators_model_type") == "dflash"
+    """A speculators-format DFlash file: labelled dflash, or any label with ``speculators_config.algorithm``
+    dflash (a mislabelled DFlash file is linted, DF161 reports the label, rather than skipped)."""
+    if not isinstance(data, dict) or data.get("speculators_model_type") is None:
+        return False
+    spec = data.get("speculators_config")
+    algorithm = spec.get("algorithm") if isinstance(spec, dict) else None
+    return "dflash" in (data.get("speculators_model_type"), algorithm)
 
 
 @dataclass(frozen=True)

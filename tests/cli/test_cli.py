@@ -599,6 +599,26 @@ def test_console_script_checks_a_real_config(tmp_path: Path) -> None:
     assert f["kind"] == "dflash" and f["path"] == str(path)
 
 
+@pytest.mark.parametrize(
+    ("label", "algorithm", "kind"),
+    [("eagle3", "eagle3", "skipped"), ("eagle3", "dflash", "speculators"), ("dflash", "dflash", "speculators")],
+)
+def test_speculators_files_are_told_apart_by_label_and_algorithm(
+    dflash: Run, tmp_path: Path, label: str, algorithm: str, kind: str
+) -> None:
+    """An EAGLE-3 speculators file is not ours; a DFlash one labelled eagle3 is linted, and the label is an error."""
+    data = json.loads((FIXTURES / "upstream/RedHatAI__DeepSeek-V4-Flash-speculator.dflash/config.json").read_bytes())
+    data["speculators_model_type"] = label
+    data["speculators_config"]["algorithm"] = algorithm
+    (tmp_path / "config.json").write_text(json.dumps(data, indent=2))
+    result = dflash("check", tmp_path, "--format", "json")
+    assert_no_traceback(result)
+    (f,) = result.json()["files"]
+    assert f["kind"] == kind
+    labelled = [x for x in f.get("findings", ()) if x["pointer"] == "/speculators_model_type" and x["rule"] == "DF161"]
+    assert len(labelled) == (label != algorithm and kind == "speculators")
+
+
 # --- every published drafter in fixtures/ ---------------------------------------------------------
 
 PUBLISHED = sorted((FIXTURES / "upstream").rglob("config*.json"))

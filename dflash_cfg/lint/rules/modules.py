@@ -111,4 +111,29 @@ def target_hidden_size_differs(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (hidden_act, laguna_draft_vocab, aux_hidden_state_off, target_hidden_size_differs)
+@rule("DF155", "laguna-mixed-layers", Severity.ERROR, reads=("vLLM:layer_types",))
+def laguna_mixed_layers(ctx: Context) -> Iterator[Problem]:
+    """A ``DFlashLagunaForCausalLM`` drafter mixes full and sliding layers in ``layer_types``.
+
+    vLLM's Laguna DFlash model builds one attention flavour for every layer and raises "Laguna DFlash
+    drafter requires a uniform `layer_types`": the server does not start. SGLang builds each layer as
+    listed. The published Laguna drafters are all sliding (checked by running vLLM 0.33.0 on them and on
+    mutants with one layer flipped).
+
+    Fail: ``"architectures": ["DFlashLagunaForCausalLM"]``, ``"layer_types": ["full_attention",
+    "sliding_attention"]``
+    Pass: the same with every layer ``sliding_attention`` (or every layer ``full_attention``)
+    """
+    archs, types = ctx.data.get("architectures"), ctx.data.get("layer_types")
+    if not isinstance(archs, list) or "DFlashLagunaForCausalLM" not in archs or not isinstance(types, list):
+        return
+    kinds = sorted({t for t in types if isinstance(t, str)})
+    if len(kinds) > 1:
+        yield Problem(
+            "/layer_types",
+            f"layer_types mixes {' and '.join(kinds)} on a DFlashLagunaForCausalLM drafter: vLLM's Laguna drafter "
+            "requires one kind for every layer and refuses the file; SGLang builds each layer as listed",
+        )
+
+
+RULES = (hidden_act, laguna_draft_vocab, aux_hidden_state_off, target_hidden_size_differs, laguna_mixed_layers)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_cfg.lint.rules.base import Context, rule
+from dflash_cfg.lint.rules.base import Context, rule, show
 from dflash_cfg.model import Problem, Severity
 
 SPECULATORS_REQUIRED = (
@@ -35,6 +35,10 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
     raises); through ``--speculative-config '{"model": "<dir>"}'`` vLLM 0.33.0 accepts the file without
     them (the launch gives the target and the token count).
 
+    A file whose ``speculators_config.algorithm`` is ``dflash`` but whose ``speculators_model_type`` says
+    otherwise (``eagle3``) is refused too: vLLM picks its translator by the label and finds no DFlash mask
+    token ("Model config must specify ... for parallel drafting", checked by running vLLM 0.33.0).
+
     SGLang cannot load the format at all: DF162.
 
     Fail: ``{"speculators_model_type": "dflash", "transformer_layer_config": {...}}`` without
@@ -44,6 +48,13 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
     doc = ctx.written  # ctx.data is vLLM's translation; the structure is checked on the file as written
     if doc is None:
         return
+    label = doc.get("speculators_model_type")
+    if label != "dflash":
+        yield Problem(
+            "/speculators_model_type",
+            f"speculators_model_type {show(label)} on a file whose speculators_config.algorithm is dflash: vLLM "
+            "translates it as that algorithm and refuses a DFlash launch (no mask token for parallel drafting)",
+        )
     layer = doc.get("transformer_layer_config")
     if not isinstance(layer, dict):
         state = "missing" if layer is None else f"a {type(layer).__name__}, not an object"

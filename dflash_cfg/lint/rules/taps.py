@@ -70,7 +70,9 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     both draft with taps the drafter was not trained on. Only at the top level: a warning, with a safe fix
     that copies the same list into ``dflash_config``. vLLM and SGLang fall back to the top-level list, but
     the April z-lab reference and SGLang before ``parse_dflash_draft_config`` (models/dflash.py @7f151c5e,
-    which then sizes ``fc`` by the draft depth) read only ``dflash_config.target_layer_ids``.
+    which then sizes ``fc`` by the draft depth) read only ``dflash_config.target_layer_ids``. vLLM's Laguna
+    drafter (``DFlashLagunaForCausalLM``) reads only ``dflash_config.target_layer_ids`` and refuses the file
+    without it (KeyError, checked by running vLLM 0.33.0): there the top-level list is an error, same fix.
 
     Fail: ``"dflash_config": {"mask_token_id": 151669}``
     Pass: ``"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}``
@@ -78,11 +80,24 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     if not isinstance(ctx.data.get("dflash_config"), dict) or "target_layer_ids" in ctx.dflash:
         return
     top = ctx.data.get("target_layer_ids")
+    archs = ctx.data.get("architectures")
+    laguna = isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs
     if top is None:
         yield Problem(
             TAPS,
-            "target_layer_ids missing: vLLM falls back to the target's EAGLE-3 layers and SGLang to a formula, "
+            "target_layer_ids missing: vLLM's Laguna drafter refuses the file (it reads only "
+            "dflash_config.target_layer_ids) and SGLang falls back to a formula; take the trained list from the "
+            "upstream repo"
+            if laguna
+            else "target_layer_ids missing: vLLM falls back to the target's EAGLE-3 layers and SGLang to a formula, "
             "so both draft with guessed taps; take the trained list from the upstream repo",
+        )
+    elif laguna:
+        yield Problem(
+            TAPS,
+            "target_layer_ids only at the top level: vLLM's Laguna drafter reads only "
+            "dflash_config.target_layer_ids and refuses the file (SGLang falls back to the top-level list)",
+            Fix("copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
         )
     else:
         yield Problem(

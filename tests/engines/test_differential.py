@@ -8,7 +8,7 @@ b. an engine runs with a drafting-critical value that differs from what it read 
 c. every engine runs exactly as for the base -> dflash-cfg reports no new error (by rule id);
 d. every dflash-cfg error that says an engine refuses is matched by an engine that does.
 
-A disagreement is either by design or a known rule bug pending on another branch: both are listed, with their
+A disagreement is either by design or a known rule bug not fixed yet: both are listed, with their
 reasons, in by_design.toml. Anything else fails the test, and so does an entry that matches nothing."""
 
 from __future__ import annotations

@@ -50,7 +50,12 @@ def architecture(ctx: Context) -> Iterator[Problem]:
             "/architectures",
             f"architectures missing: vLLM and SGLang pick the drafter class from it and refuse the file ({names})",
         )
-    elif isinstance(archs, list) and len(archs) > 1 and archs[0] in REGISTERED_ARCHITECTURES:
+    elif (
+        isinstance(archs, list)
+        and len(archs) > 1
+        and isinstance(archs[0], str)
+        and archs[0] in REGISTERED_ARCHITECTURES
+    ):
         yield Problem(
             "/architectures",
             f"architectures {show(archs)} should name one drafter class: vLLM and SGLang build the first, "

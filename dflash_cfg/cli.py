@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,16 @@ import click
 
 import dflash_cfg as api
 from dflash_cfg.commands.common import HubOptions, select_rules
-from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, Documented, UsageError, redact
+from dflash_cfg.errors import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    DflashCfgError,
+    Documented,
+    ProbeError,
+    UsageError,
+    redact,
+)
 from dflash_cfg.lint.gate import verdict
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import FixResult, Plan, Report, Severity
@@ -34,6 +44,7 @@ from dflash_cfg.report.commands import (
 )
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.formats import CI_FORMATS, FORMATS, render, render_chunks
+from dflash_cfg.report.probe import diagnosis_text, probe_document, probe_json, probe_line, probe_text
 from dflash_cfg.sources.hfenv import secrets
 from dflash_cfg.version import __version__
 
@@ -150,7 +161,7 @@ def _error_document(args: list[str], message: str) -> None:
         from dflash_cfg.commands.check import error_report
 
         click.echo(render(error_report(message), fmt), nl=False)
-    elif command in ("diff", "fix", "verify", "where") and fmt == "json":
+    elif command in ("diff", "fix", "verify", "where", "probe") and fmt == "json":
         click.echo(error_json(command, __version__, message), nl=False)
 
 
@@ -509,6 +520,122 @@ def where_command(model: str, revision: str | None, fmt: str, color: str) -> Non
         click.echo(where_json(location, __version__), nl=False)
     else:
         click.echo(where_text(location), nl=False, color=_colour(color))
+
+
+@cli.command("probe")
+@click.argument("url", metavar="URL")
+@click.option("--interval", type=float, metavar="SECONDS", help="Judge the window between two scrapes this far apart.")
+@click.option("--timeout", type=float, default=10.0, show_default=True, metavar="SECONDS", help="Per scrape.")
+@click.option(
+    "--min-acceptance-length",
+    "min_length",
+    type=float,
+    metavar="X",
+    help="A mean acceptance length below X is a collapse (default: the project config's, else 1.5).",
+)
+@click.option("--drafter", metavar="DIR", help="On a collapse, check this drafter (default: the project's).")
+@click.option("--target", metavar="PATH", help="With the drafter's check: its target model dir.")
+@hub_options
+@click.option("--watch", is_flag=True, help="Judge a window every --interval (default 30 s), one line each.")
+@click.option("--keep-going", "keep_going", is_flag=True, help="With --watch: report collapses and go on.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option(
+    "--config", "config", metavar="FILE", type=click.Path(path_type=str, readable=False), help="Project config."
+)
+@click.option("--isolated", is_flag=True, help="Ignore every project config file.")
+@click.pass_context
+def probe_command(
+    ctx: click.Context,
+    url: str,
+    interval: float | None,
+    timeout: float,
+    min_length: float | None,
+    drafter: str | None,
+    target: str | None,
+    from_hub: str | None,
+    revision: str | None,
+    offline: bool,
+    watch: bool,
+    keep_going: bool,
+    fmt: str,
+    config: str | None,
+    isolated: bool,
+) -> None:
+    """Is speculative decoding working? Acceptance from the engine's Prometheus URL (or a saved scrape).
+
+    Exits 1 on a collapse (a mean acceptance length below the threshold), with the drafter's check when it is
+    known; 0 when healthy; 2 when it cannot tell (endpoint down, not metrics, a restart between scrapes).
+    """
+    from dflash_cfg.commands import probe
+
+    if keep_going and not watch:
+        raise UsageError("--keep-going needs --watch")
+    if revision and from_hub is None:
+        raise UsageError("--revision needs --from-hub")
+    if watch and interval is None:
+        interval = 30.0
+    s = probe.settings(url, interval, timeout, min_length, config, isolated)
+    hub = None if from_hub is None else HubOptions(from_hub or None, revision, offline)
+    explain = _ProbeExplainer(s, drafter, target, hub, offline, config, isolated)
+    if not watch:
+        window = probe.once(s)
+        if window.idle:
+            raise ProbeError("no draft scored yet: no traffic to judge (probe again under load, or use --interval)")
+        diagnoses = explain(window)
+        if fmt == "json":
+            doc = probe_document(url, s.interval, window.judged, __version__, diagnoses)
+            click.echo(probe_json(doc), nl=False)
+        else:
+            click.echo(probe_text(url, s.interval, window.judged), nl=False)
+            for d in diagnoses:
+                click.echo(diagnosis_text(*d), nl=False)
+        ctx.exit(EXIT_FINDINGS if window.collapsed else EXIT_OK)
+    code = EXIT_OK
+    for item in probe.watch(s, keep_going):
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        if isinstance(item, ProbeError):
+            _say(f"dflash-cfg: {item} (a new window starts from the counters now)")
+            continue
+        diagnoses = explain(item) if code == EXIT_OK else []  # the drafter's check once, on the first collapse
+        if fmt == "json":
+            doc = probe_document(url, s.interval, item.judged, __version__, diagnoses, when=when)
+            click.echo(probe_json(doc, lines=True), nl=False)
+        else:
+            click.echo(probe_line(when, item.judged), nl=False)
+            for d in diagnoses:
+                click.echo(diagnosis_text(*d), nl=False)
+        if item.collapsed:
+            code = EXIT_FINDINGS
+            if not keep_going:
+                break
+        sys.stdout.flush()  # a sidecar's log reader sees each window as it ends
+    ctx.exit(code)
+
+
+class _ProbeExplainer:
+    """The drafter's check for each collapsed model, when the drafter is known."""
+
+    def __init__(
+        self,
+        s: Any,
+        drafter: str | None,
+        target: str | None,
+        hub: HubOptions | None,
+        offline: bool,
+        config: str | None,
+        isolated: bool,
+    ) -> None:
+        self.args = (s, drafter, target, hub, offline, config, isolated)
+
+    def __call__(self, window: Any) -> list[tuple[str, str, str | None, Report]]:
+        from dflash_cfg.commands import probe
+
+        out = []
+        for judged in window.collapsed:
+            found = probe.diagnose(judged, *self.args)
+            if found is not None:
+                out.append((found.model_name, found.drafter, found.upstream, found.report))
+        return out
 
 
 @cli.command("rules")

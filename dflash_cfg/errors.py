@@ -108,3 +108,8 @@ class Documented(DflashCfgError):
         super().__init__(str(cause))
         self.cause = cause
         self.exit_code = cause.exit_code
+
+
+class ProbeError(DflashCfgError):
+    """The engine's metrics cannot be judged: the endpoint is down or slow, the answer is not Prometheus text,
+    it holds no speculative-decoding metrics, or its counters went backwards between scrapes (a restart)."""

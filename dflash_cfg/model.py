@@ -630,3 +630,34 @@ class Container:
     user: bool  # -u/--user given: the home directory (and so the default HF cache) is not known
     env_file: bool  # --env-file given: variables not on the command line
     entrypoint_known: bool | None = True  # False: a vllm/vllm-openai image without --entrypoint
+
+
+# --- probe: acceptance read from a serving engine's metrics ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """How one engine serving one model accepted drafts, over a counters' lifetime or a window between two
+    scrapes. `server`: "vllm" or "sglang"; `engine`: the engine's own label (vLLM's engine index, SGLang's
+    dp_rank, "0" when there is one). `drafts` is None for SGLang, which exports gauges only; a record with
+    no draft scored (`mean_acceptance_length` None) is idle: no traffic to judge."""
+
+    server: str
+    model_name: str
+    engine: str
+    acceptance_rate: float | None
+    mean_acceptance_length: float | None
+    per_position: tuple[float, ...] | None = None
+    drafts: float | None = None
+    draft_tokens: float | None = None
+    accepted_tokens: float | None = None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """An `Acceptance` with the threshold that applied to it and the verdict: "collapse", "healthy" or
+    "idle" (nothing scored in the window)."""
+
+    acceptance: Acceptance
+    threshold: float
+    verdict: str

@@ -10,6 +10,10 @@ drafter, where its trained values come from (upstream repo and revision) and whi
     upstream = "z-lab/Qwen3.6-27B-DFlash"
     revision = "main"                  # optional
     target = "models/target"           # a dir (relative to the config file) or a Hub id
+    served-name = "Qwen/Qwen3.6-27B"   # optional: the engine's model_name label (probe finds the drafter)
+    min-acceptance-length = 2.0        # optional: probe's collapse threshold for it
+
+A top-level `min-acceptance-length` is probe's threshold for every served model.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ else:  # pragma: no cover - the 3.10 backport
 CONFIG_NAME = "dflash-cfg.toml"
 PYPROJECT = "pyproject.toml"
 MAX_BYTES = 1024 * 1024
-_KEYS = {"select", "ignore", "fail-on", "per-file-ignores", "models"}
-_MODEL_KEYS = {"path", "upstream", "revision", "target"}
+_KEYS = {"select", "ignore", "fail-on", "per-file-ignores", "models", "min-acceptance-length"}
+_MODEL_STRINGS = {"path", "upstream", "revision", "target", "served-name"}
+_MODEL_KEYS = {*_MODEL_STRINGS, "min-acceptance-length"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,8 @@ class ModelEntry:
     upstream: str | None
     revision: str | None
     target: str | None  # an absolute dir, or a Hub id
+    served_name: str | None = None  # the model_name the engine serves it under (vLLM --served-model-name)
+    min_acceptance_length: float | None = None  # probe: below this mean acceptance length is a collapse
 
     def matches(self, config: Path) -> bool:
         """Whether `config` (a config.json) is this drafter's."""
@@ -58,6 +65,7 @@ class ProjectConfig:
     fail_on: Severity | None = None
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob relative to the config's dir, ids)
     models: tuple[ModelEntry, ...] = ()
+    min_acceptance_length: float | None = None  # probe's collapse threshold (default 1.5)
 
     def model_for(self, config: Path) -> ModelEntry | None:
         return next((m for m in self.models if m.matches(config)), None)
@@ -141,7 +149,7 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
         if extra:
             raise bad(f"{where}.{extra[0]}", f"unknown key (known: {', '.join(sorted(_MODEL_KEYS))})")
         values = {}
-        for key in _MODEL_KEYS:
+        for key in _MODEL_STRINGS:
             value = entry.get(key)
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise bad(f"{where}.{key}", "must be a non-empty string")
@@ -155,10 +163,25 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
             target = os.path.normpath(path.parent / target)
         models.append(
             ModelEntry(
-                Path(os.path.normpath(path.parent / values["path"])), values["upstream"], values["revision"], target
+                Path(os.path.normpath(path.parent / values["path"])),
+                values["upstream"],
+                values["revision"],
+                target,
+                values["served-name"],
+                _min_length(entry, f"{where}.min-acceptance-length", bad),
             )
         )
-    return ProjectConfig(path, select, ignore, fail_on, tuple(per_file), tuple(models))
+    min_length = _min_length(table, "min-acceptance-length", bad)
+    return ProjectConfig(path, select, ignore, fail_on, tuple(per_file), tuple(models), min_length)
+
+
+def _min_length(table: dict[str, Any], key: str, bad: Any) -> float | None:
+    value = table.get(key.rsplit(".", 1)[-1])
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value < 1e6:
+        raise bad(key, "must be a number of tokens, at least 1 (the bonus token alone), e.g. 1.5")
+    return float(value)
 
 
 def _looks_like_hub_id(value: str, base: Path) -> bool:

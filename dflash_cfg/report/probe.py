@@ -1,0 +1,117 @@
+"""probe's output: verdicts on acceptance as text, one line per watch window, or a JSON document (version 1)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from dflash_cfg.model import Acceptance, Judged, Report
+from dflash_cfg.report.escape import printable
+from dflash_cfg.report.formats import render
+
+
+def _span(interval: float | None) -> str:
+    return "over the counters' lifetime" if interval is None else f"over {interval:g} s between two scrapes"
+
+
+def _who(a: Acceptance) -> str:
+    server = {"vllm": "vLLM", "sglang": "SGLang"}.get(a.server, a.server)
+    return f"{server} {printable(a.model_name) or '(no model_name)'} (engine {printable(a.engine)})"
+
+
+def _rate(a: Acceptance) -> str:
+    if a.acceptance_rate is None:
+        return "acceptance rate unknown"
+    text = f"acceptance rate {100 * a.acceptance_rate:.1f}%"
+    if a.drafts is not None:
+        text += f" ({a.accepted_tokens:.0f} of {a.draft_tokens:.0f} draft tokens, {a.drafts:.0f} drafts)"
+    return text
+
+
+def _length(j: Judged) -> str:
+    a = j.acceptance
+    if a.mean_acceptance_length is None:
+        return "no draft scored: no traffic to judge"
+    relation = "below" if j.verdict == "collapse" else "at least"
+    return f"mean acceptance length {a.mean_acceptance_length:.2f}, {relation} {j.threshold:g}"
+
+
+def probe_text(source: str, interval: float | None, judged: Sequence[Judged]) -> str:
+    lines = [f"{printable(source)}: speculative decoding {_span(interval)}"]
+    for j in judged:
+        a = j.acceptance
+        lines.append(f"  {_who(a)}: {j.verdict}")
+        lines.append(f"    {_length(j)}")
+        if a.mean_acceptance_length is not None:
+            lines.append(f"    {_rate(a)}")
+        if a.per_position and a.mean_acceptance_length is not None:
+            lines.append("    per position: " + " ".join(f"{p:.3f}" for p in a.per_position))
+    return "\n".join(lines) + "\n"
+
+
+def probe_line(when: str, judged: Sequence[Judged]) -> str:
+    """A watch window: one line per engine and model, stamped."""
+    out = []
+    for j in judged:
+        a = j.acceptance
+        numbers = _length(j) if a.mean_acceptance_length is None else f"{_length(j)}; {_rate(a)}"
+        out.append(f"{when} {_who(a)}: {j.verdict}: {numbers}\n")
+    return "".join(out)
+
+
+def diagnosis_text(model_name: str, drafter: str, upstream: str | None, report: Report) -> str:
+    shown = render(report, "text", quiet=True)
+    repo = upstream or "REPO"
+    return (
+        f"\nThe drafter serving {printable(model_name)}: {printable(drafter)}\n"
+        f"{shown}"
+        "First things to try:\n"
+        f"  dflash-cfg diff {drafter} --from-hub {repo}      # the trained values upstream, field by field\n"
+        f"  dflash-cfg fix {drafter} --from-hub {repo}       # adopt upstream's bytes, verified; then restart\n"
+    )
+
+
+def _record(j: Judged) -> dict[str, Any]:
+    a = j.acceptance
+    record: dict[str, Any] = {
+        "engine": a.engine,
+        "server": a.server,
+        "model_name": a.model_name,
+        "acceptance_rate": a.acceptance_rate,
+        "mean_acceptance_length": a.mean_acceptance_length,
+        "per_position": None if a.per_position is None else list(a.per_position),
+        "min_acceptance_length": j.threshold,
+        "verdict": j.verdict,
+    }
+    if a.drafts is not None:
+        record.update(drafts=a.drafts, draft_tokens=a.draft_tokens, accepted_tokens=a.accepted_tokens)
+    return record
+
+
+def probe_document(
+    source: str,
+    interval: float | None,
+    judged: Sequence[Judged],
+    version: str,
+    diagnoses: Sequence[tuple[str, str, str | None, Report]] = (),
+    when: str | None = None,
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {"version": 1, "tool": {"name": "dflash-cfg", "version": version}, "url": source}
+    if when is not None:
+        doc["time"] = when
+    doc["interval"] = interval
+    doc["engines"] = [_record(j) for j in judged]
+    if diagnoses:
+        doc["diagnosis"] = [
+            {"model_name": m, "drafter": d, "upstream": u, "check": json.loads(render(r, "json"))}
+            for m, d, u, r in diagnoses
+        ]
+    return doc
+
+
+def probe_json(doc: dict[str, Any], lines: bool = False) -> str:
+    """The document, indented; or one compact line (watch's JSON lines)."""
+    if lines:
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,55 @@
+"""Read an engine's Prometheus endpoint (http:// or https://), or a saved scrape (a file, `-` for stdin).
+
+Every failure is one ProbeError line: down, slow, not found, too big, not text."""
+
+from __future__ import annotations
+
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from dflash_cfg.errors import PathError, ProbeError
+from dflash_cfg.sources import files
+
+MAX_BYTES = 64 * 1024 * 1024  # a large vLLM /metrics is a few MB; more is not a metrics endpoint
+TIMEOUT = 10.0
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def read(source: str, timeout: float = TIMEOUT) -> str:
+    """The text at `source`: an http(s) URL, a file, or `-` (stdin)."""
+    if source == "-":
+        return sys.stdin.read(MAX_BYTES + 1)[:MAX_BYTES]
+    if not is_url(source):
+        try:
+            raw = files.read(Path(source), MAX_BYTES)
+        except PathError as exc:
+            raise ProbeError(f"{exc} (give the engine's metrics URL, e.g. http://host:8000/metrics)") from None
+        return _decode(raw, source)
+    request = urllib.request.Request(source, headers={"Accept": "text/plain;version=0.0.4"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            raw = answer.read(MAX_BYTES + 1)
+    except urllib.error.HTTPError as exc:
+        raise ProbeError(f"{source}: HTTP {exc.code} {exc.reason} (is this the engine's /metrics endpoint?)") from None
+    except TimeoutError:
+        raise ProbeError(f"{source}: no answer within {timeout:g} s (the engine is busy or hung)") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):
+            raise ProbeError(f"{source}: no answer within {timeout:g} s (the engine is busy or hung)") from None
+        raise ProbeError(f"{source}: endpoint down ({' '.join(str(reason).split())})") from None
+    if len(raw) > MAX_BYTES:
+        raise ProbeError(f"{source}: more than {MAX_BYTES} bytes: not a metrics endpoint")
+    return _decode(raw, source)
+
+
+def _decode(raw: bytes, source: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProbeError(f"{source}: not Prometheus text (not UTF-8)") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import time
@@ -161,6 +162,8 @@ def _error_document(args: list[str], message: str) -> None:
         from dflash_cfg.commands.check import error_report
 
         click.echo(render(error_report(message), fmt), nl=False)
+    elif command == "probe" and fmt == "json" and "--watch" in args:  # JSON lines: the error is one more line
+        click.echo(probe_json(json.loads(error_json(command, __version__, message)), lines=True), nl=False)
     elif command in ("diff", "fix", "verify", "where", "probe") and fmt == "json":
         click.echo(error_json(command, __version__, message), nl=False)
 

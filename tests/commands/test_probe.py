@@ -1,0 +1,305 @@
+"""probe against a real HTTP server on loopback serving /metrics text written by the engines' own metrics code
+(fixtures/metrics, made and re-checked by tests/engines/test_probe_engines.py): the verdicts, the window
+between scrapes, the failures that exit 2, the diagnosis of the incident's drafter, the project config, and
+the sidecar."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, Result
+
+METRICS = FIXTURES / "metrics"
+INCIDENT, HEALTHY, LATER = "vllm-incident.prom", "vllm-healthy.prom", "vllm-healthy-then-incident.prom"
+DRAFTER = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
+UPSTREAM = "z-lab/Qwen3.6-27B-DFlash"
+
+
+@dataclass(frozen=True)
+class Answer:
+    body: bytes
+    status: int = 200
+    content_type: str = "text/plain; version=0.0.4; charset=utf-8"
+    delay: float = 0.0
+
+
+def metrics(name: str) -> Answer:
+    return Answer((METRICS / name).read_bytes())
+
+
+class Endpoint:
+    """A /metrics endpoint answering each GET with the next answer; the last one repeats."""
+
+    def __init__(self) -> None:
+        self.answers: list[Answer] = []
+        self.hits = 0
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                answer = endpoint.answers[min(endpoint.hits, len(endpoint.answers) - 1)]
+                endpoint.hits += 1
+                time.sleep(answer.delay)
+                self.send_response(answer.status)
+                self.send_header("Content-Type", answer.content_type)
+                self.send_header("Content-Length", str(len(answer.body)))
+                self.end_headers()
+                self.wfile.write(answer.body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/metrics"
+
+    def serve(self, *answers: Answer) -> str:
+        self.answers, self.hits = list(answers), 0
+        return self.url
+
+
+@pytest.fixture
+def endpoint() -> Iterator[Endpoint]:
+    e = Endpoint()
+    thread = threading.Thread(target=e.server.serve_forever, daemon=True)
+    thread.start()
+    yield e
+    e.server.shutdown()
+    e.server.server_close()
+
+
+@pytest.fixture
+def offline_hub(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURES / "hf-cache" / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def no_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from an empty dir: the checkout's own pyproject.toml is no project config of a deployment."""
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+
+
+def one_line_error(result: Result, *fragments: str) -> None:
+    assert result.code == 2, result
+    assert result.out == ""
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dflash-cfg: error: "), result.err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_the_incident_is_a_collapse(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    url = endpoint.serve(metrics(INCIDENT))
+    result = dflash("probe", url)
+    assert result.code == 1, result
+    assert result.out.splitlines()[:4] == [
+        f"{url}: speculative decoding over the counters' lifetime",
+        "  vLLM Qwen/Qwen3.6-27B (engine 0): collapse",
+        "    mean acceptance length 1.17, below 1.5",
+        "    acceptance rate 1.1% (165 of 15000 draft tokens, 1000 drafts)",
+    ]
+    assert result.out.splitlines()[4].startswith("    per position: 0.150 0.015 0.000")
+
+
+def test_the_repaired_drafter_is_healthy(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    result = dflash("probe", endpoint.serve(metrics(HEALTHY)))
+    assert result.code == 0, result
+    assert "  vLLM Qwen/Qwen3.6-27B (engine 0): healthy\n    mean acceptance length 2.80, at least 1.5\n" in result.out
+    assert "acceptance rate 12.0% (1800 of 15000 draft tokens, 1000 drafts)" in result.out
+
+
+def test_json_has_one_record_per_engine_and_model(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    url = endpoint.serve(metrics(INCIDENT))
+    doc = dflash("probe", url, "--format", "json").json()
+    assert (doc["version"], doc["url"], doc["interval"]) == (1, url, None)
+    [record] = doc["engines"]
+    assert record["engine"] == "0" and record["model_name"] == "Qwen/Qwen3.6-27B" and record["server"] == "vllm"
+    assert record["acceptance_rate"] == pytest.approx(0.011)
+    assert record["mean_acceptance_length"] == pytest.approx(1.165)
+    assert record["per_position"][:3] == pytest.approx([0.15, 0.015, 0.0]) and len(record["per_position"]) == 15
+    assert record["verdict"] == "collapse"
+
+
+@pytest.mark.parametrize("name", ["sglang-incident.prom", "sglang-healthy.prom"])
+def test_sglang_gauges(name: str, endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    result = dflash("probe", endpoint.serve(metrics(name)), "--format", "json")
+    [record] = result.json()["engines"]
+    if "incident" in name:
+        assert (result.code, record["verdict"], record["mean_acceptance_length"]) == (1, "collapse", 1.165)
+        assert record["acceptance_rate"] == 0.011
+    else:
+        assert (result.code, record["verdict"], record["mean_acceptance_length"]) == (0, "healthy", 2.8)
+    assert record["server"] == "sglang" and record["per_position"] is None
+
+
+def test_the_window_between_scrapes_shows_what_the_lifetime_hides(
+    endpoint: Endpoint, dflash: Callable[..., Result]
+) -> None:
+    # Over its lifetime the later scrape still looks healthy (1.98) ...
+    assert dflash("probe", endpoint.serve(metrics(LATER))).code == 0
+    # ... the window since the healthy scrape is the incident alone.
+    result = dflash("probe", endpoint.serve(metrics(HEALTHY), metrics(LATER)), "--interval", "0.05")
+    assert result.code == 1, result
+    assert "over 0.05 s between two scrapes" in result.out
+    assert "mean acceptance length 1.17, below 1.5" in result.out
+    assert "(165 of 15000 draft tokens, 1000 drafts)" in result.out
+    assert endpoint.hits == 2
+
+
+def test_an_idle_window_cannot_be_judged(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    one_line_error(
+        dflash("probe", endpoint.serve(metrics(HEALTHY)), "--interval", "0.01"), "no draft scored yet: no traffic"
+    )
+
+
+def test_counters_that_went_backwards_are_a_restart(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    url = endpoint.serve(metrics(LATER), metrics(HEALTHY))
+    one_line_error(dflash("probe", url, "--interval", "0.01"), "went backwards between scrapes", "restarted")
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_an_endpoint_that_is_down(dflash: Callable[..., Result]) -> None:
+    one_line_error(dflash("probe", f"http://127.0.0.1:{_closed_port()}/metrics"), "endpoint down")
+
+
+def test_a_slow_endpoint_times_out(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    url = endpoint.serve(Answer((METRICS / INCIDENT).read_bytes(), delay=1.0))
+    one_line_error(dflash("probe", url, "--timeout", "0.2"), "no answer within 0.2 s")
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        (Answer(b"<!DOCTYPE html><html><body>Grafana</body></html>", content_type="text/html"), "HTML"),
+        (Answer(b'vllm:spec_decode_num_drafts_total{engine="0" 12 oops\n'), "not Prometheus text"),
+        (Answer(b"\xff\xfe\x00garbage"), "not Prometheus text"),
+        (Answer(b"# TYPE up gauge\nup 1\n"), "no speculative-decoding metrics"),
+        (Answer(b"", status=404), "HTTP 404"),
+        (Answer(b"", status=503), "HTTP 503"),
+    ],
+    ids=["html", "garbage", "binary", "no-spec-metrics", "404", "503"],
+)
+def test_what_is_not_an_engines_metrics(
+    answer: Answer, fragment: str, endpoint: Endpoint, dflash: Callable[..., Result]
+) -> None:
+    one_line_error(dflash("probe", endpoint.serve(answer)), fragment)
+
+
+def test_a_machine_format_error_is_still_a_document(dflash: Callable[..., Result]) -> None:
+    result = dflash("probe", f"http://127.0.0.1:{_closed_port()}/metrics", "--format", "json")
+    assert result.code == 2
+    assert "endpoint down" in result.json()["errors"][0]
+
+
+def test_the_threshold_is_the_users(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    url = endpoint.serve(metrics(INCIDENT))
+    result = dflash("probe", url, "--min-acceptance-length", "1.1")
+    assert result.code == 0 and "mean acceptance length 1.17, at least 1.1" in result.out
+    one_line_error(dflash("probe", url, "--min-acceptance-length", "0.5"), "at least 1")
+
+
+def test_the_diagnosis_checks_the_incidents_drafter_against_upstream(
+    endpoint: Endpoint, dflash: Callable[..., Result], offline_hub: None, tmp_path: Path
+) -> None:
+    drafter = tmp_path / "Qwen3.6-27B-DFlash"
+    shutil.copytree(DRAFTER, drafter)
+    result = dflash("probe", endpoint.serve(metrics(INCIDENT)), "--drafter", drafter, "--from-hub", UPSTREAM)
+    assert result.code == 1, result
+    assert f"The drafter serving Qwen/Qwen3.6-27B: {drafter}" in result.out
+    # The stale values, each against upstream's.
+    assert "error DF601" in result.out and "mask_token_id" in result.out and "target_layer_ids" in result.out
+    assert f"dflash-cfg fix {drafter} --from-hub {UPSTREAM}" in result.out
+    assert f"dflash-cfg diff {drafter} --from-hub {UPSTREAM}" in result.out
+
+
+def test_a_healthy_engine_needs_no_diagnosis(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    result = dflash("probe", endpoint.serve(metrics(HEALTHY)), "--drafter", DRAFTER)
+    assert result.code == 0 and "The drafter serving" not in result.out
+
+
+def _project(tmp_path: Path, extra: str = "") -> Path:
+    shutil.copytree(DRAFTER, tmp_path / "cwd" / "models" / "drafter")
+    (tmp_path / "cwd" / "dflash-cfg.toml").write_text(
+        f'{extra}\n[[models]]\npath = "models/drafter"\nupstream = "{UPSTREAM}"\n'
+        'served-name = "Qwen/Qwen3.6-27B"\nmin-acceptance-length = 3.0\n',
+        encoding="utf-8",
+    )
+    return tmp_path / "cwd" / "models" / "drafter"
+
+
+def test_the_project_config_names_the_drafter_and_its_threshold(
+    endpoint: Endpoint, dflash: Callable[..., Result], offline_hub: None, tmp_path: Path
+) -> None:
+    drafter = _project(tmp_path)
+    # 2.8 is healthy by default, a collapse for a drafter whose team expects at least 3.
+    result = dflash("probe", endpoint.serve(metrics(HEALTHY)), "--format", "json")
+    assert result.code == 1, result
+    doc = result.json()
+    assert doc["engines"][0]["min_acceptance_length"] == 3.0 and doc["engines"][0]["verdict"] == "collapse"
+    [diagnosis] = doc["diagnosis"]
+    assert diagnosis["drafter"] == str(drafter) and diagnosis["upstream"] == UPSTREAM
+    rules = {f["rule"] for f in diagnosis["check"]["files"][0]["findings"]}
+    assert "DF601" in rules
+    # The command line wins; --isolated ignores the file.
+    assert dflash("probe", endpoint.url, "--min-acceptance-length", "2").code == 0
+    assert dflash("probe", endpoint.url, "--isolated").code == 0
+
+
+def test_a_global_threshold_and_a_bad_one(endpoint: Endpoint, dflash: Callable[..., Result], tmp_path: Path) -> None:
+    project = tmp_path / "cwd" / "dflash-cfg.toml"
+    project.write_text("min-acceptance-length = 2.9\n", encoding="utf-8")
+    assert dflash("probe", endpoint.serve(metrics(HEALTHY))).code == 1
+    project.write_text('min-acceptance-length = "high"\n', encoding="utf-8")
+    one_line_error(dflash("probe", endpoint.url), "min-acceptance-length", "must be a number")
+
+
+def test_watch_stops_on_the_first_collapse(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    url = endpoint.serve(metrics(HEALTHY), metrics(HEALTHY), metrics(LATER))
+    result = dflash("probe", url, "--watch", "--interval", "0.01", "--drafter", DRAFTER)
+    assert result.code == 1, result
+    lines = result.out.splitlines()
+    assert lines[0].endswith("vLLM Qwen/Qwen3.6-27B (engine 0): idle: no draft scored: no traffic to judge")
+    assert "vLLM Qwen/Qwen3.6-27B (engine 0): collapse: mean acceptance length 1.17, below 1.5; " in lines[1]
+    assert "The drafter serving Qwen/Qwen3.6-27B" in result.out
+    assert endpoint.hits == 3
+
+
+def test_watch_keeps_going_in_json_lines(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    # idle, collapse, a restart (reported, then a new baseline), idle, then the endpoint fails: exit 2.
+    url = endpoint.serve(
+        metrics(HEALTHY), metrics(HEALTHY), metrics(LATER), metrics(HEALTHY), metrics(HEALTHY), Answer(b"", 503)
+    )
+    result = dflash("probe", url, "--watch", "--keep-going", "--interval", "0.01", "--format", "json")
+    assert result.code == 2, result
+    docs = [json.loads(line) for line in result.out.splitlines()]
+    verdicts = [d["engines"][0]["verdict"] for d in docs if "engines" in d]
+    assert verdicts == ["idle", "collapse", "idle"]
+    assert all(d["version"] == 1 and d["url"] == url for d in docs if "engines" in d)
+    assert "went backwards" in result.err and "HTTP 503" in result.err
+
+
+def test_usage_errors(dflash: Callable[..., Result]) -> None:
+    one_line_error(dflash("probe", str(METRICS / INCIDENT), "--interval", "1"), "--interval needs the engine's URL")
+    one_line_error(dflash("probe", "http://127.0.0.1:1/metrics", "--keep-going"), "--keep-going needs --watch")
+    one_line_error(dflash("probe", "missing.prom"), "missing.prom")
+
+
+def test_a_saved_scrape(dflash: Callable[..., Result]) -> None:
+    assert dflash("probe", METRICS / INCIDENT).code == 1
+    assert dflash("probe", METRICS / HEALTHY).code == 0

@@ -65,10 +65,10 @@ def diagnosis_text(model_name: str, drafter: str, upstream: str | None, report: 
     repo = upstream or "REPO"
     return (
         f"\nThe drafter serving {printable(model_name)}: {printable(drafter)}\n"
-        f"{shown}"
-        "First things to try:\n"
-        f"  dflash-cfg diff {drafter} --from-hub {repo}      # the trained values upstream, field by field\n"
-        f"  dflash-cfg fix {drafter} --from-hub {repo}       # adopt upstream's bytes, verified; then restart\n"
+        f"{shown or '(its check finds nothing: compare it with upstream all the same)' + chr(10)}"
+        "First things to try: the trained values upstream, field by field; then upstream's bytes, verified\n"
+        f"  dflash-cfg diff {printable(drafter)} --from-hub {repo}\n"
+        f"  dflash-cfg fix {printable(drafter)} --from-hub {repo}   # then restart the engine\n"
     )
 
 

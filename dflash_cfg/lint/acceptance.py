@@ -35,6 +35,7 @@ _DRAFTS, _DRAFT_TOKENS, _ACCEPTED, _PER_POS = (
 )
 _SGLANG_LENGTH, _SGLANG_RATE = "sglang:spec_accept_length", "sglang:spec_accept_rate"
 
+_MAX_POSITIONS = 1024
 Key = tuple[str, str, str]  # (server, model_name, engine)
 
 
@@ -85,7 +86,7 @@ def parse(text: str) -> Scrape:
             v.get(_DRAFTS, 0.0),
             v.get(_DRAFT_TOKENS, 0.0),
             v.get(_ACCEPTED, 0.0),
-            tuple(positions.get(key, {}).get(i, 0.0) for i in range(len(positions.get(key, {})))),
+            _per_position(positions.get(key, {})),
         )
         for key, v in values.items()
     }
@@ -95,14 +96,20 @@ def parse(text: str) -> Scrape:
             "no speculative-decoding metrics there (vllm:spec_decode_* or sglang:spec_accept_*): "
             "is speculative decoding on, and is this the engine's /metrics?"
         )
-    for value in (*(x for c in counters.values() for x in (c.drafts, c.draft_tokens, c.accepted)),):
+    for value in (x for c in counters.values() for x in (c.drafts, c.draft_tokens, c.accepted, *c.per_position)):
         if not math.isfinite(value) or value < 0:
             raise ProbeError(f"a speculative-decoding counter is {value}: not a counter")
     return Scrape(counters, found)
 
 
+def _per_position(found: Mapping[int, float]) -> tuple[float, ...]:
+    """Positions 0..max; one the scrape lacks counts 0 (vLLM exports them all, a relabelling proxy may not)."""
+    return tuple(found.get(i, 0.0) for i in range(max(found) + 1)) if found else ()
+
+
 def _position(raw: str | None) -> int:
-    if raw is None or not raw.isdigit():
+    # A draft is at most a few dozen tokens; a bigger position is not vLLM's (and would size a tuple).
+    if raw is None or not raw.isascii() or not raw.isdigit() or int(raw) >= _MAX_POSITIONS:
         raise ValueError(f"position label {raw!r} is not a draft position")
     return int(raw)
 

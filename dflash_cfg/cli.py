@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -48,6 +48,10 @@ from dflash_cfg.report.formats import CI_FORMATS, FORMATS, render, render_chunks
 from dflash_cfg.report.probe import diagnosis_text, probe_document, probe_json, probe_line, probe_text
 from dflash_cfg.sources.hfenv import secrets
 from dflash_cfg.version import __version__
+
+if TYPE_CHECKING:  # imported when probe runs: the other commands need not load prometheus_client
+    from dflash_cfg.commands.probe import Settings as ProbeSettings
+    from dflash_cfg.commands.probe import Window as ProbeWindow
 
 
 def _say(message: str) -> None:
@@ -616,11 +620,12 @@ def probe_command(
 
 
 class _ProbeExplainer:
-    """The drafter's check for each collapsed model, when the drafter is known."""
+    """The drafter's check for each collapsed model, when the drafter is known. A check that cannot be made
+    is one line on stderr: it never hides the collapse (still exit 1)."""
 
     def __init__(
         self,
-        s: Any,
+        s: ProbeSettings,
         drafter: str | None,
         target: str | None,
         hub: HubOptions | None,
@@ -630,12 +635,16 @@ class _ProbeExplainer:
     ) -> None:
         self.args = (s, drafter, target, hub, offline, config, isolated)
 
-    def __call__(self, window: Any) -> list[tuple[str, str, str | None, Report]]:
+    def __call__(self, window: ProbeWindow) -> list[tuple[str, str, str | None, Report]]:
         from dflash_cfg.commands import probe
 
         out = []
         for judged in window.collapsed:
-            found = probe.diagnose(judged, *self.args)
+            try:
+                found = probe.diagnose(judged, *self.args)
+            except DflashCfgError as exc:
+                _say(f"dflash-cfg: cannot check the drafter of {judged.acceptance.model_name}: {exc}")
+                continue
             if found is not None:
                 out.append((found.model_name, found.drafter, found.upstream, found.report))
         return out

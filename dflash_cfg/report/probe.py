@@ -61,7 +61,7 @@ def probe_line(when: str, judged: Sequence[Judged]) -> str:
 
 
 def diagnosis_text(model_name: str, drafter: str, upstream: str | None, report: Report) -> str:
-    shown = render(report, "text", quiet=True)
+    shown = render(report, "text", quiet=True) + "".join(f"cannot check: {printable(e)}\n" for e in report.errors)
     repo = upstream or "REPO"
     return (
         f"\nThe drafter serving {printable(model_name)}: {printable(drafter)}\n"

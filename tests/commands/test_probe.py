@@ -228,6 +228,15 @@ def test_the_diagnosis_checks_the_incidents_drafter_against_upstream(
     assert f"dflash-cfg diff {drafter} --from-hub {UPSTREAM}" in result.out
 
 
+def test_a_drafter_that_cannot_be_checked_does_not_hide_the_collapse(
+    endpoint: Endpoint, dflash: Callable[..., Result], tmp_path: Path
+) -> None:
+    result = dflash("probe", endpoint.serve(metrics(INCIDENT)), "--drafter", tmp_path / "gone")
+    assert result.code == 1 and "collapse" in result.out
+    assert result.err.startswith("dflash-cfg: cannot check the drafter of Qwen/Qwen3.6-27B: ")
+    assert len(result.err.splitlines()) == 1
+
+
 def test_a_healthy_engine_needs_no_diagnosis(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
     result = dflash("probe", endpoint.serve(metrics(HEALTHY)), "--drafter", DRAFTER)
     assert result.code == 0 and "The drafter serving" not in result.out

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from dflash_cfg.errors import redact
 from dflash_cfg.model import Acceptance, Judged, Report
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.formats import render
@@ -38,7 +39,7 @@ def _length(j: Judged) -> str:
 
 
 def probe_text(source: str, interval: float | None, judged: Sequence[Judged]) -> str:
-    lines = [f"{printable(source)}: speculative decoding {_span(interval)}"]
+    lines = [f"{printable(redact(source))}: speculative decoding {_span(interval)}"]
     for j in judged:
         a = j.acceptance
         lines.append(f"  {_who(a)}: {j.verdict}")
@@ -97,7 +98,7 @@ def probe_document(
     diagnoses: Sequence[tuple[str, str, str | None, Report]] = (),
     when: str | None = None,
 ) -> dict[str, Any]:
-    doc: dict[str, Any] = {"version": 1, "tool": {"name": "dflash-cfg", "version": version}, "url": source}
+    doc: dict[str, Any] = {"version": 1, "tool": {"name": "dflash-cfg", "version": version}, "url": redact(source)}
     if when is not None:
         doc["time"] = when
     doc["interval"] = interval

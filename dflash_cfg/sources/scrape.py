@@ -4,8 +4,10 @@ Every failure is one ProbeError line: down, slow, not found, too big, not text."
 
 from __future__ import annotations
 
+import base64
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -30,7 +32,7 @@ def read(source: str, timeout: float = TIMEOUT) -> str:
         except PathError as exc:
             raise ProbeError(f"{exc} (give the engine's metrics URL, e.g. http://host:8000/metrics)") from None
         return _decode(raw, source)
-    request = urllib.request.Request(source, headers={"Accept": "text/plain;version=0.0.4"})
+    request = _request(source)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as answer:
             raw = answer.read(MAX_BYTES + 1)
@@ -46,6 +48,18 @@ def read(source: str, timeout: float = TIMEOUT) -> str:
     if len(raw) > MAX_BYTES:
         raise ProbeError(f"{source}: more than {MAX_BYTES} bytes: not a metrics endpoint")
     return _decode(raw, source)
+
+
+def _request(source: str) -> urllib.request.Request:
+    """GET `source`; user:password in the URL (a scrape behind basic auth) goes into the header urllib
+    would not make from it."""
+    headers = {"Accept": "text/plain;version=0.0.4"}
+    parts = urllib.parse.urlsplit(source)
+    if parts.username is not None:
+        secret = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(secret.encode("utf-8")).decode("ascii")
+        source = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    return urllib.request.Request(source, headers=headers)
 
 
 def _decode(raw: bytes, source: str) -> str:

@@ -42,12 +42,14 @@ class Endpoint:
     def __init__(self) -> None:
         self.answers: list[Answer] = []
         self.hits = 0
+        self.authorization: str | None = None
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 answer = endpoint.answers[min(endpoint.hits, len(endpoint.answers) - 1)]
                 endpoint.hits += 1
+                endpoint.authorization = self.headers.get("Authorization")
                 time.sleep(answer.delay)
                 self.send_response(answer.status)
                 self.send_header("Content-Type", answer.content_type)
@@ -301,6 +303,16 @@ def test_watch_keeps_going_in_json_lines(endpoint: Endpoint, dflash: Callable[..
     assert verdicts == ["idle", "collapse", "idle"]
     assert all(d["version"] == 1 and d["url"] == url for d in docs if "engines" in d)
     assert "went backwards" in result.err and "HTTP 503" in result.err
+
+
+def test_credentials_in_the_url_are_never_shown(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
+    url = endpoint.serve(metrics(HEALTHY)).replace("http://", "http://scraper:s3cret-pass@")
+    for fmt in ("text", "json"):
+        result = dflash("probe", url, "--format", fmt)
+        assert result.code == 0 and "s3cret-pass" not in result.out + result.err
+    assert endpoint.authorization == "Basic c2NyYXBlcjpzM2NyZXQtcGFzcw=="  # basic auth, as curl would send it
+    down = dflash("probe", f"http://scraper:s3cret-pass@127.0.0.1:{_closed_port()}/metrics")
+    assert down.code == 2 and "s3cret-pass" not in down.out + down.err
 
 
 def test_usage_errors(dflash: Callable[..., Result]) -> None:

@@ -83,9 +83,9 @@ class FileSettings:
 
 
 def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, ...]) -> FileSettings:
-    # The project config maps local paths; a remote path takes the command line's settings.
+    # The project config maps local and remote drafters; per-file ignores are globs over local paths.
     local = None if storage.is_remote(path) else path
-    entry = options.project.model_for(local) if local is not None else None
+    entry = options.project.model_for(path)
     hub = options.hub
     if hub is not None and hub.repo is None and entry is not None and entry.upstream is not None:
         hub = HubOptions(entry.upstream, hub.revision or entry.revision, hub.offline)
@@ -165,7 +165,7 @@ def _one_drafter_per_repo(repo: str, paths: list[tuple[storage.Where, bool]], pr
     that the project config does not map each to its own upstream."""
     drafters = []
     for path, explicit in paths:
-        if not storage.is_remote(path) and project.model_for(path) is not None:
+        if project.model_for(path) is not None:
             continue
         try:
             doc = parse(storage.read(path))

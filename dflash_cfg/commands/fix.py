@@ -213,7 +213,8 @@ def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
         return None
     if not any(f.severity >= Severity.WARNING and (f.fix is None or not f.fix.safe) for f in left.findings):
         return None
-    entry = None if storage.is_remote(p.path) else resolve_project(p.path, None, False).model_for(p.path)
+    start = Path.cwd() if storage.is_remote(p.path) else p.path
+    entry = resolve_project(start, None, False).model_for(p.path)
     if entry is not None and entry.upstream is not None:
         return entry.upstream
     known = known_upstream(p.path)

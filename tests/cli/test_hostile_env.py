@@ -306,3 +306,30 @@ def test_c1_controls_in_values_travel_escaped_in_json_output(dflash: Run, tmp_pa
     assert "\\u009b2J\\u2028" in result.out
     (act,) = [f for f in result.json()["files"][0]["findings"] if f["rule"] == "DF151"]
     assert "silu\x9b2J\u2028" in act["message"]  # the escapes decode to the same value
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "model"),
+        ("check", "ABS", "--no-cache", "--format", "json"),
+        ("check", "s3://models/drafter"),
+        ("fix", "model"),
+    ],
+)
+def test_a_deleted_working_directory_is_one_line(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+) -> None:
+    drafter = tmp_path / "drafter"
+    write_config(drafter, REAL_DATA)
+    before = (drafter / "config.json").read_bytes()
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    result = dflash(*[str(drafter) if a == "ABS" else a for a in args])
+    assert result.code == 2 and "internal error" not in result.err, result.err
+    assert result.err.count("\n") == 1, result.err
+    if "json" in args:
+        assert json.loads(result.out)["errors"], result.out
+    assert (drafter / "config.json").read_bytes() == before

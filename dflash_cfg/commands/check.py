@@ -121,8 +121,11 @@ def _check(options: CheckOptions) -> Report:
     # A Hub id (org/name that is no path here) is checked where the engines would read it: the cache, or
     # a download at a commit.
     dirs = {given: model_dir(given, offline=options.offline) for given in options.paths}
-    found = {given: storage.discover(where) for given, where in dirs.items()}
+    unlisted: list[str] = []  # subdirectories that could not be listed: reported, the rest checked
+    found = {given: storage.discover(where, unlisted) for given, where in dirs.items()}
     empty = [given for given, listed in found.items() if not listed]
+    if empty and unlisted:
+        raise PathError(unlisted[0])
     if empty:  # a typo in a CI path must not pass as "0 files, all clean"
         raise UsageError(f"no config.json under {storage.display(dirs[empty[0]])}")
     paths = [(p, p == dirs[given] or p.parent == dirs[given]) for given, listed in found.items() for p in listed]
@@ -151,7 +154,7 @@ def _check(options: CheckOptions) -> Report:
         and not any(storage.is_remote(p) for p, _ in paths)
     )
     reports: list[FileReport] = []
-    errors: list[str] = []
+    errors: list[str] = list(unlisted)
     for outcome in _each(one, len(paths), parallel=local):
         if isinstance(outcome, str):
             errors.append(outcome)

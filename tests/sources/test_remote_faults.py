@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from faultproxy import FaultProxy

@@ -4,8 +4,8 @@ so request signatures still verify); what comes back is changed by the fault set
 
 - "drop-put": a PUT is applied by the server, then the connection is closed without its answer;
 - "die-after-put": as drop-put, and every request after it is refused (the endpoint went away);
-- "ignore-range": the Range header is stripped, so the whole object comes back (as a server that
-  ignores Range answers), optionally an endless body (`endless`);
+- "ignore-range": a ranged GET is answered 200 with a megabyte more than the range (as a server that
+  ignores Range answers the whole object), or an endless body (`endless`);
 - "refuse-put": a PUT is answered 503 without reaching the server;
 - "trickle": answers are sent one byte per `trickle_delay` seconds.
 """
@@ -59,9 +59,9 @@ class FaultProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 headers = {k: v for k, v in self.headers.items()}
-                if "ignore-range" in proxy.faults and applies:
-                    headers.pop("Range", None)
-                    headers.pop("range", None)
+                # Range is signed, so it is forwarded; the answer then gets the rest of an object
+                # appended (filler), as a server that ignores Range sends the whole of it.
+                ranged = "ignore-range" in proxy.faults and applies and "range" in {k.lower() for k in headers}
                 if "refuse-put" in proxy.faults and applies and self.command == "PUT":
                     self.send_response(503)  # not applied: the server is overloaded
                     self.send_header("Content-Length", "0")
@@ -80,11 +80,15 @@ class FaultProxy:
                         self.connection.shutdown(socket.SHUT_RDWR)
                         self.close_connection = True
                         return
-                self.send_response(answer.status)
+                status = answer.status
+                if ranged and status == 206:
+                    status, data = 200, data + b"\0" * (1 << 20)
+                self.send_response(status)
                 for key, value in answer.getheaders():
-                    if key.lower() not in ("content-length", "transfer-encoding", "connection", "date", "server"):
+                    skip = ("content-length", "transfer-encoding", "connection", "date", "server", "content-range")
+                    if key.lower() not in skip:
                         self.send_header(key, value)
-                endless = proxy.endless and "ignore-range" in proxy.faults and applies and self.command == "GET"
+                endless = proxy.endless and ranged and self.command == "GET"
                 if endless:
                     self.send_header("Content-Length", str(1 << 40))
                 else:

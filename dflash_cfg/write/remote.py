@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
-from dflash_cfg.errors import PathError, WriteError
+from dflash_cfg.errors import LockError, PathError, WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.jsondoc.encode import dumps
 from dflash_cfg.model import Entry, Source, Url, Written
@@ -88,13 +88,25 @@ def _settle(url: Url, want: str, old: str, failure: Exception) -> bytes:
             2,
         ) from None
     sha = None if now is None else hashlib.sha256(now).hexdigest()
-    if now is not None and sha == want:
-        return now
+    if now is not None and sha == want and not (isinstance(failure, Conflict) and _recorded(url, want)):
+        return now  # our bytes, and no other writer has recorded them: our put was applied
     if isinstance(failure, Conflict):
         raise _stale(url)
     if sha == old:
         raise WriteError(f"{failure}; {url} is unchanged (read after the failure)", 2)
     raise _stale(url)
+
+
+def _recorded(url: Url, sha256: str) -> bool:
+    """Whether the lock beside `url` already records these bytes: another fix wrote the same repair and
+    finished first (a refusal then means ours lost the race, as when its bytes differ)."""
+    try:
+        raw = remote.read_optional(url.parent / LOCK_FILE, MAX_BYTES)
+        files = {} if raw is None else parse_files(raw, url.parent / LOCK_FILE)
+    except (PathError, LockError):
+        return False
+    entry = files.get(url.name)
+    return isinstance(entry, dict) and entry.get("sha256") == sha256
 
 
 def _write_backup(backup_url: Url, data: bytes, of: Url) -> None:

@@ -560,8 +560,10 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("dflash-cfg: aborted", err=True)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C: a run that was not made, as the contract says of exit 2
+        with contextlib.suppress(Exception):
+            click.echo("dflash-cfg: aborted", err=True)
+        return EXIT_USAGE
     except BrokenPipeError:
         # Output piped into `head`: nothing left to say; avoid a second error at interpreter exit.
         devnull = os.open(os.devnull, os.O_WRONLY)

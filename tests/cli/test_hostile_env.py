@@ -333,3 +333,25 @@ def test_a_deleted_working_directory_is_one_line(
     if "json" in args:
         assert json.loads(result.out)["errors"], result.out
     assert (drafter / "config.json").read_bytes() == before
+
+
+def test_ctrl_c_is_exit_2_aborted(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    drafter = tmp_path / "drafter"
+    write_config(drafter, REAL_DATA)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "dflash_cfg", "check", str(drafter), "--no-cache"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    time.sleep(1.0)  # inside the run (importing transformers for the view)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 2, (child.returncode, err[-2000:])
+    assert err.strip().splitlines()[-1] == "dflash-cfg: aborted", err
+    assert "Traceback" not in err

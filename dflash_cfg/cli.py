@@ -699,14 +699,22 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("dflash-cfg: aborted", err=True)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C: a run that was not made, as the contract says of exit 2
+        with contextlib.suppress(Exception):
+            click.echo("dflash-cfg: aborted", err=True)
+        return EXIT_USAGE
     except BrokenPipeError:
         # Output piped into `head`: nothing left to say; avoid a second error at interpreter exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FINDINGS
     except Exception as exc:  # a bug in dflash-cfg, not the user's fault: still one line
+        if isinstance(exc, OSError) and not _cwd_exists():
+            # A path relative to it, or a lookup starting from it, cannot be answered: the user's to fix.
+            message = "the current working directory no longer exists (deleted?); cd to an existing one"
+            document(message)
+            _say(f"dflash-cfg: error: {message}")
+            return EXIT_USAGE
         if os.environ.get("DFLASH_CFG_DEBUG"):
             raise
         document(f"internal error: {type(exc).__name__}: {exc}")
@@ -715,6 +723,14 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
             "(set DFLASH_CFG_DEBUG=1 for the traceback, and please report it)"
         )
         return EXIT_USAGE
+
+
+def _cwd_exists() -> bool:
+    try:
+        os.getcwd()
+    except OSError:
+        return False
+    return True
 
 
 def main(args: list[str] | None = None) -> None:

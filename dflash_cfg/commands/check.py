@@ -83,9 +83,9 @@ class FileSettings:
 
 
 def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, ...]) -> FileSettings:
-    # The project config maps local paths; a remote path takes the command line's settings.
+    # The project config maps local and remote drafters; per-file ignores are globs over local paths.
     local = None if storage.is_remote(path) else path
-    entry = options.project.model_for(local) if local is not None else None
+    entry = options.project.model_for(path)
     hub = options.hub
     if hub is not None and hub.repo is None and entry is not None and entry.upstream is not None:
         hub = HubOptions(entry.upstream, hub.revision or entry.revision, hub.offline)
@@ -121,8 +121,11 @@ def _check(options: CheckOptions) -> Report:
     # A Hub id (org/name that is no path here) is checked where the engines would read it: the cache, or
     # a download at a commit.
     dirs = {given: model_dir(given, offline=options.offline) for given in options.paths}
-    found = {given: storage.discover(where) for given, where in dirs.items()}
+    unlisted: list[str] = []  # subdirectories that could not be listed: reported, the rest checked
+    found = {given: storage.discover(where, unlisted) for given, where in dirs.items()}
     empty = [given for given, listed in found.items() if not listed]
+    if empty and unlisted:
+        raise PathError(unlisted[0])
     if empty:  # a typo in a CI path must not pass as "0 files, all clean"
         raise UsageError(f"no config.json under {storage.display(dirs[empty[0]])}")
     paths = [(p, p == dirs[given] or p.parent == dirs[given]) for given, listed in found.items() for p in listed]
@@ -151,7 +154,7 @@ def _check(options: CheckOptions) -> Report:
         and not any(storage.is_remote(p) for p, _ in paths)
     )
     reports: list[FileReport] = []
-    errors: list[str] = []
+    errors: list[str] = list(unlisted)
     for outcome in _each(one, len(paths), parallel=local):
         if isinstance(outcome, str):
             errors.append(outcome)
@@ -165,7 +168,7 @@ def _one_drafter_per_repo(repo: str, paths: list[tuple[storage.Where, bool]], pr
     that the project config does not map each to its own upstream."""
     drafters = []
     for path, explicit in paths:
-        if not storage.is_remote(path) and project.model_for(path) is not None:
+        if project.model_for(path) is not None:
             continue
         try:
             doc = parse(storage.read(path))

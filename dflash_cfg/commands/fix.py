@@ -15,7 +15,7 @@ from dflash_cfg.commands.common import (
     one_config,
     upstream_for,
 )
-from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, PatchError, UsageError
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, LockError, PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.linter import Inputs, lint
@@ -63,6 +63,10 @@ def plan(options: FixOptions) -> Plan:
     path = one_config(options.path)
     old = storage.read(path)
     read_lock(path)  # a corrupt lock file is refused now, not after config.json was written
+    if storage.is_remote(path) and storage.probe(lock_path(path)) == "dir":
+        # A key ending in `/` (a directory marker): no lock object can be put there. Refused before
+        # writing config.json, as a directory in the lock file's place on disk is.
+        raise LockError(f"{lock_path(path)} is a directory, not a dflash-cfg lock file; remove it")
     if options.hub is None:
         if options.only_critical:
             raise UsageError("--only-critical adopts fields from upstream: it needs --from-hub")
@@ -213,7 +217,8 @@ def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
         return None
     if not any(f.severity >= Severity.WARNING and (f.fix is None or not f.fix.safe) for f in left.findings):
         return None
-    entry = None if storage.is_remote(p.path) else resolve_project(p.path, None, False).model_for(p.path)
+    start = Path.cwd() if storage.is_remote(p.path) else p.path
+    entry = resolve_project(start, None, False).model_for(p.path)
     if entry is not None and entry.upstream is not None:
         return entry.upstream
     known = known_upstream(p.path)

@@ -6,7 +6,6 @@ whose `served-name` is the collapsed model's `model_name`."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -134,7 +133,8 @@ def diagnose(
     entry = next((m for m in s.project.models if m.served_name == judged.acceptance.model_name), None)
     if drafter is None and entry is None:
         return None
-    path = drafter if drafter is not None else os.fspath(entry.path)  # type: ignore[union-attr]
+    # A [[models]] path is a local dir or an s3://, gs://, hf:// URL; check reads either from its text.
+    path = drafter if drafter is not None else str(entry.path)  # type: ignore[union-attr]
     upstream = (hub.repo if hub is not None else None) or (entry.upstream if entry is not None else None)
     # As the gate checks it: compared with upstream whenever the repo is known (project, lock, cache path).
     options = CheckOptions(

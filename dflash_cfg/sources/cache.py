@@ -129,6 +129,23 @@ class EffectiveCache:
             replace_atomically(path, text.encode("utf-8"), make_parents=True)
 
 
+def _int(v: Any) -> bool:
+    return v is None or (isinstance(v, int) and not isinstance(v, bool))
+
+
+# What each field of a view can hold: the rules read a stored value as the view made it, so an entry of
+# the right shape but a foreign value (`layer_types: 5`) is a miss, not a crash in a rule. A value the
+# view made outside these is simply never stored (see _write), which costs a recompute, never a result.
+_VALUE_OK: dict[str, Callable[[Any], bool]] = {
+    **{name: _int for name in FIELDS},
+    "layer_types": lambda v: v is None or (isinstance(v, list) and all(isinstance(t, str) for t in v)),
+    "use_sliding_window": lambda v: v is None or isinstance(v, bool),
+    "rope_theta": lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)),
+    "rope_scaling": lambda v: v is None or isinstance(v, dict),
+    "dtype": lambda v: v is None or isinstance(v, str),
+}
+
+
 def _valid(entry: Any, key: dict[str, Any]) -> Effective | None:
     """The stored view, if `entry` is exactly a well-formed entry for `key`; else None."""
     if not isinstance(entry, dict) or set(entry) != {*key, "effective"}:
@@ -148,7 +165,12 @@ def _valid(entry: Any, key: dict[str, Any]) -> Effective | None:
     if values is None:
         if not isinstance(error, str):
             return None
-    elif not isinstance(values, dict) or list(values) != list(FIELDS) or error is not None:
+    elif (
+        not isinstance(values, dict)
+        or list(values) != list(FIELDS)
+        or error is not None
+        or not all(_VALUE_OK[name](value) for name, value in values.items())
+    ):
         return None
     if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
         return None

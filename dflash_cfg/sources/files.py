@@ -42,26 +42,32 @@ def probe(path: str | os.PathLike[str]) -> Kind:
     return "file" if stat.S_ISREG(st.st_mode) else "other"
 
 
-def discover(path: Path) -> list[Path]:
-    """config.json files under `path`: the file itself, or a recursive search of a directory."""
+def discover(path: Path, unlisted: list[str] | None = None) -> list[Path]:
+    """config.json files under `path`: the file itself, or a recursive search of a directory. With
+    `unlisted`, a subdirectory that cannot be listed is its own problem, said there, and the search goes
+    on (one unreadable dir must not hide every other drafter of a tree); without it, it stops the search."""
     kind = probe(path)
     if kind in ("missing", "broken-link"):
         raise PathError(f"{'broken symlink' if kind == 'broken-link' else 'path not found'}: {display(path)}")
     if kind != "dir":
         return [path]
     found = []
+
+    def failed(exc: OSError) -> None:
+        if unlisted is None or exc.filename is None or os.path.abspath(exc.filename) == os.path.abspath(path):
+            raise exc
+        unlisted.append(
+            f"cannot list {display(exc.filename)}: {exc.strerror or exc}; its config files were not checked"
+        )
+
     try:
-        for root, dirs, names in os.walk(path, onerror=_raise):
+        for root, dirs, names in os.walk(path, onerror=failed):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
             if CONFIG in names:
                 found.append(Path(root) / CONFIG)
     except OSError as exc:
         raise PathError(f"cannot list {display(exc.filename or path)}: {exc.strerror or exc}") from None
     return found
-
-
-def _raise(exc: OSError) -> None:
-    raise exc
 
 
 class NotRegularFile(OSError):

@@ -36,6 +36,26 @@ _NEEDS = {"s3": ("s3fs", "s3"), "gcs": ("gcsfs", "gcs"), "hf": ("huggingface_hub
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://(?P<rest>.*)$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 DEFAULT_TIMEOUT = 10.0  # seconds to connect, as for the Hub
+# An overall deadline for each read of an object (DFLASH_CFG_REMOTE_DEADLINE seconds): botocore's read
+# timeout is per socket read, so a server trickling one byte a second would otherwise hold a run forever.
+DEADLINE_SETTING = "DFLASH_CFG_REMOTE_DEADLINE"
+DEFAULT_DEADLINE = 60.0
+_CHUNK = 64 * 1024
+
+
+class RangeIgnored(Exception):
+    """The store answered more bytes than the range asked for (it ignores Range)."""
+
+
+def deadline() -> float:
+    raw = os.environ.get(DEADLINE_SETTING, "")
+    try:
+        value = float(raw) if raw.strip() else DEFAULT_DEADLINE
+    except ValueError:
+        raise UsageError(f"{DEADLINE_SETTING}={raw!r}: expected a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"{DEADLINE_SETTING}={raw!r}: expected a positive number of seconds")
+    return value
 
 
 def is_url(text: object) -> bool:
@@ -289,14 +309,23 @@ def read_optional(url: Url, limit: int) -> bytes | None:
     if memo is not None and url.parent in memo and url.name not in memo[url.parent]:
         return None  # not in the listing this command made of its dir (a lock object, most often)
     fs = filesystem(url.scheme)
+    deadline()  # a malformed setting is the user's one line, before any request
     try:
         if url.scheme == "hf":  # HfFileSystem reads through a file object, which needs the size first
             st = stat(url)
             if st is None:
                 return None
             data = fs.cat_file(url.path, start=0, end=limit + 1) if st.size > limit else fs.cat_file(url.path)
+        elif url.scheme == "s3":
+            # One GET of at most limit + 1 bytes, read no further than that even when the store ignores
+            # the Range: a huge object named like a config file is never downloaded.
+            try:
+                data = _get_s3(fs, url, 0, limit + 1, refuse_more=False)
+            except Exception as exc:
+                if _client_error(exc) != ("InvalidRange", 416):
+                    raise
+                data = _get_s3(fs, url, None, limit + 1, refuse_more=False)  # an empty object has no byte 0
         else:
-            # One GET of at most limit + 1 bytes: a huge object named like a config file is never downloaded.
             try:
                 data = fs.cat_file(url.path, start=0, end=limit + 1)
             except Exception as exc:
@@ -330,6 +359,16 @@ def read_ranges(ranges: Iterable[tuple[Url, int, int]]) -> list[bytes | BaseExce
             except Exception as exc:  # noqa: BLE001 - returned in its place, as cat_ranges does
                 out.append(exc)
         return out
+    if wanted[0][0].scheme == "s3":
+        # One bounded GET per range; an answer longer than the range (a store that ignores Range) is
+        # refused in its place, after reading one byte past it.
+        found: list[bytes | BaseException] = []
+        for url, start, n in wanted:
+            try:
+                found.append(_count(_get_s3(fs, url, start, n, refuse_more=True)))
+            except Exception as exc:  # noqa: BLE001 - returned in its place, as cat_ranges does
+                found.append(exc)
+        return found
     try:
         got = fs.cat_ranges(
             [u.path for u, _, _ in wanted],
@@ -340,6 +379,45 @@ def read_ranges(ranges: Iterable[tuple[Url, int, int]]) -> list[bytes | BaseExce
     except Exception as exc:  # noqa: BLE001
         raise PathError(explain(exc, wanted[0][0])) from None
     return [_count(bytes(g)) if isinstance(g, (bytes, bytearray, memoryview)) else g for g in got]
+
+
+def _get_s3(fs: Any, url: Url, start: int | None, n: int, *, refuse_more: bool) -> bytes:
+    """At most `n` bytes of an S3 object from `start` (None: no Range header), within the deadline. With
+    `refuse_more`, an answer longer than `n` raises RangeIgnored (at most n + 1 bytes are read)."""
+    import asyncio
+
+    from fsspec.asyn import sync
+
+    bucket, key, version = fs.split_path(url.path)
+    extra: dict[str, str] = {} if version is None else {"VersionId": version}
+    if start is not None:
+        extra["Range"] = f"bytes={start}-{start + n - 1}"
+
+    async def get() -> bytes:
+        answer = await fs._call_s3("get_object", Bucket=bucket, Key=key, **extra)
+        body = answer["Body"]
+        chunks: list[bytes] = []
+        got = 0
+        try:
+            while got <= n:
+                chunk = await body.read(min(_CHUNK, n + 1 - got))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                got += len(chunk)
+        finally:
+            body.close()
+        return b"".join(chunks)
+
+    seconds = deadline()
+
+    async def bounded() -> bytes:
+        return await asyncio.wait_for(get(), seconds)
+
+    data: bytes = sync(fs.loop, bounded)
+    if refuse_more and len(data) > n:
+        raise RangeIgnored(f"the store answered more than the {n} bytes asked for (it ignores Range)")
+    return data[:n] if not refuse_more else data
 
 
 def read_versioned(url: Url, limit: int) -> tuple[bytes, str] | None:
@@ -359,7 +437,9 @@ def read_versioned(url: Url, limit: int) -> tuple[bytes, str] | None:
 
 
 class Conflict(Exception):
-    """A conditional put whose condition failed: the object is not (or is no longer) the one expected."""
+    """A conditional put whose condition failed: the object is not (or is no longer) the one expected.
+    The client resends a put whose answer was lost, so a refusal may answer a resent put whose first
+    copy was applied: only reading the object tells."""
 
 
 def put(url: Url, data: bytes, *, if_match: str | None = None, if_none_match: bool = False) -> None:
@@ -475,8 +555,10 @@ def explain(exc: BaseException, url: Url, doing: str = "read") -> str:
         )
     ):
         text = f"cannot {doing} {url}: {where} is unreachable (check {_ENDPOINT_SETTING[url.scheme]} and the network)"
+    elif "RangeIgnored" in names:
+        text = f"cannot {doing} {url}: {where} answered more than the bytes asked for (it ignores Range); refused"
     elif "ReadTimeoutError" in names or any(isinstance(e, TimeoutError) for e in causes(exc)):
-        text = f"cannot {doing} {url}: no answer from {where} in time"
+        text = f"cannot {doing} {url}: no complete answer from {where} within the deadline ({DEADLINE_SETTING})"
     elif code:
         text = f"cannot {doing} {url}: {where} answered {code}" + (f" (HTTP {status})" if status else "")
     else:

@@ -38,10 +38,10 @@ def probe(where: Where) -> files.Kind:
     return files.probe(where)
 
 
-def discover(where: Where) -> list[Where]:
+def discover(where: Where, unlisted: list[str] | None = None) -> list[Where]:
     if is_remote(where):
         return list(remote.discover(where))
-    return list(files.discover(where))
+    return list(files.discover(where, unlisted))
 
 
 def read(where: Where, limit: int = MAX_BYTES) -> bytes:

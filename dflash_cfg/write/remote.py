@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
-from dflash_cfg.errors import PathError, WriteError
+from dflash_cfg.errors import LockError, PathError, WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.jsondoc.encode import dumps
 from dflash_cfg.model import Entry, Source, Url, Written
@@ -50,19 +50,21 @@ def write_conditional(url: Url, new: bytes, expected_old_sha256: str, *, backup:
     if backup:
         backup_url = url.parent / f"{url.name}.{expected_old_sha256[:12]}.bak"
         _write_backup(backup_url, data, url)
-    try:
-        remote.put(url, new, if_match=etag)
-    except Conflict:
-        raise _stale(url) from None
-    except PathError as exc:
-        raise WriteError(f"{exc}; {url} is unchanged", 2) from None
     want = hashlib.sha256(new).hexdigest()
     try:
-        back = remote.read(url, MAX_BYTES)
-    except PathError as exc:
-        raise WriteError(
-            f"{url} was written but could not be read back ({exc}); check it with dflash-cfg verify", 2
-        ) from None
+        remote.put(url, new, if_match=etag)
+    except (Conflict, PathError) as exc:
+        # The answer is not proof of the outcome: a PUT applied whose answer was lost is retried by the
+        # client and refused (412: the object no longer has the ETag, because it holds our bytes), and an
+        # endpoint that dies after applying it looks like a failed write. Only the object says what happened.
+        back = _settle(url, want, expected_old_sha256, exc)
+    else:
+        try:
+            back = remote.read(url, MAX_BYTES)
+        except PathError as exc:
+            raise WriteError(
+                f"{url} was written but could not be read back ({exc}); check it with dflash-cfg verify", 2
+            ) from None
     got = hashlib.sha256(back).hexdigest()
     if got != want:
         raise WriteError(
@@ -71,6 +73,40 @@ def write_conditional(url: Url, new: bytes, expected_old_sha256: str, *, backup:
             1,
         )
     return Written(str(url), got, git_blob_sha1(back), None if backup_url is None else str(backup_url), None)
+
+
+def _settle(url: Url, want: str, old: str, failure: Exception) -> bytes:
+    """After a put whose answer was a refusal or an error: the object's bytes if they are ours (the put
+    was applied); otherwise the error, saying only what was read."""
+    try:
+        now = remote.read_optional(url, MAX_BYTES)
+    except PathError as exc:
+        cause = "the store refused the conditional write" if isinstance(failure, Conflict) else str(failure)
+        raise WriteError(
+            f"{cause}, and {url} could not be read to learn whether it was written ({exc}): the outcome is "
+            f"unknown; run dflash-cfg verify {url.parent} when the store answers",
+            2,
+        ) from None
+    sha = None if now is None else hashlib.sha256(now).hexdigest()
+    if now is not None and sha == want and not (isinstance(failure, Conflict) and _recorded(url, want)):
+        return now  # our bytes, and no other writer has recorded them: our put was applied
+    if isinstance(failure, Conflict):
+        raise _stale(url)
+    if sha == old:
+        raise WriteError(f"{failure}; {url} is unchanged (read after the failure)", 2)
+    raise _stale(url)
+
+
+def _recorded(url: Url, sha256: str) -> bool:
+    """Whether the lock beside `url` already records these bytes: another fix wrote the same repair and
+    finished first (a refusal then means ours lost the race, as when its bytes differ)."""
+    try:
+        raw = remote.read_optional(url.parent / LOCK_FILE, MAX_BYTES)
+        files = {} if raw is None else parse_files(raw, url.parent / LOCK_FILE)
+    except (PathError, LockError):
+        return False
+    entry = files.get(url.name)
+    return isinstance(entry, dict) and entry.get("sha256") == sha256
 
 
 def _write_backup(backup_url: Url, data: bytes, of: Url) -> None:

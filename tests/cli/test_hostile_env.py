@@ -306,3 +306,58 @@ def test_c1_controls_in_values_travel_escaped_in_json_output(dflash: Run, tmp_pa
     assert "\\u009b2J\\u2028" in result.out
     (act,) = [f for f in result.json()["files"][0]["findings"] if f["rule"] == "DF151"]
     assert "silu\x9b2J\u2028" in act["message"]  # the escapes decode to the same value
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "model"),
+        ("check", "ABS", "--no-cache", "--format", "json"),
+        ("check", "s3://models/drafter"),
+        ("fix", "model"),
+    ],
+)
+def test_a_deleted_working_directory_is_one_line(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+) -> None:
+    drafter = tmp_path / "drafter"
+    write_config(drafter, REAL_DATA)
+    before = (drafter / "config.json").read_bytes()
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    result = dflash(*[str(drafter) if a == "ABS" else a for a in args])
+    assert "internal error" not in result.err, result.err
+    if "ABS" in args:  # an absolute path needs no working directory: checked when nothing else asks for one
+        assert result.code in (0, 2), result.err
+    else:
+        assert result.code == 2, result.err
+    if result.code == 2:
+        assert result.err.count("\n") == 1, result.err
+    if "json" in args:
+        doc = json.loads(result.out)
+        assert doc["errors"] if result.code == 2 else doc["files"], result.out
+    assert (drafter / "config.json").read_bytes() == before
+
+
+def test_ctrl_c_is_exit_2_aborted(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    drafter = tmp_path / "drafter"
+    write_config(drafter, REAL_DATA)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "dflash_cfg", "check", str(drafter), "--no-cache"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    time.sleep(1.0)  # inside the run (importing transformers for the view)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 2, (child.returncode, err[-2000:])
+    assert err.strip().splitlines()[-1] == "dflash-cfg: aborted", err
+    assert "Traceback" not in err

@@ -272,3 +272,28 @@ def test_found_bug_config_file_it_cannot_read_named_directly(world: Path, comman
     result = nobody(world, command, *(["--yes"] if command == "fix" else []), config)
     assert tree(world) == before
     one_line_error(result, "cannot read")
+
+
+# --- one unlistable subdirectory in a tree ----------------------------------------------------------
+
+
+@pytest.mark.slow  # imports transformers in the child (a few seconds)
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_tree_check_reports_an_unlistable_subdirectory_and_checks_the_rest(world: Path, fmt: str) -> None:
+    readable(world / "models" / "a")
+    readable(world / "models" / "b", FIXABLE)
+    (world / "models").chmod(0o755)
+    secret = world / "models" / "private"
+    readable(secret / "inner")
+    secret.chmod(0o700)  # root's: the user cannot list it
+    result = nobody(world, "check", world / "models", "--format", fmt)
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr  # a file could not be checked: the run is incomplete
+    if fmt == "json":
+        doc = json.loads(result.stdout)
+        assert sorted(Path(f["path"]).parent.name for f in doc["files"]) == ["a", "b"]
+        [error] = doc["errors"]
+        assert f"cannot list {secret}" in error and "Permission denied" in error
+    else:
+        assert "models/a/config.json" in result.stdout and "models/b/config.json" in result.stdout
+        assert f"cannot list {secret}" in result.stderr

@@ -256,6 +256,15 @@ FIELDS: dict[str, Callable[[dict[str, Any]], None]] = {
     "warnings-a-string": _set("effective", "warnings", value="oops"),
     "warnings-with-an-int": _set("effective", "warnings", value=[1]),
     "warnings-missing": _delete("effective", "warnings"),
+    # The right shape with a value of the wrong type: a rule reading it would crash.
+    "layer-types-an-int": _set("effective", "values", "layer_types", value=5),
+    "layer-types-with-an-int": _set("effective", "values", "layer_types", value=[1]),
+    "hidden-size-a-string": _set("effective", "values", "hidden_size", value="4096"),
+    "num-layers-a-bool": _set("effective", "values", "num_hidden_layers", value=True),
+    "sliding-flag-a-string": _set("effective", "values", "use_sliding_window", value="yes"),
+    "rope-theta-a-list": _set("effective", "values", "rope_theta", value=[1]),
+    "rope-scaling-a-string": _set("effective", "values", "rope_scaling", value="linear"),
+    "dtype-an-int": _set("effective", "values", "dtype", value=16),
 }
 
 

@@ -134,3 +134,50 @@ def test_the_api_reports_the_gate_it_ran(project: Path) -> None:
 def test_a_clean_drafter_passes_every_gate(dflash: Run, tmp_path: Path) -> None:
     drafter = write_config(tmp_path / "clean")
     assert dflash("check", "--gate", drafter).code == 0
+
+
+# --- hostile project configs ------------------------------------------------------------------------
+
+
+def test_a_glob_bomb_is_refused_at_once(dflash: Run, project: Path) -> None:
+    # fnmatch translates 40,000 unclosed `[` in minutes; a glob is compiled once, and bounded.
+    (project / "dflash-cfg.toml").write_text(f'[per-file-ignores]\n"{"[" * 40000}" = ["DF105"]\n')
+    result = dflash("check", "models/stale")
+    assert result.code == 2 and "per-file-ignores." in result.err and "longer than 1024" in result.err
+    assert result.err.count("\n") == 1
+    # Under the bound, many brackets are still fast and a literal `[` matches itself.
+    (project / "dflash-cfg.toml").write_text(f'[per-file-ignores]\n"{"[" * 1000}" = ["DF105"]\n')
+    assert dflash("check", "models/stale").code == 0
+
+
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        ('upstream = "not a repo"', "models[0].upstream: 'not a repo' is not a Hub repo id"),
+        ('upstream = "a/b/c"', "models[0].upstream: 'a/b/c' is not a Hub repo id"),
+        ('upstream = "a/b"\nrevision = "../../x"', "models[0].revision: revision '../../x' is not a branch"),
+        ('target = "s3://"', "models[0].target: 's3://': expected s3://BUCKET/PREFIX"),
+    ],
+)
+def test_an_invalid_model_entry_names_the_file_and_key(dflash: Run, project: Path, entry: str, says: str) -> None:
+    (project / "dflash-cfg.toml").write_text(f'[[models]]\npath = "models/stale"\n{entry}\n')
+    result = dflash("check", "models/stale")
+    assert result.code == 2 and result.err.count("\n") == 1, result.err
+    assert f"dflash-cfg.toml: {says}" in result.err, result.err
+
+
+def test_a_remote_model_path_is_not_a_local_one(project: Path) -> None:
+    from dflash_cfg.model import Url
+    from dflash_cfg.sources.project import load
+
+    (project / "dflash-cfg.toml").write_text(
+        '[[models]]\npath = "s3://models/team/drafter"\ntarget = "hf://Qwen/Qwen3-8B"\n'
+        '[[models]]\npath = "hf://z-lab/Qwen3.6-27B-DFlash"\nupstream = "z-lab/Qwen3.6-27B-DFlash"\n'
+    )
+    config = load(project / "dflash-cfg.toml")
+    s3, hf = config.models
+    assert s3.path == Url("s3", "models/team/drafter") and s3.target == "hf://Qwen/Qwen3-8B"
+    assert config.model_for(Url("s3", "models/team/drafter/config.json")) is s3
+    assert config.model_for(Url("hf", "z-lab/Qwen3.6-27B-DFlash/config.json")) is hf
+    # Never a local dir named "s3:" beside the config, and a local path never matches a remote entry.
+    assert config.model_for(project / "s3:" / "models" / "team" / "drafter") is None

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
-from dflash_cfg.errors import Documented, LaunchError, NotADrafter, PathError, UsageError, WhereError
+from dflash_cfg.errors import Documented, HubError, LaunchError, NotADrafter, PathError, UsageError, WhereError
 from dflash_cfg.launch import host_path, hub_cache, parse_launch
 from dflash_cfg.launch.environment import (
     ENGINE_VARIABLES,
@@ -24,7 +24,7 @@ from dflash_cfg.launch.environment import (
     refuse_other_hub,
 )
 from dflash_cfg.model import Container, Launch, Location, Preflight, Severity
-from dflash_cfg.sources import files, remote
+from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.where import is_hub_id, locate
 
 
@@ -157,25 +157,20 @@ def _drafter(launch: Launch, where: _Where) -> Location:
         if folder is None or not (hint := _drafters_under(folder)):
             raise
         raise NotADrafter(f"{exc}; {hint}") from None
-    if isinstance(found.config, Path):
-        from dflash_cfg.jsondoc.document import parse
-        from dflash_cfg.lint.linter import classify
+    from dflash_cfg.jsondoc.document import MAX_BYTES, parse
+    from dflash_cfg.lint.linter import classify
 
-        try:
-            kind, why = classify(parse(files.read(found.config, 64 * 1024 * 1024)), True)
-        except (PathError, ValueError):
-            return found  # check reports what is wrong with the file itself
-        if kind == "skipped":
-            hint = _drafters_under(found.config.parent)
-            raise NotADrafter(
-                f"the drafter {launch.drafter!r} is {why.removeprefix('not a DFlash drafter ').strip('()') or why}"
-                f" at {files.display(found.config)}, not a DFlash drafter config"
-                + (
-                    f"; {hint}"
-                    if hint
-                    else "; the engine would load it as the drafter and fail or draft nothing useful"
-                )
-            )
+    try:
+        kind, why = classify(parse(storage.read(found.config, MAX_BYTES)), True)
+    except (PathError, HubError):
+        return found  # check reports what is wrong with the file itself
+    if kind == "skipped":
+        hint = _drafters_under(found.config.parent) if isinstance(found.config, Path) else ""
+        raise NotADrafter(
+            f"the drafter {launch.drafter!r} is {why.removeprefix('not a DFlash drafter ').strip('()') or why}"
+            f" at {storage.display(found.config)}, not a DFlash drafter config"
+            + (f"; {hint}" if hint else "; the engine would load it as the drafter and fail or draft nothing")
+        )
     return found
 
 

@@ -40,7 +40,8 @@ def test_s3_drafter_and_target_are_read_from_object_storage(dflash: Run, s3: S3S
     missing = dflash("preflight", "--", *launch("absent"))
     assert missing.code == 2 and "no such object or prefix" in missing.err and missing.err.count("\n") == 1
     # SGLang too (its --load-format remote); a target dir as the drafter fails the gate
-    sglang = ["python", "-m", "sglang.launch_server", "--model-path", f"s3://{bucket}/models/target",
-              "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", f"s3://{bucket}/models/target"]  # fmt: skip
+    target = f"s3://{bucket}/models/target"
+    sglang = ["python", "-m", "sglang.launch_server", "--model-path", target, "--speculative-algorithm", "DFLASH",
+              "--speculative-draft-model-path", target]  # fmt: skip
     wrong = dflash("preflight", "--", *sglang)
     assert wrong.code == 1 and "not a DFlash drafter" in wrong.err, wrong.err

@@ -12,7 +12,12 @@ Where each part lives:
   - flags.py: the engines' entry modules and option tables (`VLLM`, `SGLANG`);
   - argv.py: the scan of the engine arguments (and the unknown-option rule), shared helpers and messages;
   - vllm.py, sglang.py: each engine's forms and values;
-  - configfile.py: an engine's `--config FILE` merged with the command line.
+  - configfile.py: an engine's `--config FILE` merged with the command line;
+  - environment.py: the environment and working directory the wrappers give the engine, and the Hugging
+    Face cache it then reads (used by preflight, which supplies this process's environment).
+
+tests/engines/test_launch_differential.py holds this reading against vLLM's and SGLang's own argument
+parsing on generated lines.
 """
 
 from __future__ import annotations

@@ -85,6 +85,14 @@ class LaunchError(DflashCfgError):
     """An engine launch command that cannot be read for sure: what was not understood."""
 
 
+class NotADrafter(LaunchError):
+    """preflight: the launch's drafter argument leads to no drafter config (a target, a repo root whose
+    drafter is in a subfolder, another kind of model). The gate fails on it: exit 1, a finding about the
+    launch, not a run that could not be made."""
+
+    exit_code = EXIT_FINDINGS
+
+
 class PatchError(DflashCfgError):
     """A JSON Patch cannot be applied: which op, which pointer, why."""
 

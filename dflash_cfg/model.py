@@ -598,6 +598,15 @@ class Launch:
     argv: tuple[str, ...]  # the command as given
     config_file: str | None = None  # the `--config FILE` whose options were read, as given
     container: Container | None = None  # `docker run`: the container the engine runs in
+    # What the wrappers do to the engine's process (or, with docker, to the docker client's): variables set
+    # (None: unset, `env -u`) in order, after the whole environment was dropped when `cleared` (`env -i`);
+    # and the working directory, relative to ours (`env -C`, `uv run --directory`).
+    env: tuple[tuple[str, str | None], ...] = ()
+    env_cleared: bool = False
+    cwd: str | None = None
+    # The engine variables that change what it accepts, as the engine will see them (set by preflight
+    # from the launch's environment): launch.environment.ENGINE_VARIABLES.
+    engine_env: tuple[tuple[str, str], ...] = ()
 
     @property
     def environment(self) -> tuple[tuple[str, str], ...]:
@@ -630,6 +639,7 @@ class Container:
     user: bool  # -u/--user given: the home directory (and so the default HF cache) is not known
     env_file: bool  # --env-file given: variables not on the command line
     entrypoint_known: bool | None = True  # False: a vllm/vllm-openai image without --entrypoint
+    env_files: tuple[str, ...] = ()  # the --env-file paths, in order (read before -e, which wins)
 
 
 # --- probe: acceptance read from a serving engine's metrics ------------------------------------------------

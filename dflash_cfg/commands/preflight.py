@@ -5,17 +5,27 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
-from dflash_cfg.errors import Documented, LaunchError, PathError, UsageError, WhereError
+from dflash_cfg.errors import Documented, HubError, LaunchError, NotADrafter, PathError, UsageError, WhereError
 from dflash_cfg.launch import host_path, hub_cache, parse_launch
+from dflash_cfg.launch.environment import (
+    ENGINE_VARIABLES,
+    HUB_VARIABLES,
+    container_environment,
+    engine_environment,
+    hub_cache_dir,
+    refuse_other_hub,
+)
 from dflash_cfg.model import Container, Launch, Location, Preflight, Severity
-from dflash_cfg.sources import files
-from dflash_cfg.sources.where import locate
+from dflash_cfg.sources import files, remote, storage
+from dflash_cfg.sources.where import is_hub_id, locate
 
 
 def run(
@@ -42,10 +52,12 @@ def run(
             f"{launch.drafter!r} does not say dflash: is this a DFlash launch?"
         )
     try:
-        drafter = _locate(launch, launch.drafter, launch.drafter_revision)
-        target = _locate(launch, launch.target, launch.target_revision)
-    except LaunchError as exc:
-        raise LaunchError(f"launch command: {exc}") from None
+        where = _where(launch)
+        launch = replace(launch, engine_env=tuple((k, where.env[k]) for k in ENGINE_VARIABLES if k in where.env))
+        drafter = _drafter(launch, where)
+        target = _locate(launch, where, launch.target, launch.target_revision)
+    except LaunchError as exc:  # NotADrafter keeps its exit code
+        raise type(exc)(f"launch command: {exc}") from None
     options = CheckOptions(
         (str(drafter.config),),
         str(target.model_dir),
@@ -58,7 +70,8 @@ def run(
         fail_on=fail_on,
         gate=True,
     )
-    report = check(options)
+    with _hub_environment(where):
+        report = check(options)
     return Preflight(launch, drafter, target, report)
 
 
@@ -75,6 +88,10 @@ def execute(launch: Launch) -> NoReturn:
 
 
 CONFIG_MAX_BYTES = 1024 * 1024  # an engine's YAML config is a few hundred bytes
+# Bounds on the YAML once its aliases are expanded (what the engines' own code walks when it turns the file
+# into arguments): a few-hundred-byte alias bomb otherwise expands to gigabytes.
+CONFIG_MAX_NODES = 100_000
+CONFIG_MAX_DEPTH = 64
 
 
 def read_config(path: str) -> Any:
@@ -88,27 +105,207 @@ def read_config(path: str) -> Any:
     if len(raw) > CONFIG_MAX_BYTES:
         raise LaunchError(f"--config {path!r}: larger than {CONFIG_MAX_BYTES} bytes, not an engine config")
     try:
-        return yaml.safe_load(raw.decode("utf-8"))
+        loader = yaml.SafeLoader(raw.decode("utf-8"))
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _bounded(path, node)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         raise LaunchError(f"--config {path!r}: not YAML ({' '.join(str(exc).split())[:160]})") from None
+    except ValueError as exc:  # e.g. an integer over Python's 4300-digit conversion limit
+        raise LaunchError(f"--config {path!r}: a value cannot be read ({' '.join(str(exc).split())[:160]})") from None
 
 
-def _locate(launch: Launch, name: str, revision: str | None) -> Location:
-    """A model argument found where the engine will find it: on this host, or through the container's
-    bind mounts (a path) and its mounted Hugging Face cache (a Hub id)."""
+def _bounded(path: str, root: Any) -> None:
+    """Refuse a YAML document whose alias-expanded tree is too large or too deep, or refers to itself."""
+    import yaml
+
+    count = 0
+    stack: list[tuple[Any, int, tuple[int, ...]]] = [(root, 1, ())]
+    while stack:
+        node, depth, ancestors = stack.pop()
+        count += 1
+        if count > CONFIG_MAX_NODES:
+            raise LaunchError(
+                f"--config {path!r}: more than {CONFIG_MAX_NODES} values once its aliases are expanded"
+                " (an alias bomb?), not an engine config"
+            )
+        if depth > CONFIG_MAX_DEPTH:
+            raise LaunchError(f"--config {path!r}: nested deeper than {CONFIG_MAX_DEPTH} levels, not an engine config")
+        if id(node) in ancestors:
+            raise LaunchError(f"--config {path!r}: a recursive alias (a value that contains itself)")
+        inner = (*ancestors, id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack += [(child, depth + 1, inner) for child in node.value]
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack += [(key, depth + 1, inner), (value, depth + 1, inner)]
+
+
+def _drafter(launch: Launch, where: _Where) -> Location:
+    """The drafter's config.json, which must be a drafter's: a target, a repo root whose drafter is in a
+    subfolder, or another kind of model fails the gate, naming what is there and where drafters are."""
+    assert launch.drafter is not None
+    try:
+        found = _locate(launch, where, launch.drafter, launch.drafter_revision)
+    except WhereError as exc:
+        folder = _folder(launch, where, launch.drafter)
+        if folder is None or not (hint := _drafters_under(folder)):
+            raise
+        raise NotADrafter(f"{exc}; {hint}") from None
+    from dflash_cfg.jsondoc.document import MAX_BYTES, parse
+    from dflash_cfg.lint.linter import classify
+
+    try:
+        kind, why = classify(parse(storage.read(found.config, MAX_BYTES)), True)
+    except (PathError, HubError):
+        return found  # check reports what is wrong with the file itself
+    if kind == "skipped":
+        hint = _drafters_under(found.config.parent) if isinstance(found.config, Path) else ""
+        raise NotADrafter(
+            f"the drafter {launch.drafter!r} is {why.removeprefix('not a DFlash drafter ').strip('()') or why}"
+            f" at {storage.display(found.config)}, not a DFlash drafter config"
+            + (f"; {hint}" if hint else "; the engine would load it as the drafter and fail or draft nothing")
+        )
+    return found
+
+
+def _folder(launch: Launch, where: _Where, name: str) -> Path | None:
+    """The directory a drafter argument names on this host, if it is one (not a Hub id in a cache)."""
+    if launch.container is not None:
+        try:
+            path = Path(host_path(launch.container, name))
+        except LaunchError:
+            return None
+    else:
+        path = Path(name if where.cwd is None or name.startswith(("/", "~")) else f"{where.cwd}/{name}")
+    return path if files.probe(path) == "dir" else None
+
+
+def _drafters_under(folder: Path) -> str:
+    """Where the drafters below `folder` are (two levels down), said for a message; "" if none."""
+    from dflash_cfg.jsondoc.document import parse
+    from dflash_cfg.lint.linter import classify
+
+    found: list[str] = []
+    for config in sorted([*folder.glob("*/config.json"), *folder.glob("*/*/config.json")])[:200]:
+        try:
+            if classify(parse(files.read(config, 1024 * 1024)), True)[0] != "skipped":
+                found.append(files.display(config.parent))
+        except (PathError, ValueError):
+            continue
+    if not found:
+        return ""
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return f"the drafter is probably {shown} (pass that directory)"
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where the engine resolves its model arguments: its working directory (relative to ours), the
+    environment it runs with, and its Hugging Face hub cache (a container path under docker)."""
+
+    cwd: str | None
+    env: dict[str, str]
+    cache: str
+    host_cache: str | None  # the cache as this host reads it (None: a container cache outside the mounts)
+
+
+def _where(launch: Launch) -> _Where:
+    env = engine_environment(launch, os.environ)
+    if launch.cwd is not None and files.probe(Path(launch.cwd)) != "dir":
+        raise LaunchError(f"the command runs in {launch.cwd!r}, which is not a directory here")
     if launch.container is None:
-        return locate(name, revision)
-    if name.startswith("/"):
-        return locate(host_path(launch.container, name), None)
-    if name.count("/") != 1 or name.startswith((".", "~")):
-        raise LaunchError(f"container model {name!r}: neither an absolute container path nor a Hub id (org/name)")
-    return _from_container_cache(launch.container, name, revision or "main")
+        refuse_other_hub(launch.engine, env)
+        cache = hub_cache_dir(env, launch.cwd)
+        return _Where(launch.cwd, env, cache, cache)
+    texts = [(path, _env_file(launch.cwd, path)) for path in launch.container.env_files]
+    inside = container_environment(launch.container, env, texts)
+    refuse_other_hub(launch.engine, inside)
+    cache = hub_cache(launch.container, inside)
+    try:
+        host: str | None = host_path(launch.container, cache)
+    except LaunchError:
+        host = None
+    return _Where(launch.cwd, inside, cache, host)
 
 
-def _from_container_cache(container: Container, repo: str, revision: str) -> Location:
+ENV_FILE_MAX_BYTES = 1024 * 1024
+
+
+def _env_file(cwd: str | None, path: str) -> str:
+    """A docker --env-file, read where the docker client reads it (its working directory)."""
+    full = Path(path) if cwd is None or path.startswith("/") else Path(cwd) / path
+    try:
+        raw = files.read(full, ENV_FILE_MAX_BYTES)
+        if len(raw) > ENV_FILE_MAX_BYTES:
+            raise LaunchError(f"docker run --env-file {path!r}: larger than {ENV_FILE_MAX_BYTES} bytes")
+        return raw.decode("utf-8")
+    except PathError as exc:
+        raise LaunchError(f"docker run --env-file {path!r}: {exc}") from None
+    except UnicodeDecodeError:
+        raise LaunchError(f"docker run --env-file {path!r}: not UTF-8 text") from None
+
+
+@contextmanager
+def _hub_environment(where: _Where) -> Iterator[None]:
+    """The check talks to the Hub (the upstream comparison) as the engine would: its endpoint, token,
+    offline switch and cache, for the duration of the check."""
+    changes: dict[str, str | None] = {name: where.env.get(name) for name in HUB_VARIABLES}
+    if where.host_cache is not None:
+        changes["HF_HUB_CACHE"] = where.host_cache
+    saved = {name: os.environ.get(name) for name in changes}
+    try:
+        _apply(changes)
+        yield
+    finally:
+        _apply(saved)
+
+
+def _apply(values: dict[str, str | None]) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def _locate(launch: Launch, where: _Where, name: str, revision: str | None) -> Location:
+    """A model argument found where the engine will find it: in its working directory or its Hugging Face
+    cache, or through the container's bind mounts (a path) and its mounted cache (a Hub id)."""
+    if launch.container is None:
+        if remote.is_url(name):
+            return locate(name, revision)
+        path = name if where.cwd is None or name.startswith(("/", "~")) else where.cwd.rstrip("/") + "/" + name
+        if files.probe(Path(path)) not in ("missing", "broken-link") or not is_hub_id(name):
+            return locate(path, None)
+        return locate(name, revision, where.cache)
+    container = launch.container
+    if name.startswith("/") or (container.workdir and _in_container(container, name)):
+        return locate(host_path(container, name), None)
+    if not is_hub_id(name):
+        raise LaunchError(
+            f"container model {name!r}: neither an absolute container path (or one under -w) nor a Hub id (org/name)"
+        )
+    return _from_container_cache(container, where.cache, name, revision or "main")
+
+
+def _in_container(container: Container, name: str) -> bool:
+    """A relative name that is a path in the container's working directory (an existing path wins over a
+    Hub id, as in the engines); outside the mounts it is not known to exist."""
+    try:
+        return files.probe(Path(host_path(container, name))) not in ("missing", "broken-link")
+    except LaunchError:
+        return not is_hub_id(name)
+
+
+def _from_container_cache(container: Container, cache: str, repo: str, revision: str) -> Location:
     from huggingface_hub import try_to_load_from_cache
 
-    cache = hub_cache(container)
     host = host_path(container, cache)
     found = try_to_load_from_cache(repo, "config.json", cache_dir=host, revision=revision)
     if not isinstance(found, str):

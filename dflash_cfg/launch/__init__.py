@@ -12,12 +12,18 @@ Where each part lives:
   - flags.py: the engines' entry modules and option tables (`VLLM`, `SGLANG`);
   - argv.py: the scan of the engine arguments (and the unknown-option rule), shared helpers and messages;
   - vllm.py, sglang.py: each engine's forms and values;
-  - configfile.py: an engine's `--config FILE` merged with the command line.
+  - configfile.py: an engine's `--config FILE` merged with the command line;
+  - environment.py: the environment and working directory the wrappers give the engine, and the Hugging
+    Face cache it then reads (used by preflight, which supplies this process's environment).
+
+tests/engines/test_launch_differential.py holds this reading against vLLM's and SGLang's own argument
+parsing on generated lines.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from dflash_cfg.errors import LaunchError
@@ -26,7 +32,7 @@ from dflash_cfg.launch.docker import host_path, hub_cache
 from dflash_cfg.launch.flags import API_SERVER, SGLANG_SERVER, VLLM_CLI
 from dflash_cfg.launch.sglang import sglang_launch
 from dflash_cfg.launch.vllm import vllm_launch
-from dflash_cfg.launch.wrappers import PYTHON, basename, python_module, subcommand, unwrap
+from dflash_cfg.launch.wrappers import PYTHON, Head, basename, python_module, subcommand, unwrap
 from dflash_cfg.model import Container, Launch
 
 __all__ = ["ConfigReader", "host_path", "hub_cache", "parse_launch"]
@@ -41,7 +47,8 @@ def parse_launch(argv: Sequence[str], read_config: ConfigReader | None = None) -
     args = tuple(argv)
     if not args:
         raise LaunchError("empty launch command")
-    command, container = unwrap(args)
+    head = unwrap(args)
+    command, container = head.command, head.container
     if not command:
         raise LaunchError("no command after the environment assignments")
     if container is not None and container.entrypoint_known is False:
@@ -56,10 +63,14 @@ def parse_launch(argv: Sequence[str], read_config: ConfigReader | None = None) -
                 " (which ignores a positional model) depending on its version, and the two read these"
                 " arguments differently; pass the model with --model, or the program with --entrypoint"
             )
-        return serve
+        return _with_head(serve, head)
     launch = _engine(args, command, container, read_config)
     assert launch is not None
-    return launch
+    return _with_head(launch, head)
+
+
+def _with_head(launch: Launch, head: Head) -> Launch:
+    return replace(launch, env=head.env, env_cleared=head.env_cleared, cwd=head.cwd)
 
 
 def _engine(

@@ -95,13 +95,18 @@ def _vllm_config_args(file: str, data: Any) -> list[str]:
             if value:
                 args += [option, *(str(item) for item in value)]
         elif isinstance(value, dict):
-            try:
-                args += [option, json.dumps(value)]
-            except (TypeError, ValueError) as error:
-                raise LaunchError(f"--config {quote(file)}: {key}: not JSON ({error})") from None
+            args += [option, _json(file, key, value)]
         else:
             args += [option, str(value)]
     return args
+
+
+def _json(file: str, key: Any, value: dict[Any, Any]) -> str:
+    """A mapping value as the engines pass it on (JSON); a date, set or bytes inside is not JSON."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError, RecursionError) as error:
+        raise LaunchError(f"--config {quote(file)}: {quote(str(key))}: not JSON ({error})") from None
 
 
 def _without_model(config: list[str]) -> list[str]:
@@ -147,7 +152,7 @@ def sglang_config(context: Context, args: list[str]) -> tuple[list[str], str | N
             if value:
                 config += [option, *(str(item) for item in value)]
         elif isinstance(value, dict):
-            config += [option, json.dumps(value)]
+            config += [option, _json(file, key, value)]
         else:
             config += [option, str(value)]
     return [*config, *args[:index], *args[index + 2 :]], file

@@ -53,6 +53,7 @@ def docker_run(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container]:
     entrypoint: str | None = None
     workdir: str | None = None
     user = env_file = False
+    env_files: list[str] = []
     while i < len(args):
         token = args[i]
         if token == "--":
@@ -102,6 +103,7 @@ def docker_run(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container]:
             environment[key] = val if eq_ else None
         elif name == "--env-file":
             env_file = True
+            env_files.append(value)
         elif name == "--entrypoint":
             entrypoint = value
         elif name in ("-w", "--workdir"):
@@ -132,7 +134,9 @@ def docker_run(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container]:
             f"docker image {quote(image)}: its entrypoint is not known here (the vllm/vllm-openai and"
             " lmsysorg/sglang images are); pass --entrypoint with the program"
         )
-    container = Container(image, tuple(mounts), tuple(environment.items()), workdir, user, env_file, known)
+    container = Container(
+        image, tuple(mounts), tuple(environment.items()), workdir, user, env_file, known, tuple(env_files)
+    )
     return command, container
 
 
@@ -193,9 +197,13 @@ def _image_repository(image: str) -> str:
 def host_path(container: Container, path: str) -> str:
     """The host path of a container path (through the most specific bind mount covering it, as in the
     container); LaunchError when none does."""
+    if not path.startswith("/") and container.workdir:
+        path = container.workdir.rstrip("/") + "/" + path  # docker run -w: the engine's working directory
     if not path.startswith("/"):
-        where = f"the working directory {container.workdir}" if container.workdir else "the image's working directory"
-        raise LaunchError(f"container path {quote(path)} is relative (to {where}); use an absolute path")
+        raise LaunchError(
+            f"container path {quote(path)} is relative to the image's working directory, which is not on the"
+            " command line; use an absolute path or -w"
+        )
     normal = "/" + "/".join(p for p in path.split("/") if p not in ("", "."))
     if any(p == ".." for p in normal.split("/")):
         raise LaunchError(f"container path {quote(path)}: '..' is not followed here")
@@ -219,27 +227,44 @@ def host_path(container: Container, path: str) -> str:
     return best.host.rstrip("/") + "/" + rest if rest else best.host
 
 
-def hub_cache(container: Container) -> str:
-    """The container's Hugging Face hub cache (where it resolves a Hub id), as a container path."""
-    env = dict(container.environment)
-    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
-        if name in env and env[name] is None:
-            raise LaunchError(f"-e {name}: its value comes from the host environment; give it as {name}=...")
-    if env.get("HF_HUB_CACHE"):
-        return str(env["HF_HUB_CACHE"])
-    if env.get("HUGGINGFACE_HUB_CACHE"):
-        return str(env["HUGGINGFACE_HUB_CACHE"])
-    if container.env_file:
-        raise LaunchError("docker run --env-file: the Hugging Face cache location may be set there; use -e")
-    if env.get("HF_HOME"):
-        return str(env["HF_HOME"]).rstrip("/") + "/hub"
-    if container.user:
+def hub_cache(container: Container, environment: dict[str, str] | None = None) -> str:
+    """The container's Hugging Face hub cache (where it resolves a Hub id), as a container path.
+    `environment`: the container's variables as resolved by the caller (its --env-file files read and
+    `-e NAME` taken from the docker client's environment); without it those are refused as unknown."""
+    if environment is None:
+        env = dict(container.environment)
+        for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+            if name in env and env[name] is None:
+                raise LaunchError(f"-e {name}: its value comes from the host environment; give it as {name}=...")
+        if container.env_file and not any(env.get(n) for n in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")):
+            raise LaunchError("docker run --env-file: the Hugging Face cache location may be set there; use -e")
+        resolved = {k: v for k, v in env.items() if v is not None}
+    else:
+        resolved = environment
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if resolved.get(name):
+            return _absolute(container, name, resolved[name])
+    if resolved.get("HF_HOME"):
+        return _absolute(container, "HF_HOME", resolved["HF_HOME"]).rstrip("/") + "/hub"
+    if resolved.get("XDG_CACHE_HOME"):
+        return _absolute(container, "XDG_CACHE_HOME", resolved["XDG_CACHE_HOME"]).rstrip("/") + "/huggingface/hub"
+    if container.user or "HOME" in resolved:
+        home = resolved.get("HOME")
+        if home:
+            return _absolute(container, "HOME", home).rstrip("/") + "/.cache/huggingface/hub"
         raise LaunchError(
             "docker run --user: the container's home (its default Hugging Face cache) is not known;"
             " set -e HF_HOME=... or pass a mounted model path"
         )
-    base = str(env["XDG_CACHE_HOME"]).rstrip("/") if env.get("XDG_CACHE_HOME") else "/root/.cache"
-    return base + "/huggingface/hub"
+    return "/root/.cache/huggingface/hub"
+
+
+def _absolute(container: Container, name: str, value: str) -> str:
+    if value.startswith("/"):
+        return value
+    if container.workdir:
+        return container.workdir.rstrip("/") + "/" + value
+    raise LaunchError(f"-e {name}={value}: relative to the image's working directory, which is not known; use -w")
 
 
 def _parent(path: str) -> str:

@@ -27,6 +27,7 @@ ALGORITHM = "algorithm"
 DRAFT = "draft"
 DRAFT_REVISION = "draft_revision"
 DRAFT_TOKENS = "draft_tokens"
+DFLASH_BLOCK = "dflash_block"
 OLD_MODEL = "old_model"
 OLD_TOKENS = "old_tokens"
 DRAFT_TP = "draft_tp"
@@ -137,6 +138,8 @@ SGLANG: dict[str, tuple[str, int]] = {
     "--speculative-draft-model": (DRAFT, VALUE),
     "--speculative-draft-model-revision": (DRAFT_REVISION, VALUE),
     "--speculative-num-draft-tokens": (DRAFT_TOKENS, VALUE),
+    # arg_groups/fields/spec.py: "DFLASH only. Alias of --speculative-num-draft-tokens for DFLASH."
+    "--speculative-dflash-block-size": (DFLASH_BLOCK, VALUE),
     "--config": (CONFIG, VALUE),
     **{
         name: ("", VALUE)

@@ -6,7 +6,8 @@ Forms accepted, as read in SGLang's own sources (`python/sglang/srt/server_args.
     a positional model only as its first argument (after dropping `--model-type X`) and turns it into a
     leading `--model-path`, so an explicit `--model-path` wins over it.
   - `--model-path`/`--model`, `--revision`, `--speculative-algorithm`, `--speculative-draft-model-path`/
-    `--speculative-draft-model`, `--speculative-draft-model-revision`, `--speculative-num-draft-tokens`,
+    `--speculative-draft-model`, `--speculative-draft-model-revision`, `--speculative-num-draft-tokens`
+    (or its DFLASH alias `--speculative-dflash-block-size`, which must agree with it),
     `--tp-size`/`--tensor-parallel-size`, and `--tp`, which argparse accepts as the unique prefix of
     `--tp-size` (abbreviations in general are not resolved here).
   - `--config FILE`: configfile.py.
@@ -19,7 +20,16 @@ from collections.abc import Sequence
 from dflash_cfg.errors import LaunchError
 from dflash_cfg.launch.argv import Context, last, named, positive_int, scan, tensor_parallel
 from dflash_cfg.launch.configfile import sglang_config
-from dflash_cfg.launch.flags import ALGORITHM, DRAFT, DRAFT_REVISION, DRAFT_TOKENS, MODEL, REVISION, SGLANG
+from dflash_cfg.launch.flags import (
+    ALGORITHM,
+    DFLASH_BLOCK,
+    DRAFT,
+    DRAFT_REVISION,
+    DRAFT_TOKENS,
+    MODEL,
+    REVISION,
+    SGLANG,
+)
 from dflash_cfg.model import Launch
 
 
@@ -42,6 +52,16 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
     draft = last(found, DRAFT)
     draft_revision = last(found, DRAFT_REVISION)
     draft_tokens = last(found, DRAFT_TOKENS)
+    tokens = None if draft_tokens is None else positive_int(*draft_tokens)
+    block = last(found, DFLASH_BLOCK)
+    if block is not None and algorithm is not None and algorithm[1].upper() == "DFLASH":
+        # speculative_hook._handle_dflash: the block size stands for the draft tokens, and both must agree.
+        size = positive_int(*block)
+        if tokens is not None and tokens != size:
+            raise LaunchError(
+                f"{draft_tokens[0]} {tokens} and {block[0]} {size} differ; SGLang refuses them together"  # type: ignore[index]
+            )
+        tokens = size
     return Launch(
         engine="sglang",
         target=target,
@@ -50,7 +70,7 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
         drafter_revision=None if draft_revision is None else draft_revision[1],
         method=None if algorithm is None else algorithm[1],
         num_speculative_tokens=None,
-        num_draft_tokens=None if draft_tokens is None else positive_int(*draft_tokens),
+        num_draft_tokens=tokens,
         tensor_parallel_size=tensor_parallel(found),
         argv=context.argv,
         config_file=config_file,

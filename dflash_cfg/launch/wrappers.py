@@ -10,6 +10,7 @@ leading `NAME=value`, `env [-i] [-u NAME] NAME=value`, `nohup`, `numactl [option
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from dflash_cfg.errors import LaunchError
 from dflash_cfg.launch.argv import quote, show
@@ -71,23 +72,47 @@ def basename(token: str) -> str:
     return token.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def unwrap(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container | None]:
-    """The engine command inside the wrappers, and the container it runs in (docker run)."""
+@dataclass(frozen=True)
+class Head:
+    """What the wrappers before the engine say: the engine command, the container it runs in, and what they
+    do to its process (variables set or unset, a cleared environment, a working directory)."""
+
+    command: tuple[str, ...]
+    container: Container | None
+    env: tuple[tuple[str, str | None], ...] = ()
+    env_cleared: bool = False
+    cwd: str | None = None
+
+
+def unwrap(args: tuple[str, ...]) -> Head:
+    """The engine command inside the wrappers, the container it runs in (docker run), and the environment
+    and working directory the wrappers give it."""
     command: tuple[str, ...] = args
     container: Container | None = None
+    env: list[tuple[str, str | None]] = []
+    cleared = False
+    cwd: str | None = None
     while command:
         head = command[0]
         program = basename(head)
         if ASSIGNMENT.fullmatch(head):
+            name, _, value = head.partition("=")
+            env.append((name, value))
             command = command[1:]
         elif program == "env":
-            command = command[_env(command, 1) :]
+            i, changes, clears, chdir = _env(command, 1)
+            if clears:
+                cleared, env = True, []
+            env += changes
+            cwd = _join(cwd, chdir)
+            command = command[i:]
         elif program == "nohup":
             command = command[1 + (command[1:2] == ("--",)) :]
         elif program == "numactl":
             command = command[_options(command, 1, _NUMACTL, "numactl") :]
         elif program == "uv" and command[1:2] == ("run",):
-            i, module = _uv_run(command)
+            i, module, directory = _uv_run(command)
+            cwd = _join(cwd, directory)
             command = ("python", "-m", *command[i:]) if module else command[i:]
         elif program == "torchrun" or (PYTHON.fullmatch(program) and python_module(command, 1)[0] == TORCHRUN):
             command = _torchrun(command, 1 if program == "torchrun" else python_module(command, 1)[1])
@@ -96,25 +121,64 @@ def unwrap(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container | None]:
                 raise LaunchError(f"{head}: a container command inside a container command")
             command, container = docker_run(command)
             if container.entrypoint_known is False:
-                return command, container
+                break
         else:
             break
-    return command, container
+    return Head(command, container, tuple(env), cleared, cwd)
 
 
-def _env(args: tuple[str, ...], i: int) -> int:
-    """Index of the program after `env [options] NAME=value ...`."""
+def _join(cwd: str | None, directory: str | None) -> str | None:
+    """A working directory change applied after `cwd` (both relative to ours, or absolute)."""
+    if directory is None:
+        return cwd
+    if not directory:
+        raise LaunchError("an empty working directory for the command")
+    return directory if cwd is None or directory.startswith("/") else cwd.rstrip("/") + "/" + directory
+
+
+# env options (GNU coreutils env --help); a signal option alone means "all signals", so takes no word.
+_ENV_FLAGS = frozenset(("-i", "--ignore-environment", "-", "-0", "--null", "-v", "--debug", "--default-signal",
+                        "--ignore-signal", "--block-signal", "--list-signal-handling"))  # fmt: skip
+
+
+def _env(args: tuple[str, ...], i: int) -> tuple[int, list[tuple[str, str | None]], bool, str | None]:
+    """`env [options] NAME=value ... PROGRAM`: the index of the program, the variables set (None: unset),
+    whether the environment is cleared first, and the directory given with -C/--chdir."""
+    changes: list[tuple[str, str | None]] = []
+    clears = False
+    chdir: str | None = None
     while i < len(args):
         token = args[i]
-        if ASSIGNMENT.fullmatch(token) or token in ("-i", "--ignore-environment", "-", "-0", "--null"):
+        name, eq, value = token.partition("=")
+        if ASSIGNMENT.fullmatch(token):
+            changes.append((name, value))
+            i += 1
+        elif token in _ENV_FLAGS or (eq and name in ("--default-signal", "--ignore-signal", "--block-signal")):
+            clears = clears or token in ("-i", "--ignore-environment", "-")
             i += 1
         elif token in ("-u", "--unset", "-C", "--chdir"):
+            if i + 1 >= len(args):
+                raise LaunchError(f"env {token}: expects a value")
+            if token in ("-u", "--unset"):
+                changes.append((args[i + 1], None))
+            else:
+                chdir = _join(chdir, args[i + 1])
             i += 2
         elif token.startswith(("--unset=", "--chdir=")) or (token[:2] in ("-u", "-C") and len(token) > 2):
+            word = value if token.startswith("--") else token[2:]
+            if token.startswith(("--unset", "-u")):
+                changes.append((word, None))
+            else:
+                chdir = _join(chdir, word)
             i += 1
+        elif token == "--":
+            return i + 1, changes, clears, chdir
+        elif token.startswith("-"):
+            # -S/--split-string re-splits a word into the command: its words are not on the command line.
+            raise LaunchError(f"env {name}: option not understood; cannot tell where the command starts")
         else:
-            return i + (token == "--")
-    return i
+            return i, changes, clears, chdir
+    return i, changes, clears, chdir
 
 
 def _options(args: tuple[str, ...], i: int, table: dict[str, int], program: str) -> int:
@@ -147,10 +211,23 @@ def _options(args: tuple[str, ...], i: int, table: dict[str, int], program: str)
     return i
 
 
-def _uv_run(args: tuple[str, ...]) -> tuple[int, bool]:
-    """Index of the command after `uv run [options]`, and whether `-m/--module` made it a module."""
-    module = any(a in ("-m", "--module") for a in args[2 : _options(args, 2, _UV_RUN, "uv run")])
-    return _options(args, 2, _UV_RUN, "uv run"), module
+def _uv_run(args: tuple[str, ...]) -> tuple[int, bool, str | None]:
+    """Index of the command after `uv run [options]`, whether `-m/--module` made it a module, and the
+    `--directory` it runs in."""
+    end = _options(args, 2, _UV_RUN, "uv run")
+    options = args[2:end]
+    directory: str | None = None
+    for k, token in enumerate(options):
+        name, eq, value = token.partition("=")
+        if name == "--directory":
+            directory = value if eq else options[k + 1]
+        elif name == "--env-file":
+            # dotenv files (quotes, `export`, interpolation): not read here, so their variables are unknown.
+            raise LaunchError(
+                "uv run --env-file: the variables it sets are not on the command line; set them with NAME=value or env"
+            )
+    module = any(a in ("-m", "--module") for a in options)
+    return end, module, directory
 
 
 def _torchrun(args: tuple[str, ...], i: int) -> tuple[str, ...]:

@@ -22,8 +22,9 @@ from dflash_cfg.sources.hub import (
 CONFIG = "config.json"
 
 
-def locate(name: str, revision: str | None = None) -> Location:
-    """A model argument as an engine sees it: an existing path wins over a Hub id, as in vLLM and SGLang."""
+def locate(name: str, revision: str | None = None, cache_dir: str | None = None) -> Location:
+    """A model argument as an engine sees it: an existing path wins over a Hub id, as in vLLM and SGLang.
+    `cache_dir`: the Hugging Face hub cache the engine uses, when not dflash-cfg's own (preflight)."""
     if remote.is_url(name):
         return _remote(name)
     path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
@@ -42,7 +43,7 @@ def locate(name: str, revision: str | None = None) -> Location:
         check_repo_id(name)
     except HubError as exc:
         raise WhereError(f"not an existing path, and {exc}") from None
-    return _from_cache(name, revision or "main")
+    return _from_cache(name, revision or "main", cache_dir)
 
 
 def is_hub_id(name: str) -> bool:
@@ -69,17 +70,17 @@ def model_dir(
     return fetch_snapshot(name, revision or "main", extra)
 
 
-def _from_cache(repo: str, revision: str) -> Location:
+def _from_cache(repo: str, revision: str, cache_dir: str | None = None) -> Location:
     from huggingface_hub import try_to_load_from_cache
 
     check_revision(revision)
-    s = settings()
-    found = try_to_load_from_cache(repo, CONFIG, cache_dir=s.cache_dir, revision=revision)
+    cache = cache_dir or settings().cache_dir
+    found = try_to_load_from_cache(repo, CONFIG, cache_dir=cache, revision=revision)
     if not isinstance(found, str):
         what = "commit" if COMMIT.match(revision) else "revision"
         raise WhereError(
             f"{repo}@{revision}: no {CONFIG} for that {what} in the Hugging Face cache "
-            f"({s.cache_dir}); an engine would download it (download it first, e.g. "
+            f"({cache}); an engine would download it (download it first, e.g. "
             f"`hf download {repo} --revision {revision}`), or pass a local path"
         )
     config = Path(found)

@@ -114,4 +114,111 @@ def method(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (draft_tokens, tensor_parallel, method)
+@rule(
+    "DF804",
+    "launch-speculators-sglang",
+    Severity.ERROR,
+    "data",
+    "launch",
+    kinds=("speculators",),
+    reads=("SGLang:model_type",),
+)
+def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
+    """An SGLang launch of a speculators-format drafter: SGLang cannot load it.
+
+    SGLang 0.5.23 reads the drafter's config.json through transformers, which finds no top-level
+    ``model_type`` in the speculators format and raises "Unrecognized model ... Should have a
+    `model_type` key" (DF162, checked by running it). ``check`` warns; a launch that will not start is
+    an error.
+
+    Fail: ``--speculative-draft-model-path`` of a ``{"speculators_model_type": "dflash", ...}`` drafter
+    Pass: the same drafter served with vLLM, or a z-lab-format drafter with SGLang
+    """
+    doc = ctx.written
+    if _launch(ctx).engine == "sglang" and doc is not None and "model_type" not in doc:
+        yield Problem(
+            "/speculators_model_type",
+            "the SGLang launch loads a speculators-format drafter, which SGLang refuses at start-up (no top-level"
+            " model_type: 'Unrecognized model'); serve it with vLLM or convert it to the z-lab format",
+        )
+
+
+@rule(
+    "DF805",
+    "launch-speculators-tokens",
+    Severity.ERROR,
+    "data",
+    "launch",
+    kinds=("speculators",),
+    reads=("speculators:speculators_config",),
+)
+def speculators_tokens(ctx: Context) -> Iterator[Problem]:
+    """A vLLM launch that takes the drafts per step from a speculators-format file, whose
+    ``speculative_tokens`` is not ``block_size - 1``.
+
+    DFlash drafts ``block_size - 1`` tokens per block (the anchor is not drafted); the speculators
+    converter writes that value into ``speculators_config.proposal_methods[0].speculative_tokens``, and
+    vLLM passes the field unchecked as ``num_speculative_tokens`` when the launch does not set one
+    (``vllm/transformers_utils/configs/speculators/base.py``, ``SpeculatorsConfig``). A hand-edited value
+    drafts a block shape the drafter never saw. A launch that sets ``num_speculative_tokens`` is DF801's.
+
+    Fail: ``"speculative_tokens": 8`` with ``"block_size": 8``
+    Pass: ``"speculative_tokens": 7`` with ``"block_size": 8``
+    """
+    launch = _launch(ctx)
+    doc = ctx.written
+    if launch.engine != "vllm" or launch.num_speculative_tokens is not None or doc is None:
+        return
+    spec = doc.get("speculators_config")
+    methods = spec.get("proposal_methods") if isinstance(spec, dict) else None
+    first = methods[0] if isinstance(methods, list) and methods else None
+    tokens = first.get("speculative_tokens") if isinstance(first, dict) else None
+    if not is_int(tokens):
+        return
+    size, said = _block_size(ctx)
+    if tokens != size - 1:
+        yield Problem(
+            "/speculators_config/proposal_methods/0/speculative_tokens",
+            f"the vLLM launch takes its drafts per step from speculative_tokens {tokens}, the drafter needs"
+            f" block_size - 1 = {size - 1} ({said})",
+        )
+
+
+@rule("DF806", "launch-v1-runner-mixed-attention", Severity.ERROR, "data", "launch", reads=("vLLM:layer_types",))
+def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
+    """A vLLM launch that forces the V1 model runner (``VLLM_USE_V2_MODEL_RUNNER=0``) for a drafter that
+    mixes sliding and full attention layers.
+
+    vLLM 0.33.0's DFlash drafter needs one KV-cache group per attention kind, which only the V2 runner
+    has: ``qwen3_dflash.py`` raises NotImplementedError "DFlash drafters with mixed sliding/full attention
+    require the V2 model runner" at start-up. The variable is read as the engine will get it: from
+    ``NAME=value`` and ``env`` before the command, ``docker run -e``/``--env-file``, or this environment.
+
+    Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``layer_types`` ``[sliding, full, ...]``
+    Pass: the same without the variable (or ``=1``), or a drafter whose layers are all of one kind
+    """
+    launch = _launch(ctx)
+    value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
+    if launch.engine != "vllm" or value is None or not _false(value):
+        return
+    types = ctx.data.get("layer_types")
+    if not isinstance(types, list):
+        return
+    sliding = sum(t == "sliding_attention" for t in types)
+    if 0 < sliding < len(types):
+        yield Problem(
+            "/layer_types",
+            f"VLLM_USE_V2_MODEL_RUNNER={value} makes vLLM use its V1 model runner, which refuses a drafter mixing"
+            f" sliding and full attention ({sliding} of {len(types)} layers sliding); drop the variable or set it to 1",
+        )
+
+
+def _false(value: str) -> bool:
+    # vllm.envs.maybe_convert_bool: bool(int(value)); anything else makes vLLM fail to start on its own.
+    try:
+        return not int(value)
+    except ValueError:
+        return False
+
+
+RULES = (draft_tokens, tensor_parallel, method, speculators_with_sglang, speculators_tokens, v1_runner_mixed_attention)

@@ -37,7 +37,9 @@ The vocabulary of a row (only `base` or `raw` is required):
   setup: [step]               fix-then-restore (a lock recorded by `fix`, then other bytes), link-into-cache-blob
   options: [--strict]         more command-line options
   launch: {...}               preflight `vllm serve TARGET --speculative-config SPEC ARGS`: {method: eagle3,
-                              num_speculative_tokens: 7, args: [-tp, "4"]} (SPEC defaults: dflash, 15 tokens)
+                              num_speculative_tokens: 7, args: [-tp, "4"]} (SPEC defaults: dflash, 15 tokens);
+                              env: {NAME: value} prefixes NAME=value; engine: sglang runs `python -m
+                              sglang.launch_server --model-path TARGET ... --speculative-draft-model-path DIR ARGS`
 
   expect: ["DF104 error /dflash_config/target_layer_ids/7", ...]
       "RULE SEVERITY POINTER" (no pointer: the whole file), or {finding: "...", message: [fragments],
@@ -598,9 +600,14 @@ def prepare(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert target is not None, "a launch needs the target"
         launch = dict(spec["launch"])
         args = [str(a) for a in launch.pop("args", ())]
+        env = [f"{k}={v}" for k, v in launch.pop("env", {}).items()]
+        if launch.pop("engine", "vllm") == "sglang":
+            command = ["python", "-m", "sglang.launch_server", "--model-path", str(target), "--speculative-algorithm",
+                       "DFLASH", "--speculative-draft-model-path", str(folder), *args]  # fmt: skip
+            return Prepared(folder, ("preflight", *options, "--", *env, *command))
         speculative = {"method": "dflash", "model": str(folder), "num_speculative_tokens": 15} | launch
         command = ["vllm", "serve", str(target), "--speculative-config", json.dumps(speculative), *args]
-        return Prepared(folder, ("preflight", *options, "--", *command))
+        return Prepared(folder, ("preflight", *options, "--", *env, *command))
     if target is not None:
         options += ["--target", str(target)]
     return Prepared(folder, ("check", *options))

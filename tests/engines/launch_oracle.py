@@ -1,0 +1,105 @@
+"""Run inside the pinned engine venv: read launch argument lists (JSON on stdin: {"engine": "vllm"|"sglang",
+"lines": [[arg, ...], ...]}) and print, for each, what the engine's own argument parsing makes of it (one JSON
+document on stdout): vLLM's `vllm serve` parser (`make_arg_parser` on a `FlexibleArgumentParser` subcommand,
+as vllm/entrypoints/cli/main.py builds it) and `EngineArgs.from_cli_args`; SGLang's `ServerArgs.add_cli_args`
+with its `--config` merger and the parse alone (its DFLASH post-init refuses a CPU device)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+from typing import Any
+
+
+def _vllm() -> Any:
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.entrypoints.cli.serve import ServeSubcommand
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    def read(argv: list[str]) -> dict[str, Any]:
+        parser = FlexibleArgumentParser(prog="vllm")
+        subparsers = parser.add_subparsers(required=False, dest="subparser")
+        ServeSubcommand().subparser_init(subparsers)
+        ns = parser.parse_args(["serve", *argv])
+        if getattr(ns, "model_tag", None) is not None:  # serve.py's cmd()
+            ns.model = ns.model_tag
+        engine = EngineArgs.from_cli_args(ns)
+        spec = engine.speculative_config
+        # EngineArgs.create_speculative_config's first steps (it needs the target's ModelConfig, which this
+        # CPU host cannot build for every target): --spec-* fill the dict, refused when a key is given twice,
+        # and `-` in keys becomes `_`.
+        for flag, key, value in (
+            ("--spec-method", "method", engine.spec_method),
+            ("--spec-model", "model", engine.spec_model),
+            ("--spec-tokens", "num_speculative_tokens", engine.spec_tokens),
+        ):
+            if value is None:
+                continue
+            spec = {} if spec is None else spec
+            if key in spec:
+                raise ValueError(f"{flag} and --speculative-config['{key}'] are mutually exclusive")
+            spec[key] = value
+        spec = {k.replace("-", "_"): v for k, v in (spec or {}).items()}
+        return {
+            "target": engine.model,
+            "target_revision": engine.revision,
+            "drafter": spec.get("model"),
+            "drafter_revision": spec.get("revision"),
+            "method": spec.get("method"),
+            "tokens": spec.get("num_speculative_tokens"),
+            "tp": engine.tensor_parallel_size,
+        }
+
+    return read
+
+
+def _sglang() -> Any:
+    from sglang.srt.server_args import ServerArgs
+    from sglang.srt.utils.server_args_config_parser import ConfigArgumentMerger
+
+    def read(argv: list[str]) -> dict[str, Any]:
+        parser = argparse.ArgumentParser(prog="sglang serve")
+        ServerArgs.add_cli_args(parser)
+        if "--config" in argv:
+            argv = ConfigArgumentMerger(parser).merge_config_with_args(argv)
+        ns = parser.parse_args(argv)
+        tokens = ns.speculative_num_draft_tokens
+        block = ns.speculative_dflash_block_size
+        if block is not None and (ns.speculative_algorithm or "").upper() == "DFLASH":
+            # speculative_hook._handle_dflash (post-init, which refuses a CPU device): its block-size step
+            if int(block) <= 0 or (tokens is not None and int(tokens) != int(block)):
+                raise ValueError("--speculative-dflash-block-size refused by _handle_dflash")
+            tokens = int(block)
+        return {
+            "target": ns.model_path,
+            "target_revision": ns.revision,
+            "drafter": ns.speculative_draft_model_path,
+            "drafter_revision": ns.speculative_draft_model_revision,
+            "method": ns.speculative_algorithm,
+            "tokens": tokens,
+            "tp": ns.tp_size,
+        }
+
+    return read
+
+
+def main() -> None:
+    request = json.load(sys.stdin)
+    read = _vllm() if request["engine"] == "vllm" else _sglang()
+    out = []
+    for argv in request["lines"]:
+        try:
+            with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+                out.append({"read": read(argv)})
+        except SystemExit:
+            out.append({"refused": "argparse error"})
+        except Exception as exc:  # noqa: BLE001 (the engine refuses the line: only that it does is compared)
+            out.append({"refused": f"{type(exc).__name__}: {exc}"[:200]})
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -193,6 +193,7 @@ def _model_reads(case: io.Case, model: Any) -> dict[str, Any]:
                 "scaling": None
                 if name == "RotaryEmbedding"
                 else {"class": name, "factor": getattr(rotary, "scaling_factor", None)},
+                "neox": getattr(rotary, "is_neox_style", None),
             }
         )
         sinks.append(getattr(attn, "attention_sink_bias", None) is not None)

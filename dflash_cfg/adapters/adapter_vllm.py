@@ -140,13 +140,14 @@ def _model_reads(case: io.Case, model: Any, hf: Any, has_any_non_causal: Any) ->
 
 def _rope(rotary: Any) -> dict[str, Any]:
     if rotary is None:
-        return {"theta": None, "scaling": None}
+        return {"theta": None, "scaling": None, "neox": None}
     name = type(rotary).__name__
     scaling = None
     if name != "RotaryEmbedding":
         scaling = {"class": name, "factor": getattr(rotary, "scaling_factor", None)}
     base = getattr(rotary, "base", None)
-    return {"theta": float(base) if isinstance(base, (int, float)) else base, "scaling": scaling}
+    theta = float(base) if isinstance(base, (int, float)) else base
+    return {"theta": theta, "scaling": scaling, "neox": getattr(rotary, "is_neox_style", None)}
 
 
 def _logit_scalars(model: Any, inner: Any, layers: list[Any]) -> dict[str, Any]:

@@ -9,11 +9,15 @@ launch option); their `key` says what they are about. Rules name the reads behin
 (`AutoConfig`), so what it does the engines get.
 Re-read the code before relying on a row: these engines change monthly.
 
-A row whose source starts with `CHECKED` was checked by execution: the engine suite (tests/engines/, `./dev test`)
-ran the engine's own config code in the pinned engine venv (tests/engines/requirements.lock.txt: vLLM 0.33.0,
-SGLang 0.5.23, speculators 0.9.0) on drafters built for the purpose, and tests/engines/test_truth.py pins what it
-did; the file:line cited is the installed one. The other rows are still transcribed from the code the index
-held, and name that code as they found it.
+Every row says how it was verified, by the prefix of its source (MARKERS; a test holds that each row has one):
+- `CHECKED`: checked by execution. The engine suite (tests/engines/, `./dev test`) ran the engine's own code in
+  the pinned engine venv (tests/engines/requirements.lock.txt: vLLM 0.33.0, SGLang 0.5.23, speculators 0.9.0) on
+  drafters built for the purpose, and tests/engines/test_truth.py pins what it did; the file:line cited is the
+  installed one.
+- `TRANSFORMERS_CHECKED`: the same for transformers (5.19.0, pinned with the engines) loading config.json.
+- `unexecutable(why)`: the behaviour needs what this CPU-only suite lacks (a GPU worker, weights, a target
+  forward pass, several devices); the row cites the installed code, read by hand.
+- `UNCHECKED`: not yet checked by execution, with the code it was transcribed from.
 """
 
 from __future__ import annotations
@@ -29,6 +33,25 @@ Reader = Literal["vLLM", "SGLang", "speculators", "transformers"]
 # The engine versions the suite runs (tests/engines/requirements.lock.txt); a row checked against them cites the
 # installed file:line after this prefix.
 CHECKED = "checked by execution against vLLM 0.33.0, SGLang 0.5.23, speculators 0.9.0 (tests/engines/test_truth.py):"
+
+# The transformers rows checked by execution: the library both engines load config.json through, in the version
+# pinned with them.
+TRANSFORMERS_CHECKED = (
+    "checked by execution against transformers 5.19.0, as pinned with the engines (tests/engines/test_truth.py):"
+)
+# A row whose behaviour cannot be executed here (no GPU, no weights, no target forward pass): it says why and
+# cites the code of the pinned versions instead, read by hand.
+UNEXECUTABLE = "not executable on this CPU-only suite"
+# A row not yet checked by execution, with the code it was transcribed from: said, never silent.
+UNCHECKED = "not yet checked by execution; transcribed from"
+# Every row's source starts with one of these (tests/lint/rules/test_registry.py holds it).
+MARKERS = (CHECKED, TRANSFORMERS_CHECKED, UNEXECUTABLE, UNCHECKED)
+
+
+def unexecutable(why: str) -> str:
+    """The source prefix of a row that cannot be executed here, saying why."""
+    return f"{UNEXECUTABLE} ({why}); read in the installed vLLM 0.33.0 / SGLang 0.5.23 code:"
+
 
 # The code read. The stored-code index gives a commit for some files and only a snapshot id for others
 # (a late-2026 state it did not date); both are written down as found.
@@ -134,20 +157,23 @@ READS: dict[str, Read] = {
         Read(
             reader="vLLM",
             key="architectures",
-            order="top level: DFlashDraftModel -> qwen3_dflash.DFlashQwen3ForCausalLM, "
-            "DFlashLagunaForCausalLM -> laguna_dflash, DFlash2DraftModel -> qwen3_dflash2 (#52816)",
+            order="top level: DFlashDraftModel -> qwen3_dflash.DFlashQwen3ForCausalLM (MuseGlimmerAssistantModel too, "
+            "as DFlashMuseGlimmerAssistantModel), DFlashLagunaForCausalLM -> laguna_dflash, DFlash2DraftModel -> "
+            "qwen3_dflash2; DFlash2BeamDraftModel is registered but refuses a file without "
+            "dflash_config.final_logit_softcapping (KeyError); MiniMaxDFlash2DraftModel is not registered",
             default="model not found",
             bad_type="model not found",
-            source="vllm-project/vllm vllm/model_executor/models/registry.py "
-            "(speculative decoding models; index snapshot 58726081308)",
+            source=CHECKED + " vllm/model_executor/models/registry.py:655-696 (_SPECULATIVE_DECODING_MODELS), "
+            "vllm/models/beam/nvidia/dflash2.py:566",
         ),
         Read(
             reader="vLLM",
             key="model_type",
             order="top level, through AutoConfig (the class registered for it)",
-            default="AutoConfig cannot load the config",
-            bad_type="AutoConfig cannot load the config",
-            source="vllm-project/vllm vllm/transformers_utils/config.py (get_config -> AutoConfig)",
+            default="AutoConfig cannot load the config: SpeculativeConfig ValidationError",
+            bad_type="an unregistered model_type: '... has model type `qwen3_dflash` but Transformers does not "
+            "recognize this architecture'",
+            source=CHECKED + " vllm/transformers_utils/config.py:879 (get_config), 445 (AutoConfig.from_pretrained)",
         ),
         Read(
             reader="vLLM",
@@ -156,20 +182,23 @@ READS: dict[str, Read] = {
             "dspark_target_layer_ids + 1 -> top-level target_layer_ids + 1 -> dflash_config/eagle_config.layer_ids",
             default="the target's EAGLE3 default layers, with a warning",
             bad_type="`i + 1` on each element: a string raises TypeError, a float or a bool is used as a number",
-            source=VLLM_AUX,
+            source=CHECKED
+            + " vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:113 (get_eagle3_aux_layers_from_config)",
         ),
         Read(
             reader="vLLM",
             key="target_layer_ids capture",
-            order="the target appends the residual stream entering layer a for each aux id a (tap + 1), once per "
-            "layer and in layer order, whatever the list's order; Qwen3-Next/Qwen3.5 targets also capture "
-            "after their last layer (a = N), Llama-style loops only before a layer, so there a = N is never "
-            "captured; the fc layer expects len(aux ids) x target hidden features",
+            order="the target appends the residual stream at aux id a for each a (tap + 1): 0 before the first layer, "
+            "a after layer a - 1, so a = N after the last; ids are deduplicated and sorted (the order of the list does "
+            "not matter); Llama-style and Qwen3-Next/Qwen3.5 targets both capture after the last layer in vLLM "
+            "0.33.0; the fc layer expects len(aux ids) x target hidden features",
             default="-",
-            bad_type="an aux id no layer reaches (past the target, a duplicate, a non-integer, the last layer on a "
-            "Llama-style target) leaves fc short of features: combine_hidden_states raises 'DFlash drafter "
-            "expects ... concatenated aux hidden features'; tap -1 becomes aux id 0, the embedding output",
-            source=VLLM_CAPTURE + "; " + VLLM_MODEL_UPSTREAM + " (combine_hidden_states)",
+            bad_type="an aux id no layer reaches (past the target, a duplicate, a non-integer) leaves fc short of "
+            "features: combine_hidden_states raises 'DFlash drafter expects ... concatenated aux hidden features'; "
+            "tap -1 becomes aux id 0, the embedding output",
+            source=unexecutable("a target forward pass")
+            + " vllm/model_executor/models/llama.py:428-441, qwen3_next.py:721-733, interfaces.py:1616-1647 "
+            "(_set_aux_hidden_state_layers, _maybe_add_hidden_state), qwen3_dflash.py:829-841 (combine_hidden_states)",
         ),
         Read(
             reader="vLLM",
@@ -184,12 +213,12 @@ READS: dict[str, Read] = {
         Read(
             reader="vLLM",
             key="layer_types",
-            order="top level, as the config class left it, indexed per draft layer (layer_types[layer_idx]): fewer "
-            "entries than num_hidden_layers IndexError, extra entries ignored; mixed sliding and full layers "
-            "need the V2 model runner (NotImplementedError on V1)",
+            order="top level, as the config class left it, indexed per draft layer (layer_types[layer_idx]): a list of "
+            "another length than num_hidden_layers is refused before, by transformers' validate_layer_type; mixed "
+            "sliding and full layers need the V2 model runner (NotImplementedError on V1)",
             default="every layer full attention (sliding only if dflash_config.use_swa)",
             bad_type="compared per layer with 'sliding_attention': any other entry runs as full attention",
-            source=VLLM_MODEL_UPSTREAM + " (_resolve_layer_attention)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:96-153 (_resolve_layer_attention)",
         ),
         Read(
             reader="vLLM",
@@ -202,10 +231,10 @@ READS: dict[str, Read] = {
         Read(
             reader="vLLM",
             key="use_swa",
-            order="dflash_config.use_swa: every layer sliding when layer_types is absent or all full",
+            order="dflash_config.use_swa: every layer sliding when layer_types is absent or all full (MiMo-V2.5-Pro)",
             default="false",
             bad_type="truthiness",
-            source=VLLM_MODEL + " (_resolve_layer_attention)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:122, 139-141 (_resolve_layer_attention)",
         ),
         Read(
             reader="vLLM",
@@ -221,32 +250,34 @@ READS: dict[str, Read] = {
             order="dflash_config.attention_sink_bias -> top-level add_swa_attention_sink_bias",
             default="false (no sink parameter)",
             bad_type="truthiness: any non-empty value adds a sink parameter",
-            source=VLLM_MODEL + " (DFlashQwen3DecoderLayer)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:314-320 (DFlashQwen3DecoderLayer)",
         ),
         Read(
             reader="vLLM",
             key="is_neox_style",
-            order="config.is_neox_style, overwritten at load time by the target's RoPE layout "
-            "(load_dflash_model: the file's value counts only for a target without RoPE)",
+            order="top-level is_neox_style only (rope_is_neox_style is not read), passed to the layer's get_rope; "
+            "the target's layout plays no part",
             default="true",
-            bad_type="passed to get_rope",
-            source=VLLM_MODEL + " (dflash_target_rope_is_neox_style); " + VLLM_DFLASH_LOAD,
+            bad_type="passed to get_rope as is: truthiness",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:326-331 (DFlashQwen3DecoderLayer)",
         ),
         Read(
             reader="vLLM",
             key="draft_vocab_size",
-            order="top level (DFlashLagunaForCausalLM)",
+            order="top level (DFlashLagunaForCausalLM): it must equal the target's vocabulary",
             default="ValueError 'Laguna DFlash config requires `draft_vocab_size`'",
-            bad_type="sizes the draft vocabulary",
-            source=VLLM_LAGUNA,
+            bad_type="a value other than the target's vocab_size: ValueError '... requires `draft_vocab_size` to "
+            "match the target vocabulary size'",
+            source=CHECKED + " vllm/model_executor/models/laguna_dflash.py:244-255 (DFlashLagunaForCausalLM.__init__)",
         ),
         Read(
             reader="vLLM",
             key="use_aux_hidden_state",
-            order="eagle_config then dflash_config .use_aux_hidden_state",
+            order="dflash_config merged over eagle_config, then the top level: dflash_config wins over "
+            "eagle_config, which wins over the top level",
             default="true",
-            bad_type="truthiness: false builds no fc layer and drops the target features",
-            source=VLLM_MODEL,
+            bad_type="truthiness (null is false): false builds no fc layer and drops the target features",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:433-439, 476 (DFlashQwen3Model.__init__)",
         ),
         Read(
             reader="vLLM",
@@ -255,7 +286,7 @@ READS: dict[str, Read] = {
             default="the config class default (Qwen3Config: silu)",
             bad_type="any value other than 'silu': Qwen2MLP raises ValueError 'Unsupported activation: ... "
             "Only silu is supported for now.'",
-            source=VLLM_MODEL_UPSTREAM + " (DFlashQwen3DecoderLayer); " + VLLM_QWEN2,
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:45, 352-356; qwen2.py:105-108 (Qwen2MLP)",
         ),
         Read(
             reader="vLLM",
@@ -296,7 +327,8 @@ READS: dict[str, Read] = {
             order="not read: the launch's num_speculative_tokens decides",
             default="-",
             bad_type="-",
-            source=VLLM_MODEL,
+            source=CHECKED + " a block_size of another type runs as the unmutated file (the adapter's block_size is "
+            "None: vllm/model_executor/models/qwen3_dflash.py reads none)",
         ),
         Read(
             reader="vLLM",
@@ -304,7 +336,7 @@ READS: dict[str, Read] = {
             order="top level: fc input = len(aux ids) x target_hidden_size",
             default="hidden_size",
             bad_type="multiplies the fc width",
-            source=VLLM_MODEL_UPSTREAM + " (_get_dflash_fc_input_size)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:84-93 (_get_dflash_fc_input_size)",
         ),
         Read(
             reader="vLLM",
@@ -314,7 +346,8 @@ READS: dict[str, Read] = {
             "with no width check",
             default="the config class default (Qwen3Config: 4096)",
             bad_type="-",
-            source=VLLM_MODEL_UPSTREAM + "; " + VLLM_SHARE,
+            source=unexecutable("weights: load_dflash_model shares the target's modules at load time")
+            + " vllm/v1/worker/gpu/spec_decode/dflash/utils.py:16-75 (load_dflash_model)",
         ),
         Read(
             reader="vLLM",
@@ -325,7 +358,7 @@ READS: dict[str, Read] = {
             bad_type="a draft_vocab_size other than the target's vocabulary builds a draft_id_to_target_id map (zeros, "
             "i.e. the identity, unless the checkpoint ships d2t) and a LogitsProcessor of draft_vocab_size "
             "over the target's lm_head",
-            source=VLLM_MODEL_UPSTREAM + " (DFlashQwen3ForCausalLM); " + VLLM_SHARE,
+            source=UNCHECKED + " vllm/model_executor/models/qwen3_dflash.py:742-772 as installed; " + VLLM_SHARE,
         ),
         Read(
             reader="vLLM",
@@ -337,7 +370,9 @@ READS: dict[str, Read] = {
             "a tensor with no parameter (e.g. layers.N past num_hidden_layers): ValueError 'There is no "
             "module or parameter named ...'; a parameter no tensor fills: ValueError 'Following weights were "
             "not initialized from checkpoint'; a file safetensors cannot open fails the load",
-            source=VLLM_MODEL_UPSTREAM + " (load_weights); " + VLLM_WEIGHTS,
+            source=unexecutable("weights")
+            + " vllm/model_executor/models/qwen3_dflash.py:876-900 (load_weights); "
+            + VLLM_WEIGHTS,
         ),
         Read(
             reader="vLLM",
@@ -347,7 +382,7 @@ READS: dict[str, Read] = {
             "is not read",
             default="-",
             bad_type="-",
-            source=VLLM_PROPOSER,
+            source=unexecutable("the proposer runs on a GPU worker") + " " + VLLM_PROPOSER,
         ),
         Read(
             reader="vLLM",
@@ -357,7 +392,7 @@ READS: dict[str, Read] = {
             "that method's drafter",
             default="-",
             bad_type="-",
-            source=VLLM_SPEC_CONFIG,
+            source=UNCHECKED + " " + VLLM_SPEC_CONFIG,
         ),
         Read(
             reader="vLLM",
@@ -366,7 +401,8 @@ READS: dict[str, Read] = {
             "and num_key_value_heads % tp == 0 (or tp % num_key_value_heads == 0 when fewer)",
             default="the config class default",
             bad_type="AssertionError at start-up for a tensor-parallel size that does not divide them",
-            source=VLLM_MODEL_UPSTREAM + " (DFlashQwen3Attention)",
+            source=unexecutable("a tensor-parallel size above 1 needs several devices")
+            + " vllm/model_executor/models/qwen3_dflash.py:191-197 (DFlashQwen3Attention)",
         ),
         # --- SGLang ---
         Read(
@@ -381,10 +417,11 @@ READS: dict[str, Read] = {
         Read(
             reader="SGLang",
             key="architectures",
-            order="top level: DFlashDraftModel, DFlash2DraftModel, DFlashLagunaForCausalLM, MuseGlimmerAssistantModel",
+            order="top level: DFlashDraftModel, DFlash2DraftModel, DFlashLagunaForCausalLM, MuseGlimmerAssistantModel, "
+            "DFlash2BeamDraftModel, MiniMaxDFlash2DraftModel (the last three aliases of the DFlash and DFlash2 models)",
             default="model not found",
             bad_type="model not found",
-            source="sgl-project/sglang test_dflash_uniform_swa (registered architectures; index snapshot 60343441378)",
+            source=CHECKED + " sglang/srt/models/dflash.py:1305-1324 (EntryClass)",
         ),
         Read(
             reader="SGLang",
@@ -393,7 +430,7 @@ READS: dict[str, Read] = {
             default="the build_target_layer_ids formula (taps guessed from the draft depth)",
             bad_type="ValueError unless a list or tuple; each element int() (a float is truncated, a numeric string "
             "parsed, a bool read as 0/1); empty or out of [0, bound) ValueError; repeats and order accepted",
-            source=SGLANG_PARSE,
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:556-586, 657-660 (parse_dflash_draft_config)",
         ),
         Read(
             reader="SGLang",
@@ -401,9 +438,8 @@ READS: dict[str, Read] = {
             order="the target captures the state before layer tap + 1 (set_dflash_layers_to_capture adds 1); "
             "the Qwen3.5 target marks self.layers[tap + 1]",
             default="-",
-            bad_type="a tap on the target's last layer: IndexError at start-up on Qwen3.5 targets (issue #32204; the "
-            "fix, PR #32206, is not merged)",
-            source=SGLANG_CAPTURE,
+            bad_type="a tap on the target's last layer: IndexError at start-up on Qwen3.5 targets (issue #32204)",
+            source=CHECKED + " sglang/srt/models/qwen3_5.py:1889-1892 (set_dflash_layers_to_capture)",
         ),
         Read(
             reader="SGLang",
@@ -442,11 +478,13 @@ READS: dict[str, Read] = {
         Read(
             reader="SGLang",
             key="layer_types",
-            order="text_config.layer_types -> top level, indexed per draft layer: fewer entries than num_hidden_layers "
-            "ValueError 'must contain one entry per draft layer', extra entries ignored",
+            order="text_config.layer_types -> top level, indexed per draft layer: a list of another length than "
+            "num_hidden_layers is refused before, by transformers' validate_layer_type (the config class), extra "
+            "entries never reach the model",
             default="every layer full attention, non-causal (use_swa is not read)",
             bad_type="ValueError unless a sequence; an entry other than full_attention/sliding_attention ValueError",
-            source=SGLANG_MODEL + " (_get_dflash_layer_attention_params)",
+            source=CHECKED + " sglang/srt/models/dflash.py:166-190 (_get_dflash_layer_attention_params); "
+            "sglang/srt/utils/hf_transformers/config.py:228 (get_config)",
         ),
         Read(
             reader="SGLang",
@@ -460,11 +498,10 @@ READS: dict[str, Read] = {
         Read(
             reader="SGLang",
             key="is_causal",
-            order="top level (text config): since PR #34524 an explicit true/false applies to every layer; "
-            "models/dflash.py @003b23d7 does not read it",
+            order="top level (text config): an explicit true/false applies to every layer",
             default="sliding layers causal, full layers non-causal",
             bad_type="-",
-            source=SGLANG_CAUSAL,
+            source=CHECKED + " sglang/srt/models/dflash.py:160-163",
         ),
         Read(
             reader="SGLang",
@@ -472,7 +509,7 @@ READS: dict[str, Read] = {
             order="dflash_config.attention_sink_bias",
             default="false",
             bad_type="ValueError unless a bool",
-            source=SGLANG_PARSE,
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:651-655 (parse_dflash_draft_config)",
         ),
         Read(
             reader="SGLang",
@@ -506,7 +543,7 @@ READS: dict[str, Read] = {
             order="dflash_config.attention_value_scale",
             default="none",
             bad_type="ValueError unless int/float (bool refused)",
-            source=SGLANG_PARSE,
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py (parse_dflash_draft_config)",
         ),
         Read(
             reader="SGLang",
@@ -514,15 +551,15 @@ READS: dict[str, Read] = {
             order="rope_is_neox_style -> is_neox_style (top level)",
             default="true",
             bad_type="bool()",
-            source=SGLANG_MODEL + " (DFlashAttention)",
+            source=CHECKED + " sglang/srt/models/dflash.py:265-277 (DFlashAttention)",
         ),
         Read(
             reader="SGLang",
             key="hidden_act",
-            order="top level",
+            order="top level: silu, or swigluoai (which also needs swiglu_alpha and swiglu_limit)",
             default="silu",
-            bad_type="ValueError 'Unsupported DFlash activation' unless silu",
-            source=SGLANG_MODEL + " (DFlashMLP)",
+            bad_type="ValueError 'Unsupported DFlash activation: ... Supported activations are silu and swigluoai.'",
+            source=CHECKED + " sglang/srt/models/dflash.py:493-510 (DFlashMLP)",
         ),
         Read(
             reader="SGLang",
@@ -530,7 +567,7 @@ READS: dict[str, Read] = {
             order="top level",
             default="0 -> ValueError",
             bad_type="int(); <= 0 ValueError",
-            source=SGLANG_MODEL + " (DFlashMLP)",
+            source=UNCHECKED + " sglang/srt/models/dflash.py:473-477 as installed (DFlashMLP)",
         ),
         Read(
             reader="SGLang",
@@ -549,7 +586,7 @@ READS: dict[str, Read] = {
             "is not read); the target's embeddings are fed in",
             default="-",
             bad_type="int()",
-            source=SGLANG_MODEL + " (DFlashDraftModel.__init__)",
+            source=CHECKED + " sglang/srt/models/dflash.py:764-777 (DFlashDraftModel.__init__)",
         ),
         Read(
             reader="SGLang",
@@ -561,7 +598,7 @@ READS: dict[str, Read] = {
             "another shape: default_weight_loader's assertion; a tensor with no parameter (e.g. layers.N past "
             "num_hidden_layers) is skipped silently ('Ignore unexpected weights'), and nothing checks that "
             "every parameter was filled",
-            source=SGLANG_MODEL + " (load_weights); " + SGLANG_WEIGHTS,
+            source=unexecutable("weights") + " " + SGLANG_MODEL + " (load_weights); " + SGLANG_WEIGHTS,
         ),
         Read(
             reader="SGLang",
@@ -570,7 +607,10 @@ READS: dict[str, Read] = {
             "num_key_value_heads % tp == 0 (or tp % num_key_value_heads == 0 when fewer)",
             default="-",
             bad_type="AssertionError at start-up for a tensor-parallel size that does not divide them",
-            source=SGLANG_MODEL + " (DFlashAttention)",
+            source=unexecutable("a tensor-parallel size above 1 needs several devices")
+            + " "
+            + SGLANG_MODEL
+            + " (DFlashAttention)",
         ),
         # --- transformers: how both engines get config.json (AutoConfig) ---
         Read(
@@ -582,7 +622,7 @@ READS: dict[str, Read] = {
             bad_type="invalid JSON, an empty or cut-off file, a UTF-8 byte-order mark ('Unexpected UTF-8 BOM') or "
             "bytes that are not UTF-8: OSError 'not a valid JSON file'; a top level that is not an object "
             "has no model_type: AutoConfig raises ValueError",
-            source=TRANSFORMERS_CONFIG,
+            source=TRANSFORMERS_CHECKED + " configuration_utils.py:1032, 1134 (_dict_from_json_file)",
         ),
         Read(
             reader="transformers",
@@ -590,7 +630,7 @@ READS: dict[str, Read] = {
             order="json.loads keeps the last value of a key repeated in one object, without a word",
             default="-",
             bad_type="-",
-            source=TRANSFORMERS_CONFIG + "; Python's json module",
+            source=TRANSFORMERS_CHECKED + " configuration_utils.py:1134 (_dict_from_json_file); Python's json",
         ),
         Read(
             reader="transformers",
@@ -599,7 +639,7 @@ READS: dict[str, Read] = {
             "a float (1e400) becomes inf; _decode_special_floats passes them on",
             default="-",
             bad_type="-",
-            source=TRANSFORMERS_CONFIG + "; Python's json module",
+            source=TRANSFORMERS_CHECKED + " configuration_utils.py:1167 (_decode_special_floats); Python's json",
         ),
         Read(
             reader="transformers",
@@ -608,18 +648,20 @@ READS: dict[str, Read] = {
             "then validate_layer_type checks it; engines read the list the class keeps",
             default="derived by the config class (Qwen3Config: from sliding_window and max_window_layers)",
             bad_type="an entry outside the allowed attention types, or a length other than num_hidden_layers: "
-            "a validation error (as read in 5.24; DF301 shows what the installed version does)",
-            source=TRANSFORMERS_CONFIG,
+            "a validation error (DF301 shows what the installed version does)",
+            source=TRANSFORMERS_CHECKED
+            + " configuration_utils.py:94-125 (_LEGACY_LAYER_TYPE_REMAP), 703 (validate_layer_type)",
         ),
         Read(
             reader="transformers",
             key="config class",
             order="AutoConfig builds the class registered for model_type and the engines read its attributes: "
             "Qwen3Config.__post_init__ sets sliding_window to None unless use_sliding_window is true, "
-            "num_key_value_heads null to num_attention_heads, and derives layer_types when absent",
+            "num_key_value_heads null to num_attention_heads (absent: the class default), and derives layer_types when "
+            "absent",
             default="the class defaults (Qwen3Config: hidden_size 4096, num_key_value_heads 32, head_dim 128)",
-            bad_type="5.24 type-checks fields ('head_dim' expected int, got str) and raises",
-            source=TRANSFORMERS_QWEN3 + "; " + TRANSFORMERS_CONFIG,
+            bad_type="transformers type-checks fields ('head_dim' expected int, got str) and raises",
+            source=TRANSFORMERS_CHECKED + " models/qwen3/configuration_qwen3.py:85-92 (Qwen3Config.__post_init__)",
         ),
         # --- vLLM's speculators translator ---
         Read(
@@ -660,11 +702,11 @@ READS: dict[str, Read] = {
         Read(
             reader="speculators",
             key="sliding_window",
-            order="top-level layer_types, use_sliding_window, sliding_window, "
-            "max_window_layers are passed through (newer vLLM), else transformer_layer_config's",
+            order="transformer_layer_config's layer_types, use_sliding_window, sliding_window and max_window_layers; "
+            "top-level copies are not passed through (update_dflash copies only the DFlash fields)",
             default="transformer_layer_config's values",
             bad_type="as in the DFlash model",
-            source=SPECULATORS_TRANSLATOR,
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:91-124 (update_dflash)",
         ),
         Read(
             reader="speculators",
@@ -673,17 +715,21 @@ READS: dict[str, Read] = {
             "default 8",
             default="8 (speculators library)",
             bad_type="pydantic ValidationError",
-            source=SPECULATORS_CONFIG,
+            source=UNCHECKED + " " + SPECULATORS_CONFIG,
         ),
     )
 }
 
 # Architectures an engine registers for a DFlash drafter (an architecture no engine registers is refused).
+# Checked by running both engines on each (tests/engines/test_truth.py): vLLM registers DFlash2BeamDraftModel too,
+# but its beam drafter refuses a DFlash2 file without final_logit_softcapping, so only SGLang builds it.
 REGISTERED_ARCHITECTURES: dict[str, tuple[Reader, ...]] = {
     "DFlashDraftModel": ("vLLM", "SGLang"),
     "DFlash2DraftModel": ("vLLM", "SGLang"),
     "DFlashLagunaForCausalLM": ("vLLM", "SGLang"),
-    "MuseGlimmerAssistantModel": ("SGLang",),
+    "MuseGlimmerAssistantModel": ("vLLM", "SGLang"),
+    "DFlash2BeamDraftModel": ("SGLang",),
+    "MiniMaxDFlash2DraftModel": ("SGLang",),
 }
 
 

@@ -16,8 +16,10 @@ from typing import Any
 
 from dflash_cfg.jsondoc.pointer import pointer
 
-# Top-level keys newer vLLM passes through from the file into the translated config (SWA support).
-PASSED_THROUGH = ("layer_types", "use_sliding_window", "sliding_window", "max_window_layers")
+# Top-level decoder keys vLLM passes through from the file into the translated config: none in vLLM 0.33.0
+# (update_dflash copies only draft_vocab_size, target_hidden_size, aux_hidden_state_layer_ids and mask_token_id;
+# a top-level layer_types or sliding_window is ignored, transformer_layer_config's counts; checked by running it).
+PASSED_THROUGH: tuple[str, ...] = ()
 
 
 def is_speculators(data: Any) -> bool:

@@ -73,9 +73,48 @@ def _defects(root: Path) -> dict[str, Request]:
         deepseek,
     )
     cases["speculators-no-aux"] = (SPECULATORS_DIR, lambda d: d.pop("aux_hidden_state_layer_ids"), deepseek)
+    laguna = "upstream/poolside__Laguna-XS-2.1-DFlash/config.json"
+    mimo = "upstream/XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash/config.json"
+    extra: dict[str, tuple[str, Callable[[dict[str, Any]], object], str | None]] = {
+        "neox-rope-only-false": (UPSTREAM_36, lambda d: d.__setitem__("rope_is_neox_style", False), target),
+        "neox-is-false": (UPSTREAM_36, lambda d: d.__setitem__("is_neox_style", False), target),
+        "aux-off-in-dflash_config": (UPSTREAM_36, put("use_aux_hidden_state", False, True), target),
+        "aux-off-at-top-level": (UPSTREAM_36, lambda d: d.__setitem__("use_aux_hidden_state", False), target),
+        "aux-eagle-off-dflash-on": (UPSTREAM_36, _eagle_off_dflash_on, target),
+        "arch-muse-glimmer": (UPSTREAM_36, _label("MuseGlimmerAssistantModel"), target),
+        "arch-dflash2-beam": (dflash2, _label("DFlash2BeamDraftModel"), None),
+        "arch-minimax-dflash2": (dflash2, _label("MiniMaxDFlash2DraftModel"), None),
+        "hidden-act-gelu": (UPSTREAM_36, lambda d: d.__setitem__("hidden_act", "gelu"), target),
+        "hidden-act-swigluoai": (UPSTREAM_36, lambda d: d.__setitem__("hidden_act", "swigluoai"), target),
+        "laguna-draft-vocab-differs": (laguna, lambda d: d.__setitem__("draft_vocab_size", 100000), None),
+        "model-type-invented": (UPSTREAM_36, lambda d: d.__setitem__("model_type", "qwen3_dflash"), target),
+        "target-hidden-size-doubled": (UPSTREAM_36, lambda d: d.__setitem__("target_hidden_size", 2 * 5120), target),
+        "layer-types-short": (UPSTREAM_36, lambda d: d.__setitem__("layer_types", [S, S, S, F]), target),
+        "value-scale-string": (UPSTREAM_36, put("attention_value_scale", "0.5", True), target),
+        "sink-string": (UPSTREAM_36, put("attention_sink_bias", "yes", True), target),
+        "mimo": (mimo, lambda d: None, str(TARGETS / "XiaomiMiMo__MiMo-V2.5-Pro")),
+        "speculators-top-level-swa": (SPECULATORS_DIR, _top_level_swa, deepseek),
+    }
+    cases.update(extra)
     return {
         name: Request(write_drafter(root / name, changed(rel, change)), t) for name, (rel, change, t) in cases.items()
     }
+
+
+def _label(architecture: str) -> Callable[[dict[str, Any]], None]:
+    return lambda d: d.__setitem__("architectures", [architecture])
+
+
+def _eagle_off_dflash_on(d: dict[str, Any]) -> None:
+    d["eagle_config"] = {"use_aux_hidden_state": False}
+    d["dflash_config"]["use_aux_hidden_state"] = True
+
+
+def _top_level_swa(d: dict[str, Any]) -> None:
+    # Keys a speculators file could carry beside transformer_layer_config: vLLM 0.33.0 does not pass them on.
+    d["layer_types"] = [F] * len(d["transformer_layer_config"].get("layer_types") or [F])
+    d["sliding_window"] = 7
+    d["use_sliding_window"] = True
 
 
 @pytest.fixture(scope="session")
@@ -299,3 +338,151 @@ def test_vllm_serve_of_a_speculators_dir_refuses_what_speculative_config_accepts
     assert whole == {"ok": True}
     for answer in (no_tokens, no_verifier):
         assert answer.get("refused") == "ValueError" and "Invalid speculators config structure" in answer["message"]
+
+
+# How config.json reaches both engines: transformers' AutoConfig, as pinned with them (the transformers rows of
+# lint/engines.py). One process, one answer line per file.
+_AUTOCONFIG = """
+import json, sys
+from transformers import AutoConfig
+for folder in sys.argv[1:]:
+    try:
+        c = AutoConfig.from_pretrained(folder)
+        print(json.dumps({"class": type(c).__name__, "hidden_size": c.hidden_size,
+                          "sliding_window": getattr(c, "sliding_window", None),
+                          "num_key_value_heads": getattr(c, "num_key_value_heads", None),
+                          "layer_types": getattr(c, "layer_types", None),
+                          "rope_theta": repr((getattr(c, "rope_parameters", None) or {}).get("rope_theta"))}))
+    except Exception as error:
+        print(json.dumps({"refused": type(error).__name__, "message": str(error)[:300]}))
+"""
+
+
+def test_transformers_autoconfig_reads_config_json_as_the_rows_say(engine_python: Path, tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+
+    qwen = {
+        "architectures": ["DFlashDraftModel"],
+        "model_type": "qwen3",
+        "hidden_size": 1024,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 8,
+        "head_dim": 128,
+    }
+    base = json.dumps(qwen)
+    texts = {
+        "bom": "\ufeff" + base,
+        "cut": base[:-5],
+        "duplicate": base[:-1] + ', "hidden_size": 2048}',
+        "nan": base[:-1] + ', "rope_theta": NaN}',
+        "legacy-layer-type": json.dumps({**qwen, "layer_types": ["attention", "full_attention"]}),
+        "window-without-switch": json.dumps({**qwen, "sliding_window": 4096}),
+        "no-model-type": json.dumps({k: v for k, v in qwen.items() if k != "model_type"}),
+    }
+    folders = []
+    for name, text in texts.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(text, encoding="utf-8")
+        folders.append(str(tmp_path / name))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [str(engine_python), "-c", _AUTOCONFIG, *folders], capture_output=True, text=True, env=env, timeout=600
+    )
+    answers = dict(zip(texts, (json.loads(line) for line in done.stdout.splitlines()[-len(texts) :]), strict=True))
+    for name in ("bom", "cut"):
+        assert answers[name].get("refused") == "OSError" and "not a valid JSON" in answers[name]["message"], name
+    assert answers["duplicate"]["hidden_size"] == 2048  # the last copy wins, without a word
+    assert answers["nan"]["rope_theta"] == "nan"
+    assert answers["legacy-layer-type"]["layer_types"] == ["full_attention", "full_attention"]
+    assert answers["window-without-switch"]["sliding_window"] is None  # Qwen3Config drops it: no use_sliding_window
+    assert answers["window-without-switch"]["num_key_value_heads"] == 32  # absent: the class default, not the heads
+    assert answers["no-model-type"].get("refused") == "ValueError", answers["no-model-type"]
+
+
+def _neox(got: Reads) -> list[object]:
+    return [layer.get("neox") for layer in got.rope or ()]
+
+
+def test_vllm_reads_only_is_neox_style_and_sglang_rope_is_neox_style_first(records: Records) -> None:
+    # DF211: rope_is_neox_style false alone splits the engines; is_neox_style false is read by both.
+    assert _neox(reads(records, "vllm", "neox-rope-only-false")) == [True] * 5
+    assert _neox(reads(records, "sglang", "neox-rope-only-false")) == [False] * 5
+    for engine in ("vllm", "sglang"):
+        assert _neox(reads(records, engine, "neox-is-false")) == [False] * 5, engine
+        assert _neox(reads(records, engine, UPSTREAM_36)) == [True] * 5, engine
+
+
+def test_use_aux_hidden_state_dflash_config_wins_over_eagle_config_in_vllm(records: Records) -> None:
+    # DF153: vLLM merges dflash_config over eagle_config, then falls back to the top level; false builds no fc.
+    assert reads(records, "vllm", "aux-off-in-dflash_config").fc_in_features is None
+    assert reads(records, "vllm", "aux-off-at-top-level").fc_in_features is None
+    assert reads(records, "vllm", "aux-eagle-off-dflash-on").fc_in_features == 5 * 5120
+    for case in ("aux-off-in-dflash_config", "aux-off-at-top-level"):
+        assert reads(records, "sglang", case).fc_in_features == 5 * 5120, case  # SGLang does not read it
+
+
+@pytest.mark.parametrize(
+    ("case", "vllm_builds"),
+    [("arch-muse-glimmer", True), ("arch-dflash2-beam", False), ("arch-minimax-dflash2", False)],
+)
+def test_registered_architectures_as_each_engine_builds_them(records: Records, case: str, vllm_builds: bool) -> None:
+    # lint.engines.REGISTERED_ARCHITECTURES and DF131: SGLang builds every alias; vLLM only MuseGlimmer's.
+    assert records[("sglang", case)].refused is None and records[("sglang", case)].failed is None
+    assert (records[("vllm", case)].refused is None) == vllm_builds, records[("vllm", case)]
+
+
+def test_hidden_act_other_than_silu_is_refused_by_both_engines(records: Records) -> None:
+    # DF151: swigluoai is refused by vLLM, and by SGLang without swiglu_alpha/swiglu_limit.
+    for case in ("hidden-act-gelu", "hidden-act-swigluoai"):
+        for engine in ("vllm", "sglang"):
+            assert records[(engine, case)].refused is not None, (engine, case)
+    refused = records[("vllm", "hidden-act-gelu")].refused
+    assert (
+        refused is not None
+        and refused.where is not None
+        and refused.where.startswith("vllm/model_executor/models/qwen2.py")
+    )
+
+
+def test_vllm_refuses_a_laguna_draft_vocab_other_than_the_targets(records: Records) -> None:
+    # DF402: an error naming vLLM; SGLang builds it.
+    refused = records[("vllm", "laguna-draft-vocab-differs")].refused
+    assert refused is not None and "draft_vocab_size" in refused.message, refused
+    assert records[("sglang", "laguna-draft-vocab-differs")].refused is None
+
+
+def test_an_invented_model_type_and_a_short_layer_types_are_refused_by_both(records: Records) -> None:
+    for engine in ("vllm", "sglang"):
+        assert records[(engine, "model-type-invented")].refused is not None, engine
+        refused = records[(engine, "layer-types-short")].refused
+        assert refused is not None and "layer_types" in refused.message, (engine, refused)  # transformers' check
+
+
+def test_target_hidden_size_widens_fc_in_vllm_only(records: Records) -> None:
+    # DF154: vLLM builds fc for K x target_hidden_size, SGLang for K x hidden_size.
+    assert reads(records, "vllm", "target-hidden-size-doubled").fc_in_features == 5 * 10240
+    assert reads(records, "sglang", "target-hidden-size-doubled").fc_in_features == 5 * 5120
+
+
+def test_sink_and_value_scale_of_the_wrong_type(records: Records) -> None:
+    # DF210/DF212: SGLang refuses a non-bool sink and a string value scale; vLLM reads the sink by truthiness.
+    assert reads(records, "vllm", "sink-string").attention_sink is True
+    for case in ("sink-string", "value-scale-string"):
+        refused = records[("sglang", case)].refused
+        assert refused is not None and refused.where is not None and "dflash_utils.py" in refused.where, case
+
+
+def test_mimo_use_swa_makes_every_vllm_layer_sliding_and_sglang_ignores_it(records: Records) -> None:
+    vllm, sglang = reads(records, "vllm", "mimo"), reads(records, "sglang", "mimo")
+    assert vllm.layer_types == (S,) * 5 and vllm.sliding_window == (1024,) * 5
+    assert sglang.layer_types == (F,) * 5
+    for got in (vllm, sglang):
+        assert got.attention_sink is True and got.logit_scalars["attention_value_scale"] == 0.612
+
+
+def test_vllm_does_not_pass_top_level_swa_keys_of_a_speculators_file_through(records: Records) -> None:
+    # lint.speculators.PASSED_THROUGH is empty: transformer_layer_config's layer types and window count.
+    assert reads(records, "vllm", "speculators-top-level-swa") == reads(records, "vllm", SPECULATORS_DIR)

@@ -25,15 +25,15 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     """No engine registers ``architectures``, or the installed transformers' ``AutoConfig`` cannot load
     ``model_type``.
 
-    vLLM and SGLang pick the drafter class from ``architectures``: ``DFlashDraftModel``,
-    ``DFlash2DraftModel``, ``DFlashLagunaForCausalLM`` (and SGLang's ``MuseGlimmerAssistantModel``) are
-    registered; a trainer-specific name (e.g. ``Qwen3DFlashDraftModel``) is not. Engines load the config
-    through ``AutoConfig``, i.e. the class registered for ``model_type`` (``qwen3``, ``gpt_oss``,
-    ``laguna``, ...); an exporter's invented type (``qwen3_dflash``) has none. A DFlash2 file must name
-    ``DFlash2DraftModel``, or engines build the plain DFlash model without its convolution and selector:
-    a DFlash2 checkpoint (``conv_*``/``selector_*`` keys in ``dflash_config``) labelled
-    ``DFlashDraftModel`` makes vLLM 0.33.0 build the v1 drafter and ignore those keys, and SGLang 0.5.23
-    build the convolution but no selector.
+    vLLM and SGLang pick the drafter class from ``architectures``: ``DFlashDraftModel``, ``DFlash2DraftModel``,
+    ``DFlashLagunaForCausalLM`` and ``MuseGlimmerAssistantModel`` are registered in both; ``DFlash2BeamDraftModel``
+    and ``MiniMaxDFlash2DraftModel`` build only in SGLang (vLLM refuses them: an error naming vLLM; checked by
+    running both); a trainer-specific name (e.g. ``Qwen3DFlashDraftModel``) is not. Engines load the config through
+    ``AutoConfig``, i.e. the class registered for ``model_type`` (``qwen3``, ``gpt_oss``, ``laguna``, ...); an
+    exporter's invented type (``qwen3_dflash``) has none. A DFlash2 file must name ``DFlash2DraftModel``, or engines
+    build the plain DFlash model without its convolution and selector: a DFlash2 checkpoint
+    (``conv_*``/``selector_*`` keys in ``dflash_config``) labelled ``DFlashDraftModel`` makes vLLM 0.33.0 build the
+    v1 drafter and ignore those keys, and SGLang 0.5.23 build the convolution but no selector.
 
     A drafter class followed by other entries is a warning: both engines build the first (checked by running
     them) and ignore the rest.
@@ -69,6 +69,11 @@ def architecture(ctx: Context) -> Iterator[Problem]:
             "/architectures",
             f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, so vLLM and SGLang "
             f"refuse the file (they know {names})",
+        )
+    elif "vLLM" not in REGISTERED_ARCHITECTURES[archs[0]]:
+        yield Problem(
+            "/architectures",
+            f"architectures {show(archs)}: only SGLang builds {archs[0]}; vLLM refuses the file",
         )
     elif ctx.kind == "dflash2" and archs[0] != "DFlash2DraftModel":
         yield Problem(

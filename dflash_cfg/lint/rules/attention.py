@@ -423,29 +423,57 @@ def attention_sink(ctx: Context) -> Iterator[Problem]:
 NEOX_KEYS = ("rope_is_neox_style", "is_neox_style")
 
 
-@rule("DF211", "neox-style", Severity.WARNING, reads=("vLLM:is_neox_style", "SGLang:is_neox_style"))
+def _neox(data: dict[str, object], keys: tuple[str, ...]) -> bool:
+    """The layout an engine rotates with: the first of `keys` present, by truthiness, else NeoX."""
+    for key in keys:
+        if key in data:
+            return bool(data[key])
+    return True
+
+
+@rule(
+    "DF211",
+    "neox-style",
+    Severity.ERROR,
+    reads=("vLLM:is_neox_style", "SGLang:is_neox_style"),
+    severities=(Severity.INFO,),
+)
 def neox_style(ctx: Context) -> Iterator[Problem]:
     """The file asks for a RoPE layout other than NeoX (``rope_is_neox_style`` or ``is_neox_style`` false).
 
-    SGLang rotates the drafter's queries and keys as the file says (``rope_is_neox_style``, then
-    ``is_neox_style``, default true). vLLM ignores the file's value: at load time it copies the target's
-    RoPE layout into the drafter config. The two engines agree only when the target's layout is also
-    non-NeoX (e.g. DeepSeek-style MLA targets); with a NeoX target (Qwen, Llama, gpt-oss) one of them
-    rotates differently from training. A warning: which one is right depends on the target.
+    Each engine rotates the drafter's queries and keys as the file says, but they read different keys:
+    vLLM 0.33.0 only ``is_neox_style`` (default true), SGLang 0.5.23 ``rope_is_neox_style``, then
+    ``is_neox_style`` (default true). Error: the two keys say different layouts, or only
+    ``rope_is_neox_style`` is false, so one engine rotates differently from training (checked by running
+    both). Info: both engines rotate non-NeoX as the file says; Qwen-family drafters are trained NeoX, so
+    compare with upstream.
 
-    Fail (warning): ``"rope_is_neox_style": false``
+    Fail: ``"rope_is_neox_style": false`` (vLLM rotates NeoX)
+    Fail (info): ``"is_neox_style": false``
     Pass: absent, or true
     """
-    for key in NEOX_KEYS:
-        if key in ctx.data:
-            value = ctx.data[key]
-            if value is not True and value is not None:
-                yield Problem(
-                    f"/{key}",
-                    f"{key} is {json.dumps(value)}: SGLang rotates with this layout, vLLM ignores it and takes "
-                    "the target's RoPE layout; they agree only for a non-NeoX target",
-                )
-            return  # SGLang reads the first of the two that is present
+    present = [key for key in NEOX_KEYS if key in ctx.data]
+    if not present:
+        return
+    vllm, sglang = _neox(ctx.data, ("is_neox_style",)), _neox(ctx.data, NEOX_KEYS)
+    if vllm and sglang:
+        return
+    key = present[0]
+    said = ", ".join(f"{k} {json.dumps(ctx.data[k])}" for k in present)
+    if vllm != sglang:
+        yield Problem(
+            f"/{key}",
+            f"{said}: SGLang rotates {'NeoX' if sglang else 'non-NeoX'} (it reads rope_is_neox_style first), "
+            f"vLLM rotates {'NeoX' if vllm else 'non-NeoX'} (it reads only is_neox_style): one of them drafts "
+            "with another RoPE layout than the one trained; give both keys the trained value",
+        )
+        return
+    yield Problem(
+        f"/{key}",
+        f"{said}: vLLM and SGLang both rotate non-NeoX as the file says; Qwen-family drafters are trained "
+        "NeoX, compare with upstream",
+        severity=Severity.INFO,
+    )
 
 
 @rule("DF212", "attention-value-scale", Severity.ERROR, kinds=ENGINE_FORMAT, reads=("SGLang:attention_value_scale",))

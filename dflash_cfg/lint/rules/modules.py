@@ -5,6 +5,7 @@ Each class has its own needs, so a rule here names the architectures it applies 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
@@ -19,9 +20,10 @@ QWEN_STACK = ("DFlashDraftModel", "DFlash2DraftModel")
 def hidden_act(ctx: Context) -> Iterator[Problem]:
     """``hidden_act`` is not ``silu`` on a Qwen-stack drafter (``DFlashDraftModel``/``DFlash2DraftModel``).
 
-    SGLang's ``DFlashMLP`` raises "Unsupported DFlash activation ... Only silu is supported"; vLLM builds the
-    MLP as ``Qwen2MLP``, which refuses other activations too. Drafters of other families (Laguna) have their
-    own engine model and are not checked here.
+    vLLM 0.33.0 builds the MLP as ``Qwen2MLP`` (imported as ``Qwen3MLP``), which raises "Unsupported
+    activation: ... Only silu is supported for now."; SGLang 0.5.23's ``DFlashMLP`` builds silu and
+    ``swigluoai`` and raises "Unsupported DFlash activation" for anything else (both checked by running
+    them). Drafters of other families (Laguna) have their own engine model and are not checked here.
 
     Fail: ``"hidden_act": "gelu"``
     Pass: ``"hidden_act": "silu"`` (or absent: the config class default is silu)
@@ -33,7 +35,12 @@ def hidden_act(ctx: Context) -> Iterator[Problem]:
     if act is not None and act != "silu":
         yield Problem(
             "/hidden_act",
-            f"hidden_act {show(act)}: SGLang's DFlash MLP and vLLM's Qwen2MLP only build silu and refuse the file",
+            f"hidden_act {show(act)}: vLLM's DFlash MLP builds only silu and refuses the file; SGLang's builds "
+            + (
+                "swigluoai only with swiglu_alpha and swiglu_limit"
+                if act == "swigluoai"
+                else "silu and swigluoai and refuses it too"
+            ),
         )
 
 
@@ -58,27 +65,29 @@ def laguna_draft_vocab(ctx: Context) -> Iterator[Problem]:
 
 @rule("DF153", "aux-hidden-state-off", Severity.ERROR, reads=("vLLM:use_aux_hidden_state",))
 def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
-    """``use_aux_hidden_state`` is false (in ``eagle_config`` or ``dflash_config``).
+    """``use_aux_hidden_state`` is false where vLLM reads it.
 
-    vLLM reads ``eagle_config`` then ``dflash_config`` ``.use_aux_hidden_state`` (default true); a false
-    value builds no ``fc`` layer, so the drafter drafts without the target's hidden states it was trained
-    on (its ``fc`` weights are dropped). SGLang always feeds them. Every DFlash drafter reads target
-    features: the switch belongs to EAGLE configs.
+    vLLM merges ``dflash_config`` over ``eagle_config`` and reads ``use_aux_hidden_state`` from the result,
+    then from the top level (default true): a value in ``dflash_config`` wins over one in ``eagle_config``,
+    which wins over the top level. A false value builds no ``fc`` layer, so the drafter drafts without the
+    target's hidden states it was trained on (its ``fc`` weights are dropped). SGLang does not read the key
+    and always feeds them. Every DFlash drafter reads target features: the switch belongs to EAGLE configs.
 
     Fail: ``"dflash_config": {"use_aux_hidden_state": false, ...}``
-    Pass: ``use_aux_hidden_state`` absent or true
+    Pass: ``use_aux_hidden_state`` absent or true (or false, overridden by ``dflash_config``'s true)
     """
-    for block in ("eagle_config", "dflash_config"):
-        node = ctx.data.get(block)
+    for where in ("dflash_config", "eagle_config", None):
+        node = ctx.data.get(where) if where else ctx.data
         if isinstance(node, dict) and "use_aux_hidden_state" in node:
             value = node["use_aux_hidden_state"]
-            if value is not None and not value:
+            name = f"{where}.use_aux_hidden_state" if where else "use_aux_hidden_state"
+            if not value:
                 yield Problem(
-                    pointer(block, "use_aux_hidden_state"),
-                    f"{block}.use_aux_hidden_state is {value!r}: vLLM then builds no fc layer and drafts "
-                    "without the target's hidden states (SGLang feeds them); remove the key",
+                    pointer(where, "use_aux_hidden_state") if where else "/use_aux_hidden_state",
+                    f"{name} is {json.dumps(value)}: vLLM then builds no fc layer and drafts without the "
+                    "target's hidden states (SGLang feeds them); remove the key",
                 )
-            break  # vLLM takes the first block that has the key
+            return  # vLLM reads the first place that has the key, even a null (read as false)
 
 
 @rule(

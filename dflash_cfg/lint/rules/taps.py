@@ -209,10 +209,11 @@ def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
 def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
     """A tap reads the target's last layer (``num_target_layers - 1``).
 
-    Engines capture the state *entering* layer t+1, and after the last layer that depends on the target's
-    model code: SGLang's Qwen3.5 target raises IndexError at start-up (#32204; the fix, PR #32206, is not
-    merged), vLLM captures it on Qwen3-Next/Qwen3.5 targets but not on Llama-style ones, where ``fc`` then
-    gets too few features and vLLM raises. A warning, not an error, because a published drafter does it
+    Engines capture the state *entering* layer t+1; for the last layer that is the state after it, and
+    whether a target can capture it depends on the target's model code: SGLang 0.5.23's Qwen3.5 target raises
+    IndexError at start-up (#32204; checked by running it on the incident's drafter); vLLM 0.33.0's Llama-style
+    and Qwen3-Next/Qwen3.5 loops both capture after the last layer (read in the installed code: a target
+    forward pass cannot run in the engine suite). A warning, not an error, because a published drafter does it
     on purpose (MiMo-V2.5-Pro's, for its own target); the standard selection ends at N-3, so in a Qwen
     drafter it is often the sign of a guessed or shifted list — compare with upstream.
 
@@ -227,7 +228,7 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 f"{_where_taps(ctx)}/{i}",
                 f"tap {tap} is the last of {depth} target layers: SGLang's Qwen3.5 target cannot capture it "
-                "(IndexError) and vLLM captures it only on some targets; a guessed or shifted list often ends here",
+                "(IndexError), vLLM does; a guessed or shifted list often ends here",
             )
 
 

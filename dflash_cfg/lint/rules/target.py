@@ -56,7 +56,7 @@ def target_hidden_size(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "target",
-    reads=("vLLM:vocab_size",),
+    reads=("vLLM:vocab_size", "vLLM:draft_vocab_size"),
     severities=(Severity.WARNING, Severity.INFO),
 )
 def target_vocab_size(ctx: Context) -> Iterator[Problem]:
@@ -68,13 +68,25 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     the target's (the draft logits would need lm_head rows the target does not have). Warning: a smaller
     one, done on purpose by published drafters (XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash: 152064 for a target
     padded to 152576): ids past it are never drafted; info when the target's tokenizer ends below it (only
-    padding rows are cut). A file with its own ``draft_vocab_size`` is not checked.
+    padding rows are cut). A file with its own ``draft_vocab_size`` is not checked, except a
+    ``DFlashLagunaForCausalLM`` drafter: vLLM 0.33.0's Laguna drafter raises unless its
+    ``draft_vocab_size`` equals the target's vocabulary (an error; checked by running it).
 
     Fail: ``"vocab_size": 262144`` for Qwen3.6-27B (248320)
     Pass: ``"vocab_size": 248320`` for Qwen3.6-27B
     """
     target = _target(ctx)
     want, vocab = target.vocab_size, ctx.int_field("vocab_size")
+    archs = ctx.data.get("architectures")
+    draft = ctx.int_field("draft_vocab_size")
+    if isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs and want is not None:
+        if draft is not None and draft != want:
+            yield Problem(
+                "/draft_vocab_size",
+                f"draft_vocab_size {draft} but the target's vocab_size is {want}: vLLM's Laguna drafter requires "
+                "them equal and refuses the file",
+            )
+        return
     if want is None or vocab is None or vocab == want or "draft_vocab_size" in ctx.data:
         return
     if vocab > want:

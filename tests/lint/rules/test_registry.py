@@ -95,6 +95,20 @@ def test_every_engine_read_is_named_by_some_rule() -> None:
     assert sorted(set(READS) - used) == [], "READS rows no rule names (dead data, or a rule that forgot them)"
 
 
+def test_every_engine_read_says_how_it_was_verified() -> None:
+    # Each row names the engine version it was checked against by execution, or says why it cannot be executed
+    # here (citing the pinned code), or says it is not yet checked: no row is silently transcribed.
+    from dflash_cfg.lint.engines import MARKERS, READS, UNCHECKED, UNEXECUTABLE
+
+    unmarked = [key for key, read in READS.items() if not read.source.startswith(MARKERS)]
+    assert unmarked == [], f"READS rows with no verification marker: {unmarked}"
+    for key, read in READS.items():
+        if read.source.startswith(UNEXECUTABLE):
+            assert re.search(r"\((?!\))[^)]+\); read in the installed", read.source), key  # says why
+        if read.source.startswith((UNEXECUTABLE, UNCHECKED)):
+            assert re.search(r"\.py(:\d+)?", read.source), f"{key} cites no engine file"
+
+
 def test_registry_ids_and_names() -> None:
     ids = [r.id for r in ALL]
     names = [r.name for r in ALL]

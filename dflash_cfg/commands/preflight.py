@@ -13,8 +13,10 @@ from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import Documented, LaunchError, PathError, UsageError, WhereError
 from dflash_cfg.launch import host_path, hub_cache, parse_launch
+from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.model import Container, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files
+from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.sources.where import locate
 
 
@@ -27,6 +29,7 @@ def run(
     config: str | None = None,
     isolated: bool = False,
     fail_on: Severity | None = None,
+    engine_check: bool = True,
 ) -> Preflight:
     """A gate: warnings fail unless the project relaxes it, and the drafter is compared with its upstream
     whenever the repo can be known (--from-hub, the project config, a cache snapshot, the lock)."""
@@ -57,9 +60,22 @@ def run(
         isolated=isolated,
         fail_on=fail_on,
         gate=True,
+        engine=_engine_step(launch, drafter, target, engine_check, config, isolated),
     )
     report = check(options)
     return Preflight(launch, drafter, target, report)
+
+
+def _engine_step(
+    launch: Launch, drafter: Location, target: Location, wanted: bool, config: str | None, isolated: bool
+) -> EngineCheck | None:
+    """The launch's own engine's answer (commands/engine_check), unless --no-engine-check or the project's
+    `engine-check = false` turns the step off."""
+    if not wanted or not resolve_project(Path(str(drafter.config)), config, isolated).engine_check:
+        return None
+    from dflash_cfg.commands import engine_check
+
+    return engine_check.run(launch, drafter, target)
 
 
 def execute(launch: Launch) -> NoReturn:

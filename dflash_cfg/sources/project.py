@@ -33,7 +33,7 @@ else:  # pragma: no cover - the 3.10 backport
 CONFIG_NAME = "dflash-cfg.toml"
 PYPROJECT = "pyproject.toml"
 MAX_BYTES = 1024 * 1024
-_KEYS = {"select", "ignore", "fail-on", "per-file-ignores", "models"}
+_KEYS = {"select", "ignore", "fail-on", "per-file-ignores", "models", "engine-check"}
 _MODEL_KEYS = {"path", "upstream", "revision", "target"}
 
 
@@ -58,6 +58,8 @@ class ProjectConfig:
     fail_on: Severity | None = None
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob relative to the config's dir, ids)
     models: tuple[ModelEntry, ...] = ()
+    # preflight runs the launch's own engine on the drafter (`engine-check = false`: never, as --no-engine-check)
+    engine_check: bool = True
 
     def model_for(self, config: Path) -> ModelEntry | None:
         return next((m for m in self.models if m.matches(config)), None)
@@ -129,6 +131,9 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
         if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i.strip() for i in ids):
             raise bad(f"per-file-ignores.{glob}", "must be a non-empty list of rule ids")
         per_file.append((glob, tuple(i.strip().upper() for i in ids)))
+    engine_check = table.get("engine-check", True)
+    if not isinstance(engine_check, bool):
+        raise bad("engine-check", f"must be true or false, not {engine_check!r}")
     models = []
     raw_models = table.get("models", [])
     if not isinstance(raw_models, list):
@@ -158,7 +163,7 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
                 Path(os.path.normpath(path.parent / values["path"])), values["upstream"], values["revision"], target
             )
         )
-    return ProjectConfig(path, select, ignore, fail_on, tuple(per_file), tuple(models))
+    return ProjectConfig(path, select, ignore, fail_on, tuple(per_file), tuple(models), engine_check)
 
 
 def _looks_like_hub_id(value: str, base: Path) -> bool:

@@ -1,0 +1,129 @@
+"""engines: ask the engines installed on this host what they read from a drafter, by running each one's adapter
+(dflash_cfg/adapters/) in the interpreter it is installed in. CPU, no weights; the Hub only as the caller's Hub
+settings allow (they pass through to the adapter's environment).
+
+SGLang and vLLM run every drafter; speculators (a checkpoint format's loader, not a server) runs a
+speculators-format file only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dflash_cfg.commands.common import one_config
+from dflash_cfg.errors import UsageError
+from dflash_cfg.lint.engine_reads import Difference, FileSays, differences, file_says
+from dflash_cfg.lint.speculators import is_speculators
+from dflash_cfg.sources import adapters, files
+from dflash_cfg.sources.adapters import Engine, EngineRecord
+from dflash_cfg.sources.interpreters import discover
+
+MAX_BYTES = 1024 * 1024
+
+
+class NoEngineError(UsageError):
+    """No interpreter with an engine was found: the command cannot answer (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    record: EngineRecord
+    differences: tuple[Difference, ...]
+
+    @property
+    def refused(self) -> bool:
+        return self.record.refused is not None
+
+    @property
+    def critical(self) -> tuple[Difference, ...]:
+        return tuple(d for d in self.differences if d.critical)
+
+
+@dataclass(frozen=True)
+class EnginesResult:
+    drafter: str  # the config.json
+    target: str | None  # the target's model dir
+    says: FileSays
+    answers: tuple[Answer, ...]
+    notes: tuple[str, ...]  # interpreters asked for that have no engine
+
+    @property
+    def failing(self) -> bool:
+        """An engine refuses, or reads a DFlash-critical field other than the file says."""
+        return any(a.refused or a.critical for a in self.answers)
+
+
+def engines(drafter: str, target: str | None = None, pythons: Sequence[str] = ()) -> EnginesResult:
+    config = one_config(drafter)
+    if not isinstance(config, Path):
+        raise UsageError(f"{drafter}: engines runs on a local model dir (the engines read it from disk)")
+    raw = files.read(config, MAX_BYTES)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{config}: not JSON ({exc}); `dflash-cfg check` says where") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{config}: not a JSON object; `dflash-cfg check` says why")
+    target_dir = _target_dir(target)
+    found, notes = discover(pythons)
+    if not found:
+        asked = ", ".join(pythons) if pythons else "this interpreter, and `vllm`/`sglang` on PATH"
+        raise NoEngineError(
+            f"no engine (vllm, sglang, speculators) found in {asked}: name the engine's interpreter with --python PY"
+            + (f" ({'; '.join(notes)})" if notes else "")
+        )
+    request = adapters.Request(str(config.parent), target_dir)
+    speculators_format = is_speculators(data)
+    jobs: list[tuple[str, Engine]] = [
+        (i.python, e) for i in found for e in i.engines if e != "speculators" or speculators_format
+    ]
+    if not jobs:
+        raise NoEngineError(
+            "only speculators was found, and it reads speculators-format files only: name a vLLM or SGLang "
+            "interpreter with --python PY"
+        )
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        records = list(pool.map(lambda job: adapters.run(job[0], job[1], [request])[0], jobs))
+    says = file_says(data)
+    answers = tuple(Answer(r, differences(says, r.reads) if r.reads is not None else ()) for r in records)
+    return EnginesResult(str(config), target_dir, says, answers, tuple(notes))
+
+
+def _target_dir(target: str | None) -> str | None:
+    if target is None:
+        return None
+    path = Path(target)
+    if files.probe(path) == "file":
+        path = path.parent
+    if files.probe(path / files.CONFIG) != "file":
+        raise UsageError(f"--target {target}: no config.json there (a local target model dir)")
+    return str(path.resolve())
+
+
+def record_json(answer: Answer) -> dict[str, Any]:
+    r = answer.record
+    reads = None
+    if r.reads is not None:
+        fields = {k: v for k, v in vars(r.reads).items() if k != "extra"}
+        reads = {**fields, **dict(r.reads.extra)}
+    return {
+        "engine": r.engine,
+        "version": r.version,
+        "python": r.python,
+        "checked": r.checked,
+        "note": None if r.checked else "not checked against this version",
+        "refused": None
+        if r.refused is None
+        else {"type": r.refused.type, "message": r.refused.message, "where": r.refused.where},
+        "reads": reads,
+        "differs": [
+            {"field": d.field, "file": d.file, "engine": d.engine, "critical": d.critical} for d in answer.differences
+        ],
+        "stand_ins": list(r.stand_ins),
+        "failed": r.failed,
+    }

@@ -93,8 +93,12 @@ def engines_text(result: EnginesResult) -> str:
             lines.append(f"  reads {d.field} {d.engine}, the file says {d.file}")
     for note in result.notes:
         lines.append(f"not asked: {note}")
-    verdict = "engines refuse or misread this drafter" if result.failing else "every engine reads what the file says"
-    lines.append(verdict)
+    if result.failing:
+        lines.append("an engine refuses or misreads this drafter")
+    elif all(a.record.failed is None for a in result.answers):
+        lines.append("every engine reads what the file says")
+    else:
+        lines.append("every engine that answered reads what the file says")
     return printable("\n".join(lines) + "\n", keep="\n")
 
 

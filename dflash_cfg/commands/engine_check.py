@@ -15,7 +15,7 @@ from pathlib import Path
 from dflash_cfg.launch.wrappers import PYTHON, basename, unwrap
 from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.model import ASSIGNMENT, Launch, Location
-from dflash_cfg.sources.interpreters import NotRun, launch_python, probe, uv_python
+from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, probe, uv_python
 
 
 def interpreter(launch: Launch, cwd: str | None = None) -> str | NotRun:
@@ -77,9 +77,10 @@ def run(launch: Launch, drafter: Location, target: Location, *, cwd: str | None 
         tensor_parallel_size=launch.tensor_parallel_size,
         speculative_config=spec,
     )
-    records = adapters.run(python, launch.engine, [request], timeout=ENGINE_TIMEOUT)
+    records = adapters.run(python, launch.engine, [request], timeout=engine_timeout(ENGINE_TIMEOUT))
     return EngineCheck(records=tuple(records))
 
 
-# An engine import costs 6-12 s here; a cold disk cache can take a minute. Past this the step gives up (info).
+# An engine import costs 6-12 s here; a cold disk cache can take a minute. Past this the step gives up (info);
+# $DFLASH_CFG_ENGINE_TIMEOUT sets another limit.
 ENGINE_TIMEOUT = 120.0

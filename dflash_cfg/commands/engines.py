@@ -21,7 +21,7 @@ from dflash_cfg.lint.engine_reads import Difference, FileSays, differences, file
 from dflash_cfg.lint.speculators import is_speculators
 from dflash_cfg.sources import adapters, files
 from dflash_cfg.sources.adapters import Engine, EngineRecord
-from dflash_cfg.sources.interpreters import discover
+from dflash_cfg.sources.interpreters import discover, engine_timeout
 
 MAX_BYTES = 1024 * 1024
 
@@ -87,8 +87,9 @@ def engines(drafter: str, target: str | None = None, pythons: Sequence[str] = ()
             "only speculators was found, and it reads speculators-format files only: name a vLLM or SGLang "
             "interpreter with --python PY"
         )
+    timeout = engine_timeout(adapters.DEFAULT_TIMEOUT)
     with ThreadPoolExecutor(len(jobs)) as pool:
-        records = list(pool.map(lambda job: adapters.run(job[0], job[1], [request])[0], jobs))
+        records = list(pool.map(lambda job: adapters.run(job[0], job[1], [request], timeout=timeout)[0], jobs))
     says = file_says(data)
     answers = tuple(Answer(r, differences(says, r.reads) if r.reads is not None else ()) for r in records)
     return EnginesResult(str(config), target_dir, says, answers, tuple(notes))

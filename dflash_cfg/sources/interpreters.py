@@ -41,6 +41,16 @@ class NotRun:
     reason: str
 
 
+def engine_timeout(default: float) -> float:
+    """Seconds an adapter may take per record: $DFLASH_CFG_ENGINE_TIMEOUT (a loaded host or a cold disk cache
+    makes an engine import take minutes), else `default`."""
+    try:
+        value = float(os.environ.get("DFLASH_CFG_ENGINE_TIMEOUT", ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
 def engines_here() -> tuple[Engine, ...]:
     """The engines the current interpreter can import (found, not imported)."""
     return tuple(e for e in ENGINES if importlib.util.find_spec(e) is not None)

@@ -64,7 +64,9 @@ def test_the_repaired_file_with_the_same_target_reads_as_written(
     assert text.rstrip().endswith("every engine reads what the file says")
     if os.environ.get("DFLASH_CFG_README") == "record":
         page = README.read_text(encoding="utf-8")
-        README.write_text(page.replace(sample.group(0), sample.group(0).replace(sample["out"], text)), "utf-8")
+        fresh = f"<!-- engine-sample: {sample['args']} -->\n```\n{text}```\n"
+        README.write_text(page.replace(sample.group(0), fresh), encoding="utf-8")
+        return
     assert sample["out"] == text, "README's engines sample is stale: DFLASH_CFG_README=record to regenerate"
 
 

@@ -11,16 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from dflash_cfg.commands.common import one_config
 from dflash_cfg.errors import UsageError
-from dflash_cfg.lint.engine_reads import Difference, FileSays, differences, file_says
+from dflash_cfg.lint.engine_reads import Answer, EnginesResult, differences, file_says
 from dflash_cfg.lint.speculators import is_speculators
 from dflash_cfg.sources import adapters, files
-from dflash_cfg.sources.adapters import Engine, EngineRecord
+from dflash_cfg.sources.adapters import Engine
 from dflash_cfg.sources.interpreters import discover, engine_timeout
 
 MAX_BYTES = 1024 * 1024
@@ -28,34 +26,6 @@ MAX_BYTES = 1024 * 1024
 
 class NoEngineError(UsageError):
     """No interpreter with an engine was found: the command cannot answer (exit 2)."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    record: EngineRecord
-    differences: tuple[Difference, ...]
-
-    @property
-    def refused(self) -> bool:
-        return self.record.refused is not None
-
-    @property
-    def critical(self) -> tuple[Difference, ...]:
-        return tuple(d for d in self.differences if d.critical)
-
-
-@dataclass(frozen=True)
-class EnginesResult:
-    drafter: str  # the config.json
-    target: str | None  # the target's model dir
-    says: FileSays
-    answers: tuple[Answer, ...]
-    notes: tuple[str, ...]  # interpreters asked for that have no engine
-
-    @property
-    def failing(self) -> bool:
-        """An engine refuses, or reads a DFlash-critical field other than the file says."""
-        return any(a.refused or a.critical for a in self.answers)
 
 
 def engines(drafter: str, target: str | None = None, pythons: Sequence[str] = ()) -> EnginesResult:
@@ -104,27 +74,3 @@ def _target_dir(target: str | None) -> str | None:
     if files.probe(path / files.CONFIG) != "file":
         raise UsageError(f"--target {target}: no config.json there (a local target model dir)")
     return str(path.resolve())
-
-
-def record_json(answer: Answer) -> dict[str, Any]:
-    r = answer.record
-    reads = None
-    if r.reads is not None:
-        fields = {k: v for k, v in vars(r.reads).items() if k != "extra"}
-        reads = {**fields, **dict(r.reads.extra)}
-    return {
-        "engine": r.engine,
-        "version": r.version,
-        "python": r.python,
-        "checked": r.checked,
-        "note": None if r.checked else "not checked against this version",
-        "refused": None
-        if r.refused is None
-        else {"type": r.refused.type, "message": r.refused.message, "where": r.refused.where},
-        "reads": reads,
-        "differs": [
-            {"field": d.field, "file": d.file, "engine": d.engine, "critical": d.critical} for d in answer.differences
-        ],
-        "stand_ins": list(r.stand_ins),
-        "failed": r.failed,
-    }

@@ -130,3 +130,31 @@ class EngineCheck:
 
     records: tuple[Any, ...] = ()
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer:
+    record: Any  # dflash_cfg.sources.adapters.EngineRecord
+    differences: tuple[Difference, ...]
+
+    @property
+    def refused(self) -> bool:
+        return self.record.refused is not None
+
+    @property
+    def critical(self) -> tuple[Difference, ...]:
+        return tuple(d for d in self.differences if d.critical)
+
+
+@dataclass(frozen=True)
+class EnginesResult:
+    drafter: str  # the config.json
+    target: str | None  # the target's model dir
+    says: FileSays
+    answers: tuple[Answer, ...]
+    notes: tuple[str, ...]  # interpreters asked for that have no engine
+
+    @property
+    def failing(self) -> bool:
+        """An engine refuses, or reads a DFlash-critical field other than the file says."""
+        return any(a.refused or a.critical for a in self.answers)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dflash_cfg.commands.engines import Answer, EnginesResult, record_json
-from dflash_cfg.lint.engine_reads import show_layers, windows
+from dflash_cfg.lint.engine_reads import Answer, EnginesResult, show_layers, windows
 from dflash_cfg.lint.rules.engine import engine_name
 from dflash_cfg.report.escape import printable
 
@@ -112,3 +111,27 @@ def engines_json(result: EnginesResult, tool_version: str) -> str:
         "notes": list(result.notes),
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def record_json(answer: Answer) -> dict[str, Any]:
+    r = answer.record
+    reads = None
+    if r.reads is not None:
+        fields = {k: v for k, v in vars(r.reads).items() if k != "extra"}
+        reads = {**fields, **dict(r.reads.extra)}
+    return {
+        "engine": r.engine,
+        "version": r.version,
+        "python": r.python,
+        "checked": r.checked,
+        "note": None if r.checked else "not checked against this version",
+        "refused": None
+        if r.refused is None
+        else {"type": r.refused.type, "message": r.refused.message, "where": r.refused.where},
+        "reads": reads,
+        "differs": [
+            {"field": d.field, "file": d.file, "engine": d.engine, "critical": d.critical} for d in answer.differences
+        ],
+        "stand_ins": list(r.stand_ins),
+        "failed": r.failed,
+    }

@@ -460,6 +460,13 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None, fmt
 @project_options
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of transformers results.")
 @click.option("--exec", "exec_", is_flag=True, help="Replace this process with COMMAND when the check is clean.")
+@click.option(
+    "--no-engine-check",
+    "no_engine_check",
+    is_flag=True,
+    help="Do not run the launch's own engine on the drafter (DF90x); the project config's engine-check = false "
+    "does the same.",
+)
 @click.pass_context
 def preflight_command(
     ctx: click.Context,
@@ -478,6 +485,7 @@ def preflight_command(
     fail_on: str | None,
     no_cache: bool,
     exec_: bool,
+    no_engine_check: bool,
 ) -> None:
     """Check the drafter and target of a vLLM or SGLang launch COMMAND (after --) before it runs.
 
@@ -499,6 +507,7 @@ def preflight_command(
         config=config,
         isolated=isolated,
         fail_on=None if failing is None else Severity[failing.upper()],
+        engine_check=not no_engine_check,
     )
     if fmt == "text" and not quiet:
         click.echo(preflight_text(result), nl=False, color=_colour(color))
@@ -511,6 +520,42 @@ def preflight_command(
     if exec_ and code != EXIT_OK:
         click.echo("dflash-cfg: not launching: the check failed", err=True)
     ctx.exit(code)
+
+
+@cli.command("engines")
+@click.argument("drafter", type=click.Path(path_type=str, readable=False))
+@click.option("--target", metavar="PATH", help="The target model dir the drafter serves (its config.json).")
+@click.option(
+    "--python",
+    "pythons",
+    metavar="PY",
+    multiple=True,
+    help="An interpreter with an engine installed (repeatable); only these are asked. Default: this "
+    "interpreter when an engine imports here, and those behind `vllm` and `sglang` on PATH.",
+)
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@colour_option
+@click.pass_context
+def engines_command(
+    ctx: click.Context, drafter: str, target: str | None, pythons: tuple[str, ...], fmt: str, color: str
+) -> None:
+    """What the installed engines read from DRAFTER: each engine's own config code, run on CPU, no weights.
+
+    Exits 1 when an engine refuses the drafter or reads its taps, mask, layer types or window other than
+    the file says; 2 when no engine is found (name one with --python).
+    """
+    from dflash_cfg.commands.engines import engines
+    from dflash_cfg.report.engines import engines_json, engines_text
+
+    result = engines(drafter, target, pythons)
+    if fmt == "json":
+        click.echo(engines_json(result, __version__), nl=False)
+    else:
+        click.echo(engines_text(result), nl=False, color=_colour(color))
+    if all(a.record.failed is not None for a in result.answers):
+        _say("dflash-cfg: error: no engine could answer (see each one's reason above)")
+        ctx.exit(EXIT_USAGE)
+    ctx.exit(EXIT_FINDINGS if result.failing else EXIT_OK)
 
 
 @cli.command("where")

@@ -34,7 +34,7 @@ LAYOUT: dict[str, Part] = {
     "jsondoc/": Part(("jsondoc", "model", "errors"), pure=True),
     "launch/": Part(("launch", "jsondoc", "model", "errors"), pure=True),
     "lint/": Part(("lint", "jsondoc", "model", "errors"), pure=True),
-    "report/": Part(("report", "lint.rules", "jsondoc", "model", "errors"), pure=True),
+    "report/": Part(("report", "lint.rules", "lint.engine_reads", "jsondoc", "model", "errors"), pure=True),
     "sources/": Part(("sources", "jsondoc", "model", "errors", "version")),
     "write/": Part(("write", "sources", "jsondoc", "model", "errors")),
     "commands/": Part(("commands", "sources", "write", "lint", "launch", "jsondoc", "model", "errors", "version")),

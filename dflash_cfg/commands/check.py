@@ -20,6 +20,7 @@ from dflash_cfg.commands.common import (
 )
 from dflash_cfg.errors import LockError, PathError, UsageError, WeightsError
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
+from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
 from dflash_cfg.model import FileReport, Integrity, Launch, Report, Severity, Target, Weights
@@ -55,6 +56,7 @@ class CheckOptions:
     # The gates (preflight, hooks): fail on warnings by default, compare with upstream whenever the repo
     # can be known without being told (a cache snapshot path, the lock's record of where the file came from).
     gate: bool = False
+    engine: EngineCheck | None = None  # preflight: what the launch's own engine answered (commands/engine_check)
 
 
 def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[Rule, ...], Severity]:
@@ -255,6 +257,7 @@ def gather(
         views.of(upstream_doc) if views and upstream_doc else None,
         integrity(path, doc.raw, options.expect_sha256),
         options.launch,
+        options.engine,
     )
 
 

@@ -23,8 +23,10 @@ from dflash_cfg.launch.environment import (
     hub_cache_dir,
     refuse_other_hub,
 )
+from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.model import Container, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files, remote, storage
+from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.sources.where import is_hub_id, locate
 
 
@@ -37,6 +39,7 @@ def run(
     config: str | None = None,
     isolated: bool = False,
     fail_on: Severity | None = None,
+    engine_check: bool = True,
 ) -> Preflight:
     """A gate: warnings fail unless the project relaxes it, and the drafter is compared with its upstream
     whenever the repo can be known (--from-hub, the project config, a cache snapshot, the lock)."""
@@ -69,10 +72,26 @@ def run(
         isolated=isolated,
         fail_on=fail_on,
         gate=True,
+        engine=_engine_step(launch, drafter, target, engine_check, config, isolated),
     )
     with _hub_environment(where):
         report = check(options)
     return Preflight(launch, drafter, target, report)
+
+
+def _engine_step(
+    launch: Launch, drafter: Location, target: Location, wanted: bool, config: str | None, isolated: bool
+) -> EngineCheck | None:
+    """The launch's own engine's answer (commands/engine_check), unless --no-engine-check or the project's
+    `engine-check = false` turns the step off."""
+    if not wanted:
+        return None
+    if isinstance(drafter.config, Path) and not resolve_project(drafter.config, config, isolated).engine_check:
+        return None
+    from dflash_cfg.commands import engine_check
+
+    # The directory the launch runs in (env -C, uv run --directory, ...) is where `uv run` finds its venv.
+    return engine_check.run(launch, drafter, target, cwd=launch.cwd)
 
 
 def execute(launch: Launch) -> NoReturn:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1
+from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.lint.rules import ALL, Context, Rule
 from dflash_cfg.lint.rules.attention import FULL, SLIDING, strip
 from dflash_cfg.lint.rules.base import show
@@ -47,6 +48,7 @@ class Inputs:
     upstream_view: Effective | None = None
     integrity: Integrity | None = None
     launch: Launch | None = None
+    engine: EngineCheck | None = None  # preflight's engine step: what the launch's engine answered
 
 
 def needs(rules: Iterable[Rule], need: str) -> bool:
@@ -92,6 +94,7 @@ def available(ctx: Context) -> frozenset[str]:
         "upstream": ctx.upstream is not None,
         "integrity": ctx.integrity is not None,
         "launch": ctx.launch is not None,
+        "engine": ctx.engine is not None,
     }
     return frozenset(need for need, present in has.items() if present)
 
@@ -128,6 +131,7 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
         inputs.integrity,
         inputs.launch,
         doc.data if translation is not None else None,
+        inputs.engine,
     )
     findings = []
     offered = available(ctx)

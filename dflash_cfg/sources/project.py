@@ -44,7 +44,7 @@ MAX_BYTES = 1024 * 1024
 MAX_GLOB = 1024
 # huggingface_hub's validate_repo_id, without importing it: org/name of [A-Za-z0-9_.-], no `--` or `..`.
 _REPO_ID = re.compile(r"^(?!.*(--|\.\.))[\w.-]{1,96}/[\w.-]{1,96}$", re.ASCII)
-_KEYS = {"select", "ignore", "fail-on", "per-file-ignores", "models", "min-acceptance-length"}
+_KEYS = {"select", "ignore", "fail-on", "per-file-ignores", "models", "min-acceptance-length", "engine-check"}
 _MODEL_STRINGS = {"path", "upstream", "revision", "target", "served-name"}
 _MODEL_KEYS = {*_MODEL_STRINGS, "min-acceptance-length"}
 
@@ -75,6 +75,8 @@ class ProjectConfig:
     per_file_ignores: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = ()  # (glob, compiled; rule ids)
     models: tuple[ModelEntry, ...] = ()
     min_acceptance_length: float | None = None  # probe's collapse threshold (default 1.5)
+    # preflight runs the launch's own engine on the drafter (`engine-check = false`: never, as --no-engine-check)
+    engine_check: bool = True
 
     def model_for(self, config: Path | Url) -> ModelEntry | None:
         return next((m for m in self.models if m.matches(config)), None)
@@ -150,6 +152,9 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
         if len(glob) > MAX_GLOB:
             raise bad(f"per-file-ignores.{glob[:40]}...", f"a glob longer than {MAX_GLOB} characters is not a path")
         per_file.append((_compile_glob(glob), tuple(i.strip().upper() for i in ids)))
+    engine_check = table.get("engine-check", True)
+    if not isinstance(engine_check, bool):
+        raise bad("engine-check", f"must be true or false, not {engine_check!r}")
     models = []
     raw_models = table.get("models", [])
     if not isinstance(raw_models, list):
@@ -200,7 +205,7 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
             )
         )
     min_length = _min_length(table, "min-acceptance-length", bad)
-    return ProjectConfig(path, select, ignore, fail_on, tuple(per_file), tuple(models), min_length)
+    return ProjectConfig(path, select, ignore, fail_on, tuple(per_file), tuple(models), min_length, engine_check)
 
 
 def _min_length(table: dict[str, Any], key: str, bad: Any) -> float | None:

@@ -19,6 +19,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def engine_patience(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engines command and preflight's engine step give an adapter minutes, not the default: on a shared
+    2-core host an engine import can take several (an answer that never comes fails the test anyway)."""
+    monkeypatch.setenv("DFLASH_CFG_ENGINE_TIMEOUT", "1500")
+
+
 @pytest.fixture(scope="session")
 def engine_python() -> Path:
     """The pinned engine venv's python ($DFLASH_CFG_TEST_CACHE or ~/.cache/dflash-cfg-tests/engines-<hash>)."""

@@ -3,6 +3,7 @@ record per request saying what went wrong, never a traceback. Fast: no engine is
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,7 +75,28 @@ def test_check_never_imports_the_runner_or_an_engine() -> None:
     code = (
         "import sys, dflash_cfg; dflash_cfg.check([sys.argv[1]]); "
         "print(sorted(m for m in sys.modules if m.startswith(('dflash_cfg.sources.adapters', 'dflash_cfg.adapters', "
-        "'vllm', 'sglang', 'speculators'))))"
+        "'dflash_cfg.sources.interpreters', 'dflash_cfg.commands.engine', 'vllm', 'sglang', 'speculators'))))"
     )
     out = subprocess.run([sys.executable, "-c", code, DRAFTER], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_check_and_the_hooks_never_start_an_engine(tmp_path: Path) -> None:
+    # `vllm`, `sglang` and a python that has every engine, first on PATH: each leaves a mark if started.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    marks = tmp_path / "marks"
+    for name in ("vllm", "sglang"):
+        fake_python(bin_dir, f"echo {name} >> {marks}").rename(bin_dir / name)
+    drafter = tmp_path / "drafter"
+    drafter.mkdir()
+    (drafter / "config.json").write_bytes((Path(DRAFTER) / "config.json").read_bytes())
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HF_HUB_OFFLINE": "1"}
+    tool = [sys.executable, "-m", "dflash_cfg"]
+    for args in (["check", str(drafter)], ["check", "--gate", str(drafter)], hooks_fix(drafter)):
+        subprocess.run([*tool, *args], capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    assert not marks.exists(), marks.read_text()
+
+
+def hooks_fix(drafter: Path) -> list[str]:
+    return ["fix", "--yes", "--no-backup", "--no-lock", "--exit-non-zero-on-fix", str(drafter)]

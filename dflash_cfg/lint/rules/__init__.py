@@ -6,6 +6,7 @@ from dflash_cfg.lint.rules import (
     architecture,
     attention,
     dflash2,
+    engine,
     file,
     integrity,
     launch,
@@ -37,6 +38,7 @@ ALL: tuple[Rule, ...] = (
     *upstream.RULES,  # DF6xx
     *integrity.RULES,  # DF7xx
     *launch.RULES,  # DF8xx
+    *engine.RULES,  # DF9xx
 )
 REGISTRY: dict[str, Rule] = {r.id: r for r in ALL}
 

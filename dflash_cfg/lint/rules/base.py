@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from dflash_cfg.jsondoc.document import Document
+from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.model import Effective, HubFile, Integrity, Kind, Launch, Problem, Severity, Target, Weights
 
 if TYPE_CHECKING:
     from dflash_cfg.lint.engines import Read
 
-Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch"]
+Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch", "engine"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class Context:
     launch: Launch | None = None  # the engine command line (preflight)
     # The file as written, when `doc.data` is what an engine translates it into (the speculators format).
     written: dict[str, Any] | None = None
+    # What the launch's own engine answered (preflight's engine step; never `check`).
+    engine: EngineCheck | None = None
 
     @property
     def data(self) -> dict[str, Any]:

@@ -1,0 +1,92 @@
+"""preflight's engine step: run the launch's own engine (its adapter, in the launch's interpreter) on the drafter
+with the launch's settings, and hand its answer to the DF90x rules.
+
+The interpreter is the one the launch would start: `python -m sglang.launch_server` that python; `vllm serve`
+the interpreter of vllm's shebang; through `uv run` the project's environment; `env`/`NAME=value` wrappers
+apply their PATH. A `docker run` launch runs its engine inside the image, which is not run here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from dflash_cfg.launch.wrappers import PYTHON, basename, unwrap
+from dflash_cfg.lint.engine_reads import EngineCheck
+from dflash_cfg.model import ASSIGNMENT, Launch, Location
+from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, probe, uv_python
+
+
+def interpreter(launch: Launch, cwd: str | None = None) -> str | NotRun:
+    """The python the launch's engine runs in, or why it cannot be known or run here."""
+    if launch.container is not None:
+        return NotRun(f"the launch runs its engine inside the image {launch.container.image}, not run here")
+    cwd = os.path.join(os.getcwd(), cwd) if cwd else os.getcwd()
+    outer = tuple(launch.command)
+    head = unwrap(outer)
+    command = head.command
+    synthesized = command[:2] == ("python", "-m") and outer[len(outer) - len(command) :] != command
+    prefix = outer[: len(outer) - len(command) + (2 if synthesized else 0)]
+    environment = {} if head.env_cleared else dict(launch.environment)
+    environment.update(t.split("=", 1) for t in prefix if ASSIGNMENT.fullmatch(t))  # type: ignore[misc]
+    for name, value in head.env:  # env NAME=value / env -u NAME: the PATH the engine's program is found on
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
+    names = [basename(t) for t in prefix]
+    for i, name in enumerate(names[:-1]):
+        if name == "uv" and prefix[i + 1] == "run":
+            return _uv(prefix[i + 2 :], environment, cwd)
+    if "torchrun" in names:
+        return launch_python(("torchrun",), environment, cwd)
+    pythons = [t for t in prefix if PYTHON.fullmatch(basename(t))]
+    if synthesized and pythons:  # python -m torch.distributed.run -m <engine module>
+        return launch_python((pythons[-1],), environment, cwd)
+    return launch_python(command, environment, cwd)
+
+
+def _uv(options: tuple[str, ...], environment: Mapping[str, str], cwd: str) -> str | NotRun:
+    project = None
+    for i, token in enumerate(options):
+        for name in ("--project", "--directory"):
+            if token == name and i + 1 < len(options):
+                project = options[i + 1]
+            elif token.startswith(name + "="):
+                project = token.split("=", 1)[1]
+        if token in ("--with", "--isolated") or token.startswith("--with="):
+            return NotRun("uv run builds a temporary environment for this launch (--with/--isolated), not run here")
+    return uv_python(project, environment, cwd, active="--active" in options)
+
+
+def run(launch: Launch, drafter: Location, target: Location, *, cwd: str | None = None) -> EngineCheck:
+    """The launch's engine's answer on this drafter, or notes saying why there is none."""
+    from dflash_cfg.sources import adapters
+
+    if not isinstance(drafter.model_dir, Path) or not isinstance(target.model_dir, Path):
+        return EngineCheck(notes=("the engine check runs on local files only",))
+    python = interpreter(launch, cwd)
+    if isinstance(python, NotRun):
+        # A container is worth saying (its engine exists, elsewhere); an engine not installed on the host
+        # that checks (a CI runner, a laptop) is the common case, and the static rules are the check there.
+        return EngineCheck(notes=(python.reason,) if launch.container is not None else ())
+    engines = probe(python)
+    if engines is None or launch.engine not in engines:
+        return EngineCheck()
+    tokens = launch.num_speculative_tokens if launch.engine == "vllm" else launch.num_draft_tokens
+    spec = {"method": launch.method} if launch.engine == "vllm" and launch.method else None
+    request = adapters.Request(
+        str(drafter.model_dir),
+        str(target.model_dir),
+        num_speculative_tokens=tokens,
+        tensor_parallel_size=launch.tensor_parallel_size,
+        speculative_config=spec,
+    )
+    records = adapters.run(python, launch.engine, [request], timeout=engine_timeout(ENGINE_TIMEOUT))
+    return EngineCheck(records=tuple(records))
+
+
+# An engine import costs 6-12 s here; a cold disk cache can take a minute. Past this the step gives up (info);
+# $DFLASH_CFG_ENGINE_TIMEOUT sets another limit.
+ENGINE_TIMEOUT = 120.0

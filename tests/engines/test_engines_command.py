@@ -1,0 +1,158 @@
+"""`dflash-cfg engines` and preflight's engine step against the pinned engines: the installed engines' own code
+says what they read, the command shows it and exits on it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, ROOT, Result
+
+Run = Callable[..., Result]
+
+INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
+UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash"
+SPECULATORS = FIXTURES / "upstream" / "RedHatAI__DeepSeek-V4-Flash-speculator.dflash"
+QWEN36 = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
+README = ROOT / "README.md"
+# The README's engines sample: `<!-- engine-sample: ARGS -->` ($ENGINE_PYTHON: the pinned engine venv's python).
+ENGINE_SAMPLE = re.compile(r"<!-- engine-sample: (?P<args>.+?) -->\n```\n(?P<out>.*?)```\n", re.DOTALL)
+
+
+def by_engine(result: Result) -> dict[str, dict]:
+    return {e["engine"]: e for e in result.json()["engines"]}
+
+
+def test_the_incident_with_its_target_sglang_refuses(dflash: Run, engine_python: Path) -> None:
+    result = dflash("engines", INCIDENT, "--target", QWEN36, "--python", engine_python, "--format", "json")
+    assert result.code == 1, result.err
+    doc = result.json()
+    assert doc["version"] == 1 and doc["drafter"] == str(INCIDENT / "config.json") and doc["target"] == str(QWEN36)
+    engines = by_engine(result)
+    assert set(engines) == {"vllm", "sglang"}  # speculators reads speculators-format files only
+    sglang = engines["sglang"]
+    assert sglang["version"] == "0.5.23" and sglang["python"] and sglang["reads"] is None
+    assert sglang["refused"]["type"] == "IndexError"
+    assert re.fullmatch(r"sglang/\S+\.py:\d+", sglang["refused"]["where"]), sglang["refused"]
+    vllm = engines["vllm"]
+    assert vllm["version"] == "0.33.0" and vllm["checked"] is True
+    assert vllm["refused"] is None and vllm["reads"]["target_layer_ids"] == [1, 17, 33, 49, 63]
+    for key in ("mask_token_id", "layer_types", "sliding_window", "causal", "rope_theta", "num_draft_tokens"):
+        assert key in vllm["reads"], key
+
+
+def test_the_repaired_file_with_the_same_target_reads_as_written(
+    dflash: Run, engine_python: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    [sample] = ENGINE_SAMPLE.finditer(README.read_text(encoding="utf-8"))
+    args = [a.replace("$ENGINE_PYTHON", str(engine_python)) for a in sample["args"].split()]
+    result = dflash(*args)
+    assert result.code == 0, result.out + result.err
+    text = result.out.replace(str(engine_python), "$ENGINE_PYTHON").replace(f"{ROOT}{os.sep}", "")
+    rows = {line.split()[0]: line for line in text.splitlines() if line.strip()}
+    assert rows["field"].split()[1:] == ["file", "vLLM", "0.33.0", "SGLang", "0.5.23"]
+    assert rows["target_layer_ids"].count("[1, 16, 31, 46, 61]") == 3
+    assert rows["mask_token_id"].split()[1:] == ["248070"] * 3
+    assert rows["layer_types"].count("S S S S F") == 3
+    assert "*" not in rows["target_layer_ids"] + rows["mask_token_id"] + rows["layer_types"]
+    assert text.rstrip().endswith("every engine reads what the file says")
+    if os.environ.get("DFLASH_CFG_README") == "record":
+        page = README.read_text(encoding="utf-8")
+        fresh = f"<!-- engine-sample: {sample['args']} -->\n```\n{text}```\n"
+        README.write_text(page.replace(sample.group(0), fresh), encoding="utf-8")
+        return
+    assert sample["out"] == text, "README's engines sample is stale: DFLASH_CFG_README=record to regenerate"
+
+
+def test_a_speculators_format_drafter_vllm_reads_it_sglang_refuses(dflash: Run, engine_python: Path) -> None:
+    result = dflash("engines", SPECULATORS, "--python", engine_python, "--format", "json")
+    engines = by_engine(result)
+    assert set(engines) == {"vllm", "sglang", "speculators"}
+    assert engines["vllm"]["refused"] is None and engines["vllm"]["reads"]["target_layer_ids"]
+    assert engines["speculators"]["refused"] is None
+    refusal = engines["sglang"]["refused"]
+    assert refusal is not None and "model_type" in refusal["message"], engines["sglang"]
+    assert result.code == 1
+
+
+def test_preflight_runs_the_launchs_own_sglang(dflash: Run, engine_python: Path, tmp_path: Path) -> None:
+    launch = [str(engine_python), "-m", "sglang.launch_server", "--model-path", str(QWEN36)]
+    launch += ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", str(INCIDENT)]
+    result = dflash("preflight", "--format", "json", "--", *launch)
+    assert result.code == 1
+    [refusal] = [f for f in result.json()["files"][0]["findings"] if f["rule"] == "DF901"]
+    assert refusal["severity"] == "error" and "SGLang 0.5.23 refuses this drafter: IndexError" in refusal["message"]
+    assert re.search(r" at sglang/\S+\.py:\d+", refusal["message"]), refusal
+    skipped = dflash("preflight", "--no-engine-check", "--format", "json", "--", *launch)
+    assert not [f for f in skipped.json()["files"][0]["findings"] if f["rule"].startswith("DF9")]
+    (tmp_path / "dflash-cfg.toml").write_text("engine-check = false\n", encoding="utf-8")
+    off = dflash("preflight", "--config", tmp_path / "dflash-cfg.toml", "--format", "json", "--", *launch)
+    assert not [f for f in off.json()["files"][0]["findings"] if f["rule"].startswith("DF9")]
+
+
+def other_version(engine_python: Path, root: Path, versions: dict[str, str]) -> Path:
+    """A real second interpreter whose engines report other versions: a venv of the engine venv's python that
+    sees the engine venv's packages through a .pth file, with its own dist-info of each engine in `versions`
+    (found first, as an installed release would be)."""
+    venv = root / "venv"
+    subprocess.run([str(engine_python), "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    mine = Path(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.strip())
+    theirs = subprocess.run([engine_python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    (mine / "engines.pth").write_text(theirs + "\n", encoding="utf-8")
+    for name, version in versions.items():
+        info = mine / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", "utf-8")
+    return python
+
+
+def test_another_engine_version_runs_but_says_it_was_not_checked(
+    dflash: Run, engine_python: Path, tmp_path: Path
+) -> None:
+    python = other_version(engine_python, tmp_path, {"sglang": "0.5.99"})
+    launch = [str(python), "-m", "sglang.launch_server", "--model-path", str(QWEN36)]
+    launch += ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", str(INCIDENT)]
+    result = dflash("preflight", "--format", "json", "--", *launch)
+    findings = {f["rule"]: f for f in result.json()["files"][0]["findings"] if f["rule"].startswith("DF9")}
+    assert findings["DF901"]["severity"] == "warning"
+    assert "SGLang 0.5.99 refuses" in findings["DF901"]["message"]
+    assert "not checked against this version" in findings["DF901"]["message"]
+    assert findings["DF903"]["severity"] == "info" and "static rules still apply" in findings["DF903"]["message"]
+    assert result.code == 1  # the static errors of the incident still fail it
+
+
+def test_an_interpreter_without_engines_exits_2(dflash: Run) -> None:
+    result = dflash("engines", UPSTREAM, "--python", sys.executable)
+    assert result.code == 2 and result.out == "", result.out
+    [line] = result.err.splitlines()
+    assert line.startswith("dflash-cfg: error: no engine") and "--python" in line and sys.executable in line
+
+
+def test_an_adapter_that_fails_is_an_info_line_not_a_crash(dflash: Run, tmp_path: Path) -> None:
+    # A real program in the launch's place: it answers the interpreter probe as one with SGLang installed,
+    # then dies as the adapter starts (an engine broken on this host).
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text(
+        '#!/bin/sh\ncase "$*" in *find_spec*) echo \'["sglang"]\'; exit 0;; esac\n'
+        "echo 'ImportError: libcuda.so.1: cannot open shared object file' >&2; exit 1\n",
+        encoding="utf-8",
+    )
+    python.chmod(0o755)
+    launch = [str(python), "-m", "sglang.launch_server", "--model-path", str(QWEN36)]
+    launch += ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", str(INCIDENT)]
+    result = dflash("preflight", "--format", "json", "--", *launch)
+    findings = result.json()["files"][0]["findings"]
+    [info] = [f for f in findings if f["rule"] == "DF903"]
+    assert info["severity"] == "info" and "libcuda.so.1" in info["message"], info
+    assert "Traceback" not in result.err
+    # The static errors stand: the incident still fails.
+    assert result.code == 1 and any(f["severity"] == "error" and f["rule"] < "DF900" for f in findings)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -165,11 +166,39 @@ def _error_document(args: list[str], message: str) -> None:
     if command in ("check", "preflight") and fmt in ("json", "github", "sarif"):
         from dflash_cfg.commands.check import error_report
 
-        click.echo(render(error_report(message), fmt), nl=False)
+        _write_whole(render(error_report(message), fmt))
     elif command == "probe" and fmt == "json" and "--watch" in args:  # JSON lines: the error is one more line
-        click.echo(probe_json(json.loads(error_json(command, __version__, message)), lines=True), nl=False)
+        _write_whole(probe_json(json.loads(error_json(command, __version__, message)), lines=True))
     elif command in ("diff", "fix", "verify", "where", "probe") and fmt == "json":
-        click.echo(error_json(command, __version__, message), nl=False)
+        _write_whole(error_json(command, __version__, message))
+
+
+def _write_whole(text: str) -> None:
+    """Write a machine-readable document whole or not at all: a SIGINT or SIGTERM that arrives while its
+    bytes go out is held and re-raised after, so a CI step never parses half a document. JSON and SARIF are
+    UTF-8 by their specifications, whatever the locale."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a captured stdout (tests, an embedding program)
+        click.echo(text, nl=False)
+        return
+    sys.stdout.flush()
+    # Python-level handlers, not a signal mask: a mask holds the signal only for this thread, and the
+    # kernel hands a process-directed SIGTERM to any other thread (a pool's) that does not block it.
+    held: list[int] = []
+    previous: dict[int, Any] = {}
+    with contextlib.suppress(ValueError):  # signal.signal works only in the main thread
+        for wanted in (signal.SIGINT, signal.SIGTERM):
+            previous[wanted] = signal.signal(wanted, lambda signum, _frame: held.append(signum))
+    try:
+        view = memoryview(text.encode("utf-8"))
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        for restored, handler in previous.items():
+            signal.signal(restored, handler)
+        for arrived in dict.fromkeys(held):
+            signal.raise_signal(arrived)
 
 
 def _ci(report: Report, fmt: str) -> Report:
@@ -181,9 +210,12 @@ def _ci(report: Report, fmt: str) -> Report:
 
 
 def _show_report(report: Report, fmt: str, color: str, quiet: bool, statistics: bool) -> None:
-    colour = _colour(color) if fmt == "text" else False
-    for chunk in render_chunks(_ci(report, fmt), fmt, quiet=quiet, with_statistics=statistics):
-        click.echo(chunk, nl=False, color=colour)
+    chunks = render_chunks(_ci(report, fmt), fmt, quiet=quiet, with_statistics=statistics)
+    if fmt != "text":  # a document a machine parses: whole or not at all
+        _write_whole("".join(chunks))
+        return
+    for chunk in chunks:  # text streams: a long tree shows its first files at once
+        click.echo(chunk, nl=False, color=_colour(color))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -323,8 +355,10 @@ def diff_command(
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
     result = api.diff(paths[0], hub.repo or "", revision=revision, offline=offline)
-    rendered = diff_json(result, __version__) if fmt == "json" else diff_text(result)
-    click.echo(rendered, nl=False, color=_colour(color) if fmt == "text" else False)
+    if fmt == "json":
+        _write_whole(diff_json(result, __version__))
+    else:
+        click.echo(diff_text(result), nl=False, color=_colour(color))
     ctx.exit(EXIT_FINDINGS if result.critical else EXIT_OK)
 
 
@@ -426,10 +460,10 @@ def fix_command(
             raise
         # The files done so far, and why the run stopped.
         message = redact(str(exc), secrets())
-        click.echo(fix_json(done, __version__, dry_run=dry_run, errors=(message,)), nl=False)
+        _write_whole(fix_json(done, __version__, dry_run=dry_run, errors=(message,)))
         raise Documented(exc) from exc
     if as_json_doc:
-        click.echo(fix_json(done, __version__, dry_run=dry_run), nl=False)
+        _write_whole(fix_json(done, __version__, dry_run=dry_run))
     ctx.exit(code)
 
 
@@ -443,7 +477,7 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None, fmt
     """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
     v = api.verify(path, expect_sha256=expect_sha256)
     if fmt == "json":
-        click.echo(verify_json(v, __version__), nl=False)
+        _write_whole(verify_json(v, __version__))
     text = verify_text(v, with_origin=expect_sha256 is None)
     if v.ok:
         if fmt == "text":
@@ -549,7 +583,7 @@ def engines_command(
 
     result = engines(drafter, target, pythons)
     if fmt == "json":
-        click.echo(engines_json(result, __version__), nl=False)
+        _write_whole(engines_json(result, __version__))
     else:
         click.echo(engines_text(result), nl=False, color=_colour(color))
     if all(a.record.failed is not None for a in result.answers):
@@ -569,7 +603,7 @@ def where_command(model: str, revision: str | None, fmt: str, color: str) -> Non
 
     location = where(model, revision)
     if fmt == "json":
-        click.echo(where_json(location, __version__), nl=False)
+        _write_whole(where_json(location, __version__))
     else:
         click.echo(where_text(location), nl=False, color=_colour(color))
 
@@ -636,7 +670,7 @@ def probe_command(
         diagnoses = explain(window)
         if fmt == "json":
             doc = probe_document(url, s.interval, window.judged, __version__, diagnoses)
-            click.echo(probe_json(doc), nl=False)
+            _write_whole(probe_json(doc))
         else:
             click.echo(probe_text(url, s.interval, window.judged), nl=False)
             for d in diagnoses:
@@ -651,7 +685,7 @@ def probe_command(
         diagnoses = explain(item) if code == EXIT_OK else []  # the drafter's check once, on the first collapse
         if fmt == "json":
             doc = probe_document(url, s.interval, item.judged, __version__, diagnoses, when=when)
-            click.echo(probe_json(doc, lines=True), nl=False)
+            _write_whole(probe_json(doc, lines=True))
         else:
             click.echo(probe_line(when, item.judged), nl=False)
             for d in diagnoses:
@@ -712,7 +746,7 @@ def rules_command(ids: tuple[str, ...], fmt: str, verbose: bool, color: str) -> 
     """The rule catalogue with each rule's documentation (IDS or prefixes narrow it)."""
     chosen = select_rules(",".join(ids), None) if ids else ALL
     if fmt == "json":
-        click.echo(catalogue_json(chosen), nl=False)
+        _write_whole(catalogue_json(chosen))
     else:
         click.echo(catalogue_text(chosen, verbose or bool(ids)), nl=False, color=_colour(color))
 

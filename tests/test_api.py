@@ -71,12 +71,40 @@ def test_a_cold_check_loads_neither_the_writer_nor_deepdiff() -> None:
     code = (
         "import sys, dflash_cfg.cli as c\n"
         f"rc = c.run(c.cli, ['check', {str(INCIDENT)!r}, '--no-cache'])\n"
-        "heavy = ('dflash_cfg.write.verified', 'dflash_cfg.write.lock', 'deepdiff', 'dflash_cfg.jsondoc.textpatch')\n"
+        "heavy = ('dflash_cfg.write.verified', 'dflash_cfg.write.lock', 'deepdiff', 'dflash_cfg.jsondoc.textpatch',"
+        " 'dflash_cfg.commands.pool')\n"
         "bad = [m for m in heavy if m in sys.modules]\n"
         "print(rc, bad)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("[]"), out
+
+
+def _importers_of(module: str, importtime: str) -> set[str]:
+    """The modules that imported MODULE, from `python -X importtime` output: a module is printed after the
+    modules it imports, one indent level shallower than them."""
+    rows = [line.split("|")[2] for line in importtime.splitlines() if line.startswith("import time:")][1:]
+    depth = [(len(r) - len(r.lstrip()), r.strip()) for r in rows]
+    return {
+        next((n for d, n in depth[i + 1 :] if d < indent), "<main>")
+        for i, (indent, name) in enumerate(depth)
+        if name == module
+    }
+
+
+def test_only_transformers_brings_fcntl_into_a_single_file_check(tmp_path: Path) -> None:
+    """fcntl belongs to the writers and the tree pool. A single-file check loads it only through transformers
+    (its logging imports asyncio, which imports subprocess) on a cold cache, and not at all on a warm one."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    argv = [sys.executable, "-X", "importtime", "-m", "dflash_cfg", "check", str(INCIDENT)]
+    cold = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    assert cold.returncode == 0, cold.stderr[-2000:]
+    assert not any(p.startswith("dflash_cfg") for p in _importers_of("fcntl", cold.stderr)), cold.stderr[-4000:]
+    assert "transformers" in cold.stderr  # the probe sees the cold path's imports
+    warm = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    assert warm.returncode == 0
+    imported = {line.split("|")[2].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
+    assert "fcntl" not in imported and "dflash_cfg.commands.pool" not in imported
 
 
 def test_the_fix_hook_on_an_unchanged_clean_file_answers_from_the_cache(tmp_path: Path) -> None:

@@ -361,3 +361,27 @@ def test_ctrl_c_is_exit_2_aborted(tmp_path: Path) -> None:
     assert child.returncode == 2, (child.returncode, err[-2000:])
     assert err.strip().splitlines()[-1] == "dflash-cfg: aborted", err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_json_is_written_leaves_the_whole_document(tmp_path: Path, name: str) -> None:
+    import signal
+
+    for n in range(120):  # ~260 kB of JSON: far more than a pipe holds, so the writer blocks mid-document
+        shutil.copytree(INCIDENT, tmp_path / "tree" / f"d{n}")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "dflash_cfg", "check", str(tmp_path / "tree"), "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        bufsize=0,  # unbuffered: read(1) takes one byte, and communicate() gets every byte after it
+    )
+    assert child.stdout is not None
+    first = child.stdout.read(1)  # the document has started and fills the pipe: the signal lands mid-write
+    child.send_signal(getattr(signal, name))
+    rest, err = child.communicate(timeout=120)
+    doc = json.loads(first + rest)  # whole, never cut off
+    assert len(doc["files"]) == 120
+    # Ctrl-C: the document is out, then "aborted" and exit 2; SIGTERM ends the process by the signal (143).
+    assert child.returncode == (2 if name == "SIGINT" else -signal.SIGTERM), (child.returncode, err[-2000:])

@@ -3,8 +3,10 @@ says what they read, the command shows it and exits on it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -156,3 +158,23 @@ def test_an_adapter_that_fails_is_an_info_line_not_a_crash(dflash: Run, tmp_path
     assert "Traceback" not in result.err
     # The static errors stand: the incident still fails.
     assert result.code == 1 and any(f["severity"] == "error" and f["rule"] < "DF900" for f in findings)
+
+
+def test_preflight_reports_a_window_the_launchs_vllm_reads_other_than_the_file(
+    dflash: Run, engine_python: Path, tmp_path: Path
+) -> None:
+    # The repaired drafter with a second window in dflash_config: vLLM's DFlash layers take
+    # dflash_config.swa_window_size before the top-level sliding_window the file's config class states.
+    drafter = tmp_path / "drafter"
+    shutil.copytree(UPSTREAM, drafter)
+    data = json.loads((drafter / "config.json").read_text(encoding="utf-8"))
+    data["dflash_config"]["swa_window_size"] = 1024
+    (drafter / "config.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+    spec = json.dumps({"method": "dflash", "model": str(drafter), "num_speculative_tokens": 15})
+    launch = [str(engine_python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(QWEN36)]
+    result = dflash("preflight", "--format", "json", "--", *launch, "--speculative-config", spec)
+    findings = result.json()["files"][0]["findings"]
+    [misread] = [f for f in findings if f["rule"] == "DF902"]
+    assert misread["severity"] == "error" and misread["pointer"] == "/sliding_window", misread
+    assert misread["message"] == "vLLM 0.33.0 reads sliding_window 1024, the file says 2048", misread
+    assert result.code == 1

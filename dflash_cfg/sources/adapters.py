@@ -8,6 +8,7 @@ the process (it does not start, dies, hangs, or prints something that is not a r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -157,8 +158,9 @@ def _collect(process: subprocess.Popen[bytes], requests: Sequence[Request], line
         try:
             process.stdin.write(payload)
             process.stdin.close()
-        except OSError:
-            pass  # the adapter died: the reader reports it
+        except OSError:  # the adapter died (the reader reports it): close our end, its unsent bytes dropped
+            with contextlib.suppress(OSError):
+                process.stdin.close()
 
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()

@@ -3,6 +3,7 @@ record per request saying what went wrong, never a traceback. Fast: no engine is
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -50,6 +51,14 @@ def test_a_broken_adapter_process_becomes_failed_records(tmp_path: Path, body: s
 def test_a_hung_adapter_times_out(tmp_path: Path) -> None:
     records = adapters.run(fake_python(tmp_path, "sleep 30"), "sglang", [Request(DRAFTER)], timeout=1)
     assert records[0].failed is not None and "no record within 1 s" in records[0].failed
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_a_hung_adapter_that_never_reads_its_batch_leaves_no_pipe_open(tmp_path: Path) -> None:
+    # A batch larger than the pipe: the feeding thread is still blocked in its write when the adapter is killed.
+    records = adapters.run(fake_python(tmp_path, "exec sleep 30"), "vllm", [Request(DRAFTER * 40)] * 100, timeout=1)
+    assert all(r.failed is not None and "no record within 1 s" in r.failed for r in records)
+    gc.collect()  # an unclosed pipe is reported (ResourceWarning, unraisable) when collected
 
 
 def test_a_missing_interpreter_is_a_failed_record(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ import pytest
 from helpers import FIXTURES
 
 import dflash_cfg
+from dflash_cfg.lint.engine_reads import differences, file_says
 from dflash_cfg.model import Severity
 from dflash_cfg.sources import adapters
 from dflash_cfg.sources.adapters import Engine, EngineRecord, Reads, Request
@@ -120,7 +121,9 @@ def _run_engines(python: Path, cases: Sequence[Case]) -> dict[tuple[str, str], E
     batches = {e: [c for c in cases if e in c.engines] for e in adapters.ENGINES}
     with ThreadPoolExecutor(len(batches)) as pool:
         futures = {
-            e: pool.submit(adapters.run, python, e, [c.request for c in batch], env=env) for e, batch in batches.items()
+            # Per record: a shared CI machine under load has taken minutes for an engine's first import.
+            e: pool.submit(adapters.run, python, e, [c.request for c in batch], env=env, timeout=1500.0)
+            for e, batch in batches.items()
         }
         return {(e, c.id): r for e, f in futures.items() for c, r in zip(batches[e], f.result(), strict=True)}
 
@@ -247,6 +250,8 @@ class Outcome:
     disagreements: tuple[Disagreement, ...]
     report: Path
     seconds: float
+    # Each fixture as shipped, with what each engine that answered reads from it.
+    fixtures: tuple[tuple[str, str, str, Reads], ...] = ()
 
 
 @pytest.fixture(scope="session")
@@ -279,7 +284,15 @@ def differential(engine_python: Path, tmp_path_factory: pytest.TempPathFactory) 
         lines += [f"    DISAGREES {d.condition}/{d.engine}: {d.detail}" for d in found]
     report = root / "differential-report.txt"
     report.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return Outcome(len(cases), len(mutants), tuple(disagreements), report, time.monotonic() - start)
+    fixtures = tuple(
+        (case.id, engine, case.request.drafter, reads)
+        for case in cases
+        if case.base_id is None
+        for engine in case.engines
+        if (reads := records[(engine, case.id)].reads) is not None
+    )
+    seconds = time.monotonic() - start
+    return Outcome(len(cases), len(mutants), tuple(disagreements), report, seconds, fixtures)
 
 
 def test_the_engines_and_dflash_cfg_agree_on_every_fixture_and_mutant(differential: Outcome) -> None:
@@ -293,6 +306,18 @@ def test_the_engines_and_dflash_cfg_agree_on_every_fixture_and_mutant(differenti
     )
     problems = [f"unlisted: {d.line()}" for d in unlisted] + [f"stale entry: [{e.section}] {e.name}" for e in stale]
     assert not problems, f"full report: {differential.report}\n" + "\n".join(problems)
+
+
+def test_no_published_drafter_is_read_other_than_its_file_says(differential: Outcome) -> None:
+    """preflight's DF902 errs when the launch's engine reads a DFlash-critical field other than the file says:
+    on every fixture as published, with its target, the pinned engines read what the file says."""
+    assert differential.fixtures
+    misread = []
+    for case, engine, drafter, reads in differential.fixtures:
+        path = Path(drafter)
+        data = json.loads((path / "config.json" if path.is_dir() else path).read_text(encoding="utf-8"))
+        misread += [f"{case} {engine}: {d}" for d in differences(file_says(data), reads) if d.critical]
+    assert misread == []
 
 
 def test_the_generator_is_deterministic_and_yields_enough_mutants() -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from checkpoints import save, small_config, small_shapes
@@ -130,6 +131,23 @@ def test_fix_on_gcs_refuses_and_writes_nothing(gcs: GcsServer, tmp_path: Path) -
     assert "writes to gs:// are not supported" in result.err and "--dry-run" in result.err
     assert gcs.get(bucket, "team/drafter/config.json") == old
     assert gcs.keys(bucket) == keys  # no backup, no lock object
+    dry = user_run("fix", url, "--dry-run")  # the change is still shown, to be made on a copy
+    assert dry.code in (0, 1) and "-\ufeff{" in dry.out and "+{" in dry.out, dry
+    assert gcs.keys(bucket) == keys
+
+
+def test_the_fleets_copy_compared_with_upstream(dflash: Run, gcs: GcsServer, hub: Any, tmp_path: Path) -> None:
+    """The incident's check, on the copy a fleet loads from GCS: its guessed values against the Hub's."""
+    repo = "z-lab/Qwen3.6-27B-DFlash"
+    incident = (FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json").read_bytes()
+    bucket = gcs.new_bucket()
+    gcs.put(bucket, "team/drafter/config.json", incident)
+    url = f"gs://{bucket}/team/drafter"
+    diff = dflash("diff", url, "--from-hub", repo)
+    assert diff.code == 1 and "248064" in diff.out and "248070" in diff.out, diff.err
+    check = dflash("check", url, "--from-hub", repo, "--format", "json", "--select", "DF6")
+    assert check.code == 1, check.err
+    assert [rule for rule, _, _ in rules(check)] == ["DF601"] * 3
 
 
 def test_a_missing_bucket_or_object_is_one_line(gcs: GcsServer, tmp_path: Path) -> None:

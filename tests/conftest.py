@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gcsserver import GcsServer
 from helpers import CACHE, FIXTURES, Result
 from hubserver import ErrorHub, Olah
 from hypothesis.configuration import set_hypothesis_home_dir
@@ -66,12 +67,18 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    # Nor the user's Google credentials, gcloud login or emulator; and no metadata-server lookup.
+    for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "STORAGE_EMULATOR_HOST"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path_factory.getbasetemp() / "no-gcloud-config"))
+    monkeypatch.setenv("NO_GCE_CHECK", "true")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test served by olah or moto is slow: the session starts the server (and may build its venv)."""
+    """Every test served by olah, moto or the GCS emulator is slow: the session starts the server (and may
+    build its venv)."""
     for item in items:
-        if {"olah", "s3_server"} & set(getattr(item, "fixturenames", ())):
+        if {"olah", "s3_server", "gcs_server"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 
@@ -115,3 +122,20 @@ def s3(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
     for name, value in s3_server.env().items():
         monkeypatch.setenv(name, value)
     return s3_server
+
+
+@pytest.fixture(scope="session")
+def gcs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GcsServer]:
+    """gcp-storage-emulator, a GCS JSON-API server, on loopback."""
+    server = GcsServer(tmp_path_factory.mktemp("gcs"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def gcs(gcs_server: GcsServer, monkeypatch: pytest.MonkeyPatch) -> GcsServer:
+    """The emulator as this test's GCS (STORAGE_EMULATOR_HOST), reached without credentials."""
+    for name, value in gcs_server.env().items():
+        monkeypatch.setenv(name, value)
+    return gcs_server

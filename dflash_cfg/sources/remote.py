@@ -16,6 +16,7 @@ resolved, so every file of one run is read at one commit, and `fix` knows which 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -41,6 +42,7 @@ DEFAULT_TIMEOUT = 10.0  # seconds to connect, as for the Hub
 DEADLINE_SETTING = "DFLASH_CFG_REMOTE_DEADLINE"
 DEFAULT_DEADLINE = 60.0
 _CHUNK = 64 * 1024
+_QUIET = logging.NullHandler()  # one instance, so adding it again adds nothing
 
 
 class RangeIgnored(Exception):
@@ -155,6 +157,11 @@ def _build(scheme: str) -> Any:
     if scheme == "gcs":
         import gcsfs
 
+        # gcsfs logs what it also raises or gets past: each retried request's traceback, and a warning per
+        # request when it cannot ask the storage-layout API what kind of bucket it reads (no credentials for
+        # that API, an emulator) and falls back to the JSON API. With no handler of the caller's own, Python
+        # would print those records on stderr; a failure reaches the user as the one line explain() makes.
+        logging.getLogger("gcsfs").addHandler(_QUIET)
         return gcsfs.GCSFileSystem(skip_instance_cache=True, use_listings_cache=False)
     from huggingface_hub import HfFileSystem
 
@@ -273,8 +280,22 @@ def discover(url: Url) -> list[Url]:
         if name == CONFIG and not any(d.startswith(".") or d in SKIP_DIRS for d in dirs):
             found.append(Url(url.scheme, key))
     if not found and not listed and probe(url) == "missing":
-        raise PathError(f"path not found: {url}")
+        raise PathError(_missing(url))
     return found
+
+
+def _missing(url: Url) -> str:
+    """What a path that is not there lacks. gcsfs answers a missing bucket as a missing object (S3's client
+    names it), so on GCS the bucket is asked for once: a bucket that cannot be asked about (no permission
+    for it) leaves the plain answer."""
+    if url.scheme == "gcs" and "/" in url.path:
+        try:
+            bucket = probe(Url("gcs", url.path.split("/", 1)[0]))
+        except PathError:
+            bucket = "unknown"
+        if bucket == "missing":
+            return f"cannot read {url}: no such bucket"
+    return f"path not found: {url}"
 
 
 def listdir(url: Url) -> dict[str, int]:

@@ -526,7 +526,7 @@ def test_fifo_named_config_json_does_not_hang(tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     os.mkfifo(tmp_path / "m" / "config.json")
     try:
-        proc = run_cli("check", tmp_path, "--select", "DF0", cwd=tmp_path, timeout=3)
+        proc = run_cli("check", tmp_path, "--select", "DF0", cwd=tmp_path, timeout=60)  # a hang, not a slow start
     except subprocess.TimeoutExpired:
         pytest.fail("dflash-cfg check hung on a FIFO named config.json")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -197,9 +197,8 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``layer_types`` ``[sliding, full, ...]``
     Pass: the same without the variable (or ``=1``), or a drafter whose layers are all of one kind
     """
-    launch = _launch(ctx)
-    value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
-    if launch.engine != "vllm" or value is None or not _false(value):
+    value = _v1_forced(_launch(ctx))
+    if value is None:
         return
     types = ctx.data.get("layer_types")
     if not isinstance(types, list):
@@ -213,6 +212,51 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
         )
 
 
+# VllmConfig._is_dflash_candidate_draft (vllm/config/vllm.py:769 in 0.33.0).
+CANDIDATE_HEADS = ("DFlash2DraftModel", "DFlash2BeamDraftModel", "LiLiCorrDraftModel")
+
+
+@rule(
+    "DF807",
+    "launch-v1-runner-candidate-head",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=("vLLM:architectures",),
+)
+def v1_runner_candidate_head(ctx: Context) -> Iterator[Problem]:
+    """A vLLM launch that forces the V1 model runner (``VLLM_USE_V2_MODEL_RUNNER=0``) for a drafter with a
+    candidate head (DFlash2, its beam variant, LiLiCorr).
+
+    Only the V2 runner's speculator calls the candidate head; on V1 the same checkpoint would draft as a
+    plain DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
+    (``VllmConfig._validate_v1_model_runner``, ``vllm/config/vllm.py:3136``: "Model Runner V1 does not
+    support: DFlash candidate-head drafts"). The variable is read as for DF806.
+
+    Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``"architectures": ["DFlash2DraftModel"]``
+    Pass: the same without the variable (or ``=1``), or a ``DFlashDraftModel`` drafter
+    """
+    value = _v1_forced(_launch(ctx))
+    architectures = ctx.data.get("architectures")
+    if value is None or not isinstance(architectures, list):
+        return
+    heads = [a for a in architectures if a in CANDIDATE_HEADS]
+    if heads:
+        yield Problem(
+            "/architectures",
+            f"VLLM_USE_V2_MODEL_RUNNER={value} makes vLLM use its V1 model runner, which refuses a {heads[0]}"
+            " drafter (its candidate head runs only in the V2 runner); drop the variable or set it to 1",
+        )
+
+
+def _v1_forced(launch: Launch) -> str | None:
+    """The value of VLLM_USE_V2_MODEL_RUNNER when a vLLM launch sets it to a false value, else None."""
+    value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
+    if launch.engine != "vllm" or value is None or not _false(value):
+        return None
+    return value
+
+
 def _false(value: str) -> bool:
     # vllm.envs.maybe_convert_bool: bool(int(value)); anything else makes vLLM fail to start on its own.
     try:
@@ -221,4 +265,12 @@ def _false(value: str) -> bool:
         return False
 
 
-RULES = (draft_tokens, tensor_parallel, method, speculators_with_sglang, speculators_tokens, v1_runner_mixed_attention)
+RULES = (
+    draft_tokens,
+    tensor_parallel,
+    method,
+    speculators_with_sglang,
+    speculators_tokens,
+    v1_runner_mixed_attention,
+    v1_runner_candidate_head,
+)

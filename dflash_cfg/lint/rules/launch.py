@@ -249,6 +249,40 @@ def v1_runner_candidate_head(ctx: Context) -> Iterator[Problem]:
         )
 
 
+@rule("DF808", "launch-draft-window", Severity.ERROR, "data", "launch", reads=("SGLang:block_size",))
+def draft_window(ctx: Context) -> Iterator[Problem]:
+    """An SGLang launch whose ``--speculative-draft-window-size`` is smaller than the block it drafts.
+
+    For DFLASH the draft worker keeps a window of recent target tokens in its own KV cache, and SGLang
+    0.5.23 refuses a window smaller than ``--speculative-num-draft-tokens`` at start-up
+    (``_handle_dflash``, ``sglang/srt/arg_groups/speculative_hook.py:427``). When the launch does not set
+    the draft tokens, SGLang takes them from the drafter: ``dflash_config.block_size``, else the top-level
+    ``block_size``, else 16; so the same launch starts with one drafter and not with another.
+
+    Fail: ``--speculative-draft-window-size 8`` with ``"block_size": 16`` (and no draft tokens given)
+    Pass: ``--speculative-draft-window-size 16`` with ``"block_size": 16``
+    """
+    launch = _launch(ctx)
+    window = launch.draft_window_size
+    if launch.engine != "sglang" or window is None or (launch.method or "").upper() != "DFLASH":
+        return
+    where = ctx.draft_pointer("block_size")
+    if launch.num_draft_tokens is not None:
+        tokens, said = launch.num_draft_tokens, "--speculative-num-draft-tokens"
+    else:
+        # dflash_utils.parse_dflash_draft_config: dflash_config's key wins even when null; a value it cannot
+        # read makes _handle_dflash fall back to 16.
+        value = ctx.draft_value("block_size")
+        tokens = value if is_int(value) and value > 0 else DEFAULT_BLOCK_SIZE
+        said = where[1:].replace("/", ".") if tokens == value else "no usable block_size: SGLang's default"
+    if window < tokens:
+        yield Problem(
+            where,
+            f"the SGLang launch sets --speculative-draft-window-size {window}, smaller than the {tokens} tokens"
+            f" it drafts per step ({said} {tokens}); SGLang refuses it at start-up (the window holds a whole block)",
+        )
+
+
 def _v1_forced(launch: Launch) -> str | None:
     """The value of VLLM_USE_V2_MODEL_RUNNER when a vLLM launch sets it to a false value, else None."""
     value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
@@ -273,4 +307,5 @@ RULES = (
     speculators_tokens,
     v1_runner_mixed_attention,
     v1_runner_candidate_head,
+    draft_window,
 )

@@ -177,11 +177,8 @@ def _served_speculators(launch: Launch, where: _Where) -> Launch:
     if launch.engine != "vllm" or remote.is_url(launch.target):
         return launch  # vLLM skips the detection for object storage
     if launch.container is None:
-        local = Path(
-            launch.target
-            if where.cwd is None or launch.target.startswith(("/", "~"))
-            else f"{where.cwd}/{launch.target}"
-        )
+        name = os.path.expanduser(launch.target)
+        local = Path(name if where.cwd is None or name.startswith("/") else f"{where.cwd}/{name}")
         if files.probe(local) == "file":
             return launch  # a single-file checkpoint (vLLM: os.path.isfile)
     from dflash_cfg.jsondoc.document import MAX_BYTES, parse

@@ -19,10 +19,12 @@ import contextlib
 import io
 import json
 import sys
+import types
 from typing import Any
 
 
 def _vllm(speculators: bool = False) -> Any:
+    from vllm.config import SpeculativeConfig
     from vllm.engine.arg_utils import EngineArgs
     from vllm.entrypoints.cli.serve import ServeSubcommand
     from vllm.utils.argparse_utils import FlexibleArgumentParser
@@ -51,6 +53,9 @@ def _vllm(speculators: bool = False) -> Any:
                 raise ValueError(f"{flag} and --speculative-config['{key}'] are mutually exclusive")
             spec[key] = value
         spec = {k.replace("-", "_"): v for k, v in (spec or {}).items()}
+        if spec.get("draft_tensor_parallel_size") is not None:  # SpeculativeConfig's own check
+            parallel = types.SimpleNamespace(tensor_parallel_size=engine.tensor_parallel_size)
+            SpeculativeConfig._verify_and_get_draft_tp(parallel, spec["draft_tensor_parallel_size"])
         if speculators:
             from vllm.transformers_utils.config import maybe_override_with_speculators
 
@@ -100,6 +105,7 @@ def _sglang() -> Any:
             "method": ns.speculative_algorithm,
             "tokens": tokens,
             "tp": ns.tp_size,
+            "window": ns.speculative_draft_window_size,
         }
 
     return read

@@ -301,6 +301,10 @@ def test_launch_forms(argv: list[str], expected: dict[str, Any]) -> None:
 
 
 BAD = [
+    pytest.param(
+        ["python", "-m", "sglang.launch_server", "--model-path", "Q/q", "--speculative-draft-window-size", "0"],
+        "--speculative-draft-window-size: expected a positive integer", id="sglang-draft-window-zero",
+    ),
     pytest.param([], "empty launch command", id="empty"),
     pytest.param(["CUDA_VISIBLE_DEVICES=0"], "no command", id="only-assignments"),
     pytest.param(["vllm"], "vllm: no subcommand", id="vllm-alone"),

@@ -212,26 +212,34 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
         )
 
 
-# VllmConfig._is_dflash_candidate_draft (vllm/config/vllm.py:769 in 0.33.0).
-CANDIDATE_HEADS = ("DFlash2DraftModel", "DFlash2BeamDraftModel", "LiLiCorrDraftModel")
+# Drafters only vLLM's V2 model runner serves: VllmConfig._is_dflash_candidate_draft (vllm/config/vllm.py:769
+# in 0.33.0) and SpeculativeConfig.is_xpress (XPRESS_ARCHITECTURES, vllm/config/speculative.py:98).
+V2_ONLY = {
+    "DFlash2DraftModel": "candidate head",
+    "DFlash2BeamDraftModel": "candidate head",
+    "LiLiCorrDraftModel": "candidate head",
+    "Qwen3XPressModel": "XPress refiner",
+    "DFlashQwen3XPressModel": "XPress refiner",
+}
 
 
 @rule(
     "DF807",
-    "launch-v1-runner-candidate-head",
+    "launch-v1-runner-v2-only-drafter",
     Severity.ERROR,
     "data",
     "launch",
     reads=("vLLM:architectures",),
 )
-def v1_runner_candidate_head(ctx: Context) -> Iterator[Problem]:
-    """A vLLM launch that forces the V1 model runner (``VLLM_USE_V2_MODEL_RUNNER=0``) for a drafter with a
-    candidate head (DFlash2, its beam variant, LiLiCorr).
+def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
+    """A vLLM launch that forces the V1 model runner (``VLLM_USE_V2_MODEL_RUNNER=0``) for a drafter only the
+    V2 runner serves: one with a candidate head (DFlash2, its beam variant, LiLiCorr) or an XPress refiner.
 
-    Only the V2 runner's speculator calls the candidate head; on V1 the same checkpoint would draft as a
-    plain DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
-    (``VllmConfig._validate_v1_model_runner``, ``vllm/config/vllm.py:3136``: "Model Runner V1 does not
-    support: DFlash candidate-head drafts"). The variable is read as for DF806.
+    Only the V2 runner's speculators call those parts; on V1 the same checkpoint would draft as a plain
+    DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
+    (``VllmConfig._validate_v1_model_runner``, ``vllm/config/vllm.py:3115`` and ``:3137``: "Model Runner V1
+    does not support: DFlash candidate-head drafts" / "xpress speculative decoding"). The variable is read
+    as for DF806.
 
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``"architectures": ["DFlash2DraftModel"]``
     Pass: the same without the variable (or ``=1``), or a ``DFlashDraftModel`` drafter
@@ -240,12 +248,12 @@ def v1_runner_candidate_head(ctx: Context) -> Iterator[Problem]:
     architectures = ctx.data.get("architectures")
     if value is None or not isinstance(architectures, list):
         return
-    heads = [a for a in architectures if a in CANDIDATE_HEADS]
-    if heads:
+    found = [a for a in architectures if isinstance(a, str) and a in V2_ONLY]
+    if found:
         yield Problem(
             "/architectures",
-            f"VLLM_USE_V2_MODEL_RUNNER={value} makes vLLM use its V1 model runner, which refuses a {heads[0]}"
-            " drafter (its candidate head runs only in the V2 runner); drop the variable or set it to 1",
+            f"VLLM_USE_V2_MODEL_RUNNER={value} makes vLLM use its V1 model runner, which refuses a {found[0]}"
+            f" drafter (its {V2_ONLY[found[0]]} runs only in the V2 runner); drop the variable or set it to 1",
         )
 
 
@@ -306,6 +314,6 @@ RULES = (
     speculators_with_sglang,
     speculators_tokens,
     v1_runner_mixed_attention,
-    v1_runner_candidate_head,
+    v1_runner_v2_only_drafter,
     draft_window,
 )

@@ -142,6 +142,9 @@ SGLANG: dict[str, tuple[str, int]] = {
     # arg_groups/fields/spec.py: "DFLASH only. Alias of --speculative-num-draft-tokens for DFLASH."
     "--speculative-dflash-block-size": (DFLASH_BLOCK, VALUE),
     "--speculative-draft-window-size": (DRAFT_WINDOW, VALUE),
+    # Its name in the SGLang releases that brought DFLASH (later a deprecated alias; 0.5.23 refuses it): model
+    # cards and launch scripts still use it, with the same meaning and the same check against the block.
+    "--speculative-dflash-draft-window-size": (DRAFT_WINDOW, VALUE),
     "--config": (CONFIG, VALUE),
     **{
         name: ("", VALUE)
@@ -161,7 +164,6 @@ SGLANG: dict[str, tuple[str, int]] = {
             "--attention-backend",
             "--speculative-num-steps",
             "--speculative-eagle-topk",
-            "--speculative-dflash-draft-window-size",
             "--chunked-prefill-size",
             "--max-running-requests",
             "--cuda-graph-max-bs",

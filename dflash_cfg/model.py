@@ -607,6 +607,7 @@ class Launch:
     # The engine variables that change what it accepts, as the engine will see them (set by preflight
     # from the launch's environment): launch.environment.ENGINE_VARIABLES.
     engine_env: tuple[tuple[str, str], ...] = ()
+    draft_window_size: int | None = None  # SGLang: --speculative-draft-window-size
 
     @property
     def environment(self) -> tuple[tuple[str, str], ...]:

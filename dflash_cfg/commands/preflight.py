@@ -23,6 +23,7 @@ from dflash_cfg.launch.environment import (
     hub_cache_dir,
     refuse_other_hub,
 )
+from dflash_cfg.launch.speculators import served_speculators
 from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.model import Container, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files, remote, storage
@@ -47,6 +48,12 @@ def run(
         launch = parse_launch(argv, read_config)
     except LaunchError as exc:  # said with what it is about
         raise LaunchError(f"launch command: {exc}") from None
+    try:
+        where = _where(launch)
+        launch = replace(launch, engine_env=tuple((k, where.env[k]) for k in ENGINE_VARIABLES if k in where.env))
+        launch = _served_speculators(launch, where)
+    except LaunchError as exc:
+        raise type(exc)(f"launch command: {exc}") from None
     if launch.drafter is None:
         raise UsageError(f"the {launch.engine} command has no speculative drafter model: nothing to preflight")
     if launch.method is None and "dflash" not in launch.drafter.lower():
@@ -55,8 +62,6 @@ def run(
             f"{launch.drafter!r} does not say dflash: is this a DFlash launch?"
         )
     try:
-        where = _where(launch)
-        launch = replace(launch, engine_env=tuple((k, where.env[k]) for k in ENGINE_VARIABLES if k in where.env))
         drafter = _drafter(launch, where)
         target = _locate(launch, where, launch.target, launch.target_revision)
     except LaunchError as exc:  # NotADrafter keeps its exit code
@@ -163,6 +168,34 @@ def _bounded(path: str, root: Any) -> None:
         elif isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 stack += [(key, depth + 1, inner), (value, depth + 1, inner)]
+
+
+def _served_speculators(launch: Launch, where: _Where) -> Launch:
+    """`vllm serve SPEC_DIR`: vLLM reads the served model's config.json first and, for a speculators-format
+    drafter, serves its verifier with it as the drafter (launch/speculators.py). A model that cannot be
+    read here is left to the target's own lookup, which reports it."""
+    if launch.engine != "vllm" or remote.is_url(launch.target):
+        return launch  # vLLM skips the detection for object storage
+    if launch.container is None:
+        name = os.path.expanduser(launch.target)
+        local = Path(name if where.cwd is None or name.startswith("/") else f"{where.cwd}/{name}")
+        if files.probe(local) == "file":
+            return launch  # a single-file checkpoint (vLLM: os.path.isfile)
+    from dflash_cfg.jsondoc.document import MAX_BYTES, parse
+
+    try:
+        found = _locate(launch, where, launch.target, launch.target_revision)
+        data = parse(storage.read(found.config, MAX_BYTES)).data
+    except (WhereError, PathError, HubError, LaunchError):
+        return launch
+    return served_speculators(launch, data, lambda name: _exists(launch, where, name))
+
+
+def _exists(launch: Launch, where: _Where, name: str) -> bool:
+    """Whether a relative name is a path where the engine runs (vLLM: Path(name).exists() or is_symlink())."""
+    if launch.container is not None:
+        return _in_container(launch.container, name)
+    return files.probe(Path(name if where.cwd is None else f"{where.cwd}/{name}")) != "missing"
 
 
 def _drafter(launch: Launch, where: _Where) -> Location:

@@ -13,6 +13,8 @@ Where each part lives:
   - argv.py: the scan of the engine arguments (and the unknown-option rule), shared helpers and messages;
   - vllm.py, sglang.py: each engine's forms and values;
   - configfile.py: an engine's `--config FILE` merged with the command line;
+  - speculators.py: `vllm serve SPEC_DIR`, a speculators-format drafter served as the model (its verifier
+    becomes the target), given the served model's config;
   - environment.py: the environment and working directory the wrappers give the engine, and the Hugging
     Face cache it then reads (used by preflight, which supplies this process's environment).
 

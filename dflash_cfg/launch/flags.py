@@ -28,6 +28,7 @@ DRAFT = "draft"
 DRAFT_REVISION = "draft_revision"
 DRAFT_TOKENS = "draft_tokens"
 DFLASH_BLOCK = "dflash_block"
+DRAFT_WINDOW = "draft_window"
 OLD_MODEL = "old_model"
 OLD_TOKENS = "old_tokens"
 DRAFT_TP = "draft_tp"
@@ -140,6 +141,10 @@ SGLANG: dict[str, tuple[str, int]] = {
     "--speculative-num-draft-tokens": (DRAFT_TOKENS, VALUE),
     # arg_groups/fields/spec.py: "DFLASH only. Alias of --speculative-num-draft-tokens for DFLASH."
     "--speculative-dflash-block-size": (DFLASH_BLOCK, VALUE),
+    "--speculative-draft-window-size": (DRAFT_WINDOW, VALUE),
+    # Its name in the SGLang releases that brought DFLASH (later a deprecated alias; 0.5.23 refuses it): model
+    # cards and launch scripts still use it, with the same meaning and the same check against the block.
+    "--speculative-dflash-draft-window-size": (DRAFT_WINDOW, VALUE),
     "--config": (CONFIG, VALUE),
     **{
         name: ("", VALUE)
@@ -159,7 +164,6 @@ SGLANG: dict[str, tuple[str, int]] = {
             "--attention-backend",
             "--speculative-num-steps",
             "--speculative-eagle-topk",
-            "--speculative-dflash-draft-window-size",
             "--chunked-prefill-size",
             "--max-running-requests",
             "--cuda-graph-max-bs",

@@ -8,6 +8,7 @@ Forms accepted, as read in SGLang's own sources (`python/sglang/srt/server_args.
   - `--model-path`/`--model`, `--revision`, `--speculative-algorithm`, `--speculative-draft-model-path`/
     `--speculative-draft-model`, `--speculative-draft-model-revision`, `--speculative-num-draft-tokens`
     (or its DFLASH alias `--speculative-dflash-block-size`, which must agree with it),
+    `--speculative-draft-window-size` (DF808 holds it against the block size),
     `--tp-size`/`--tensor-parallel-size`, and `--tp`, which argparse accepts as the unique prefix of
     `--tp-size` (abbreviations in general are not resolved here).
   - `--config FILE`: configfile.py.
@@ -26,6 +27,7 @@ from dflash_cfg.launch.flags import (
     DRAFT,
     DRAFT_REVISION,
     DRAFT_TOKENS,
+    DRAFT_WINDOW,
     MODEL,
     REVISION,
     SGLANG,
@@ -62,6 +64,7 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
                 f"{draft_tokens[0]} {tokens} and {block[0]} {size} differ; SGLang refuses them together"  # type: ignore[index]
             )
         tokens = size
+    window = last(found, DRAFT_WINDOW)
     return Launch(
         engine="sglang",
         target=target,
@@ -75,6 +78,8 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
         argv=context.argv,
         config_file=config_file,
         container=context.container,
+        # speculative_hook.handle_speculative_decoding refuses a window <= 0.
+        draft_window_size=None if window is None else positive_int(*window),
     )
 
 

@@ -20,9 +20,10 @@ Forms accepted, as read in vLLM's own sources (`vllm/utils/argparse_utils.py` Fl
   - `--tensor-parallel-size`/`-tp`, `--revision` (the string "None" means unset, vLLM's nullable_str).
   - `method` may be absent: vLLM detects DFlash from the drafter name or config; it stays None here.
     A served model that is itself a `speculators` checkpoint is swapped for its verifier inside vLLM,
-    which no argv shows; preflight has to read that config.
+    which no argv shows: preflight reads that config and speculators.py rewrites the launch.
   - vLLM before 0.8: `--speculative-model`, `--num-speculative-tokens`,
     `--speculative-draft-tensor-parallel-size`.
+  - `draft_tensor_parallel_size` (or the old flag) must be 1 or the tensor-parallel size, as vLLM demands.
   - vLLM refuses `vllm serve --opt ... --served-model-name ...` with no model first; so does this parser.
   - `--config FILE`: configfile.py.
 """
@@ -121,7 +122,10 @@ def _served_model_name_first(args: list[str]) -> None:
 
 
 def _same_draft_tp(found: Args, spec: dict[str, Any] | None, option: str, tp: int) -> None:
-    """A drafter sharded differently from the target would make DF802 check the wrong split: refused."""
+    """A draft tensor-parallel size vLLM refuses is refused here. vLLM accepts only 1 or the target's size
+    (SpeculativeConfig._verify_and_get_draft_tp, vllm/config/speculative.py:1861 in 0.33.0); the DFlash
+    drafter's attention layers are built with the TP group's world size either way
+    (qwen3_dflash.py:187 get_tensor_model_parallel_world_size), so DF802 checks the target's size."""
     draft = last(found, DRAFT_TP)
     value = positive_int(*draft) if draft is not None else None
     name = draft[0] if draft is not None else f"{option}['draft_tensor_parallel_size']"
@@ -130,10 +134,9 @@ def _same_draft_tp(found: Args, spec: dict[str, Any] | None, option: str, tp: in
         if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
             raise LaunchError(f"{name}: expected a positive integer, got {_describe(raw)}")
         value = raw
-    if value is not None and value != tp:
+    if value is not None and value not in (1, tp):
         raise LaunchError(
-            f"{name} {value} differs from the tensor-parallel size {tp}: the drafter's head split (DF802)"
-            " is checked for the target's size only"
+            f"{name} {value}: vLLM accepts only 1 or the tensor-parallel size {tp} and refuses this launch"
         )
 
 

@@ -2,7 +2,15 @@
 "lines": [[arg, ...], ...]}) and print, for each, what the engine's own argument parsing makes of it (one JSON
 document on stdout): vLLM's `vllm serve` parser (`make_arg_parser` on a `FlexibleArgumentParser` subcommand,
 as vllm/entrypoints/cli/main.py builds it) and `EngineArgs.from_cli_args`; SGLang's `ServerArgs.add_cli_args`
-with its `--config` merger and the parse alone (its DFLASH post-init refuses a CPU device)."""
+with its `--config` merger and the parse alone (its DFLASH post-init refuses a CPU device).
+
+With "speculators": true, vLLM's lines are then read on as `create_engine_config` goes on:
+`maybe_override_with_speculators` on the served model (`vllm serve SPEC_DIR`). With "engine": "vllm-config" the
+request holds "cases" ({"target", "speculative_config", "tp"}) instead of lines, each built into vLLM's whole
+configuration (`EngineArgs.create_engine_config`, no model built), which is where vLLM refuses a launch that
+does not fit its drafter; the environment (VLLM_USE_V2_MODEL_RUNNER) is the process's. With "engine":
+"sglang-dflash" SGLang's lines are then run through its DFLASH set-up (`_handle_dflash`, which reads the
+drafter's config), the device said to be "cuda": the one check of it that a CPU host fails."""
 
 from __future__ import annotations
 
@@ -11,10 +19,12 @@ import contextlib
 import io
 import json
 import sys
+import types
 from typing import Any
 
 
-def _vllm() -> Any:
+def _vllm(speculators: bool = False) -> Any:
+    from vllm.config import SpeculativeConfig
     from vllm.engine.arg_utils import EngineArgs
     from vllm.entrypoints.cli.serve import ServeSubcommand
     from vllm.utils.argparse_utils import FlexibleArgumentParser
@@ -43,6 +53,20 @@ def _vllm() -> Any:
                 raise ValueError(f"{flag} and --speculative-config['{key}'] are mutually exclusive")
             spec[key] = value
         spec = {k.replace("-", "_"): v for k, v in (spec or {}).items()}
+        if spec.get("draft_tensor_parallel_size") is not None:  # SpeculativeConfig's own check
+            parallel = types.SimpleNamespace(tensor_parallel_size=engine.tensor_parallel_size)
+            SpeculativeConfig._verify_and_get_draft_tp(parallel, spec["draft_tensor_parallel_size"])
+        if speculators:
+            from vllm.transformers_utils.config import maybe_override_with_speculators
+
+            engine.model, _, served = maybe_override_with_speculators(
+                model=engine.model,
+                tokenizer=None,
+                trust_remote_code=False,
+                revision=engine.revision,
+                vllm_speculative_config=spec or None,
+            )
+            spec = dict(served or {})
         return {
             "target": engine.model,
             "target_revision": engine.revision,
@@ -81,23 +105,71 @@ def _sglang() -> Any:
             "method": ns.speculative_algorithm,
             "tokens": tokens,
             "tp": ns.tp_size,
+            "window": ns.speculative_draft_window_size,
         }
 
     return read
 
 
+def _vllm_config() -> Any:
+    from vllm.engine.arg_utils import EngineArgs
+
+    def build(case: dict[str, Any]) -> dict[str, Any]:
+        args = EngineArgs(
+            model=case["target"],
+            speculative_config=dict(case["speculative_config"]),
+            tensor_parallel_size=int(case.get("tp") or 1),
+            skip_tokenizer_init=True,
+            load_format="dummy",
+        )
+        config = args.create_engine_config()
+        spec = config.speculative_config
+        return {
+            "method": spec.method,
+            "tokens": spec.num_speculative_tokens,
+            "draft_tp": spec.draft_tensor_parallel_size,
+            "v2_runner": config.use_v2_model_runner,
+        }
+
+    return build
+
+
+def _sglang_dflash() -> Any:
+    from sglang.srt.arg_groups.speculative_hook import _handle_dflash
+    from sglang.srt.server_args import ServerArgs
+
+    def run(argv: list[str]) -> dict[str, Any]:
+        parser = argparse.ArgumentParser(prog="sglang serve")
+        ServerArgs.add_cli_args(parser)
+        ns = parser.parse_args(argv)
+        ns.device = "cuda"
+        _handle_dflash(ns)
+        declared: dict[str, Any] = {}
+        for _source, fields in getattr(ns, "_resolved_overrides", None) or ():
+            declared.update(fields)
+        return {"tokens": declared.get("speculative_num_draft_tokens", ns.speculative_num_draft_tokens)}
+
+    return run
+
+
 def main() -> None:
     request = json.load(sys.stdin)
-    read = _vllm() if request["engine"] == "vllm" else _sglang()
+    if request["engine"] == "vllm-config":
+        read, items = _vllm_config(), request["cases"]
+    elif request["engine"] == "sglang-dflash":
+        read, items = _sglang_dflash(), request["lines"]
+    else:
+        read = _vllm(bool(request.get("speculators"))) if request["engine"] == "vllm" else _sglang()
+        items = request["lines"]
     out = []
-    for argv in request["lines"]:
+    for argv in items:
         try:
             with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
                 out.append({"read": read(argv)})
         except SystemExit:
             out.append({"refused": "argparse error"})
         except Exception as exc:  # noqa: BLE001 (the engine refuses the line: only that it does is compared)
-            out.append({"refused": f"{type(exc).__name__}: {exc}"[:200]})
+            out.append({"refused": f"{type(exc).__name__}: {exc}"[:400]})
     json.dump(out, sys.stdout)
 
 

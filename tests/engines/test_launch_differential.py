@@ -2,8 +2,9 @@
 in the pinned engine venv) on generated launch lines (fixed seed, >= 300 per engine): flags and their aliases,
 `=` forms, vLLM's dotted `--speculative-config.KEY VALUE`, JSON speculative configs, `--config` YAML merged
 with the command line, deprecated spellings and repeated flags. Both readings must give the same target,
-drafter, revisions, method, drafts per step and tensor-parallel size; a line the engine refuses must not be
-read by preflight, unless launch_by_design.toml gives the reason. preflight may refuse a line the engine reads
+drafter, revisions, method, drafts per step and tensor-parallel size (and SGLang's draft window); a line the
+engine refuses (vLLM: a draft tensor-parallel size other than 1 or the TP size, too) must not be read by
+preflight, unless launch_by_design.toml gives the reason. preflight may refuse a line the engine reads
 (refusing beats guessing) but rarely."""
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def vllm_line(rng: random.Random, folder: Path, n: int) -> list[str]:
         spec[_pick(rng, "num_speculative_tokens", "num-speculative-tokens")] = tokens
     if rng.random() < 0.2:
         spec["revision"] = _pick(rng, "main", "v2")
+    if rng.random() < 0.15:  # vLLM accepts 1 or the TP size
+        spec["draft_tensor_parallel_size"] = _pick(rng, 1, 2, 3)
     config: dict[str, Any] = {}
     options: list[list[str]] = []
     form = rng.randrange(6)
@@ -134,6 +137,8 @@ def sglang_line(rng: random.Random, folder: Path, n: int) -> list[str]:
     if rng.random() < 0.3:
         put(("--revision",), "revision", _pick(rng, "main", "v1"))
     if rng.random() < 0.2:
+        put(("--speculative-draft-window-size",), "speculative-draft-window-size", str(rng.randint(1, 20)))
+    if rng.random() < 0.2:
         put(("--speculative-draft-model-revision",), "speculative-draft-model-revision", "v2")
     for extra in (["--mem-fraction-static", "0.8"], ["--trust-remote-code"], ["--port", "30000"],
                   ["--context-length", "4096"], ["--speculative-num-steps", "1"]):  # fmt: skip
@@ -162,6 +167,7 @@ def ours(engine: str, line: list[str]) -> dict[str, Any] | None:
         "method": launch.method,
         "tokens": launch.num_speculative_tokens if engine == "vllm" else launch.num_draft_tokens,
         "tp": launch.tensor_parallel_size,
+        **({"window": launch.draft_window_size} if engine == "sglang" else {}),
     }
 
 

@@ -101,6 +101,13 @@ GOOD = [
         id="vllm-dotted-underscore-and-dash-keys",
     ),
     pytest.param(
+        ["vllm", "serve", "Qwen/Qwen3-8B", "-sc",
+         '{"model": "z-lab/Qwen3-8B-DFlash-b16", "num_speculative_tokens": 15, "method": "dflash",'
+         ' "draft_tensor_parallel_size": 1}', "-tp", "4"],
+        _vllm(tensor_parallel_size=4),
+        id="vllm-draft-tp-1",  # vLLM accepts 1 or the TP size; DF802 checks the TP size either way
+    ),
+    pytest.param(
         ["vllm", "serve", "Qwen/Qwen3-8B", f"--speculative-config={SPEC_8B}", "-tp", "4"],
         _vllm(tensor_parallel_size=4),
         id="vllm-config-equals-tp-short",
@@ -294,6 +301,10 @@ def test_launch_forms(argv: list[str], expected: dict[str, Any]) -> None:
 
 
 BAD = [
+    pytest.param(
+        ["python", "-m", "sglang.launch_server", "--model-path", "Q/q", "--speculative-draft-window-size", "0"],
+        "--speculative-draft-window-size: expected a positive integer", id="sglang-draft-window-zero",
+    ),
     pytest.param([], "empty launch command", id="empty"),
     pytest.param(["CUDA_VISIBLE_DEVICES=0"], "no command", id="only-assignments"),
     pytest.param(["vllm"], "vllm: no subcommand", id="vllm-alone"),
@@ -742,9 +753,9 @@ SHAPE_ERRORS = [
         id="old-and-new-flags",
     ),
     pytest.param(
-        ["vllm", "serve", "Q/q", "--speculative-model", "z/x", "--speculative-draft-tensor-parallel-size", "1",
-         "-tp", "2"],
-        "differs from the tensor-parallel size 2", id="draft-tp-differs",
+        ["vllm", "serve", "Q/q", "--speculative-model", "z/x", "--speculative-draft-tensor-parallel-size", "2",
+         "-tp", "4"],
+        "accepts only 1 or the tensor-parallel size 4", id="draft-tp-differs",
     ),
 ]  # fmt: skip
 

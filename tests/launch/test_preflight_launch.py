@@ -269,3 +269,60 @@ def test_hostile_config_yaml_is_one_line(dflash: Run, tmp_path: Path, yaml_text:
     result = dflash("preflight", "--", *argv)
     assert result.code == 2, (result.out, result.err)
     assert says in result.err and result.err.count("\n") == 1 and "internal error" not in result.err
+
+
+VERIFIER = "deepseek-ai/DeepSeek-V4-Flash"  # the verifier SPECULATORS names
+
+
+def served_speculators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **change: object) -> Path:
+    """A speculators drafter in tmp_path/spec (its speculators_config changed by `change`), its verifier's
+    config in the Hugging Face cache the launch uses, and tmp_path as the working directory."""
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    snapshot = tmp_path / "home" / "hub" / f"models--{VERIFIER.replace('/', '--')}" / "snapshots" / COMMIT
+    snapshot.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "targets" / "deepseek-ai__DeepSeek-V4-Flash" / "config.json", snapshot / "config.json")
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text(COMMIT)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    drafter = tmp_path / "spec"
+    drafter.mkdir()
+    data = json.loads(SPECULATORS.read_text())
+    data["speculators_config"].update(change)
+    (drafter / "config.json").write_text(json.dumps(data, indent=2))
+    return drafter
+
+
+def test_a_served_speculators_model_is_the_drafter_and_its_verifier_the_target(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # vLLM's maybe_override_with_speculators: `vllm serve SPEC_DIR` serves the verifier with SPEC_DIR as the
+    # drafter (tests/engines/test_launch_checks.py holds this against vLLM's own code).
+    served_speculators(tmp_path, monkeypatch)
+    result = dflash("preflight", "--", "vllm", "serve", "./spec")
+    assert result.code != 2, result.err
+    assert f"target  {VERIFIER} -> {tmp_path}/home/hub/models--" in result.out
+    assert "drafter ./spec -> spec/config.json" in result.out and "method dflash" in result.out
+    # A --speculative-config only adds keys: its model is replaced by the served model, its drafts kept.
+    other = dflash("preflight", "--format", "json", "--", "vllm", "serve", "./spec", "-sc",
+                   '{"model": "z-lab/other-DFlash", "num_speculative_tokens": 3}')  # fmt: skip
+    found = {f["rule"] for f in other.json()["files"][0]["findings"]}
+    assert other.code == 1 and "DF801" in found and other.json()["files"][0]["path"] == "spec/config.json"
+
+
+def test_a_served_speculators_model_vllm_refuses(dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    served_speculators(tmp_path, monkeypatch, verifier={"name_or_path": "./local-target"})
+    result = dflash("preflight", "--", "vllm", "serve", "./spec")
+    assert result.code == 2 and "verifier './local-target' is not a Hub repo id" in result.err, result.err
+    assert result.err.count("\n") == 1
+
+
+def test_a_served_speculators_model_drafts_its_own_tokens(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    methods = json.loads(SPECULATORS.read_text())["speculators_config"]["proposal_methods"]
+    methods[0]["speculative_tokens"] = 3
+    served_speculators(tmp_path, monkeypatch, proposal_methods=methods)
+    result = dflash("preflight", "--format", "json", "--", "vllm", "serve", "./spec")
+    assert result.code == 1 and "DF805" in {f["rule"] for f in result.json()["files"][0]["findings"]}

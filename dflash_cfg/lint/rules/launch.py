@@ -197,9 +197,8 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``layer_types`` ``[sliding, full, ...]``
     Pass: the same without the variable (or ``=1``), or a drafter whose layers are all of one kind
     """
-    launch = _launch(ctx)
-    value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
-    if launch.engine != "vllm" or value is None or not _false(value):
+    value = _v1_forced(_launch(ctx))
+    if value is None:
         return
     types = ctx.data.get("layer_types")
     if not isinstance(types, list):
@@ -213,6 +212,93 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
         )
 
 
+# Drafters only vLLM's V2 model runner serves: VllmConfig._is_dflash_candidate_draft (vllm/config/vllm.py:769
+# in 0.33.0) and SpeculativeConfig.is_xpress (XPRESS_ARCHITECTURES, vllm/config/speculative.py:98).
+V2_ONLY = {
+    "DFlash2DraftModel": "candidate head",
+    "DFlash2BeamDraftModel": "candidate head",
+    "LiLiCorrDraftModel": "candidate head",
+    "Qwen3XPressModel": "XPress refiner",
+    "DFlashQwen3XPressModel": "XPress refiner",
+}
+
+
+@rule(
+    "DF807",
+    "launch-v1-runner-v2-only-drafter",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=("vLLM:architectures",),
+)
+def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
+    """A vLLM launch that forces the V1 model runner (``VLLM_USE_V2_MODEL_RUNNER=0``) for a drafter only the
+    V2 runner serves: one with a candidate head (DFlash2, its beam variant, LiLiCorr) or an XPress refiner.
+
+    Only the V2 runner's speculators call those parts; on V1 the same checkpoint would draft as a plain
+    DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
+    (``VllmConfig._validate_v1_model_runner``, ``vllm/config/vllm.py:3115`` and ``:3137``: "Model Runner V1
+    does not support: DFlash candidate-head drafts" / "xpress speculative decoding"). The variable is read
+    as for DF806.
+
+    Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``"architectures": ["DFlash2DraftModel"]``
+    Pass: the same without the variable (or ``=1``), or a ``DFlashDraftModel`` drafter
+    """
+    value = _v1_forced(_launch(ctx))
+    architectures = ctx.data.get("architectures")
+    if value is None or not isinstance(architectures, list):
+        return
+    found = [a for a in architectures if isinstance(a, str) and a in V2_ONLY]
+    if found:
+        yield Problem(
+            "/architectures",
+            f"VLLM_USE_V2_MODEL_RUNNER={value} makes vLLM use its V1 model runner, which refuses a {found[0]}"
+            f" drafter (its {V2_ONLY[found[0]]} runs only in the V2 runner); drop the variable or set it to 1",
+        )
+
+
+@rule("DF808", "launch-draft-window", Severity.ERROR, "data", "launch", reads=("SGLang:block_size",))
+def draft_window(ctx: Context) -> Iterator[Problem]:
+    """An SGLang launch whose ``--speculative-draft-window-size`` is smaller than the block it drafts.
+
+    For DFLASH the draft worker keeps a window of recent target tokens in its own KV cache, and SGLang
+    0.5.23 refuses a window smaller than ``--speculative-num-draft-tokens`` at start-up
+    (``_handle_dflash``, ``sglang/srt/arg_groups/speculative_hook.py:427``). When the launch does not set
+    the draft tokens, SGLang takes them from the drafter: ``dflash_config.block_size``, else the top-level
+    ``block_size``, else 16; so the same launch starts with one drafter and not with another.
+
+    Fail: ``--speculative-draft-window-size 8`` with ``"block_size": 16`` (and no draft tokens given)
+    Pass: ``--speculative-draft-window-size 16`` with ``"block_size": 16``
+    """
+    launch = _launch(ctx)
+    window = launch.draft_window_size
+    if launch.engine != "sglang" or window is None or (launch.method or "").upper() != "DFLASH":
+        return
+    where = ctx.draft_pointer("block_size")
+    if launch.num_draft_tokens is not None:
+        tokens, said = launch.num_draft_tokens, "--speculative-num-draft-tokens"
+    else:
+        # dflash_utils.parse_dflash_draft_config: dflash_config's key wins even when null; a value it cannot
+        # read makes _handle_dflash fall back to 16.
+        value = ctx.draft_value("block_size")
+        tokens = value if is_int(value) and value > 0 else DEFAULT_BLOCK_SIZE
+        said = where[1:].replace("/", ".") if tokens == value else "no usable block_size: SGLang's default"
+    if window < tokens:
+        yield Problem(
+            where,
+            f"the SGLang launch sets --speculative-draft-window-size {window}, smaller than the {tokens} tokens"
+            f" it drafts per step ({said} {tokens}); SGLang refuses it at start-up (the window holds a whole block)",
+        )
+
+
+def _v1_forced(launch: Launch) -> str | None:
+    """The value of VLLM_USE_V2_MODEL_RUNNER when a vLLM launch sets it to a false value, else None."""
+    value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
+    if launch.engine != "vllm" or value is None or not _false(value):
+        return None
+    return value
+
+
 def _false(value: str) -> bool:
     # vllm.envs.maybe_convert_bool: bool(int(value)); anything else makes vLLM fail to start on its own.
     try:
@@ -221,4 +307,13 @@ def _false(value: str) -> bool:
         return False
 
 
-RULES = (draft_tokens, tensor_parallel, method, speculators_with_sglang, speculators_tokens, v1_runner_mixed_attention)
+RULES = (
+    draft_tokens,
+    tensor_parallel,
+    method,
+    speculators_with_sglang,
+    speculators_tokens,
+    v1_runner_mixed_attention,
+    v1_runner_v2_only_drafter,
+    draft_window,
+)

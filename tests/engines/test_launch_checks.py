@@ -1,0 +1,222 @@
+"""The launch rules held against the checks vLLM makes between a launch and its drafter, by running vLLM's own
+configuration code (tests/engines/launch_oracle.py in the pinned engine venv: `EngineArgs.create_engine_config`,
+CPU, no model built) on the same launch and drafter: where a rule errors the engine refuses the launch, for
+the reason the rule gives, and where the engine accepts it the rule is silent. docs/launch-checks.md lists
+the checks and which rule covers each."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from helpers import FIXTURES, Result
+
+from dflash_cfg.errors import LaunchError
+from dflash_cfg.launch import parse_launch
+from dflash_cfg.launch.speculators import served_speculators
+
+Run = Callable[..., Result]
+ORACLE = Path(__file__).with_name("launch_oracle.py")
+B16 = FIXTURES / "upstream" / "z-lab__Qwen3-4B-DFlash-b16" / "config.json"
+SLIDING = ["sliding_attention"] * 4 + ["full_attention"]
+
+
+def oracle(engine_python: Path, request: dict[str, Any], cwd: Path, **env: str) -> list[dict[str, Any]]:
+    environment = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}
+    environment.update(env)
+    done = subprocess.run(
+        [str(engine_python), str(ORACLE)],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=1500,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers: list[dict[str, Any]] = json.loads(done.stdout)
+    return answers
+
+
+def drafter(folder: Path, name: str, source: Path = B16, **change: Any) -> Path:
+    """A drafter dir: `source`'s config.json with top-level keys changed (None drops one)."""
+    data = json.loads(source.read_text())
+    for key, value in change.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    path = folder / f"{name}-DFlash"
+    path.mkdir()
+    (path / "config.json").write_text(json.dumps(data, indent=2))
+    return path
+
+
+def findings(dflash: Run, argv: list[str]) -> dict[str, str]:
+    """preflight's launch findings (rule -> severity) for a launch, the engine step off."""
+    result = dflash("preflight", "--no-engine-check", "--format", "json", "--", *argv)
+    assert result.code in (0, 1), result.err
+    return {f["rule"]: f["severity"] for f in result.json()["files"][0]["findings"] if f["rule"].startswith("DF8")}
+
+
+def test_v1_runner_refusals_are_df806_and_df807(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
+    # VLLM_USE_V2_MODEL_RUNNER=0: VllmConfig._validate_v1_model_runner refuses a DFlash drafter that mixes
+    # sliding and full layers (DF806) or has a candidate head or an XPress refiner (DF807); =1 builds them all.
+    qwen3_4b = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")
+    pairs = {
+        "full": (qwen3_4b, drafter(tmp_path, "full")),
+        "mixed": (qwen3_4b, drafter(tmp_path, "mixed", layer_types=SLIDING, sliding_window=2048,
+                                    use_sliding_window=True)),
+        "sliding": (qwen3_4b, drafter(tmp_path, "sliding", layer_types=["sliding_attention"] * 5,
+                                      sliding_window=2048, use_sliding_window=True)),
+        "published-mixed": (str(FIXTURES / "targets" / "Qwen__Qwen3.6-27B"),
+                            FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash"),
+        "dflash2": (qwen3_4b, FIXTURES / "upstream" / "z-lab__Qwen3.8-27B-DFlash2"),
+        "xpress": (qwen3_4b, drafter(tmp_path, "xpress", architectures=["DFlashQwen3XPressModel"])),
+    }  # fmt: skip
+    reasons = {"DF806": ("mixed sliding/full dflash drafts",),
+               "DF807": ("DFlash candidate-head drafts", "xpress speculative decoding")}  # fmt: skip
+    cases: list[dict[str, Any]] = [{"target": t, "speculative_config": {"method": "dflash", "model": str(d),
+              "num_speculative_tokens": 15}} for t, d in pairs.values()]  # fmt: skip
+    fired: set[str] = set()
+    for value in ("0", "1"):
+        answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path,
+                         VLLM_USE_V2_MODEL_RUNNER=value)  # fmt: skip
+        for (name, (target, path)), answer in zip(pairs.items(), answers, strict=True):
+            spec = json.dumps(cases[0]["speculative_config"] | {"model": str(path)})
+            argv = [f"VLLM_USE_V2_MODEL_RUNNER={value}", "vllm", "serve", target, "--speculative-config", spec]
+            found = findings(dflash, argv)
+            ours = {rule for rule in found if rule in reasons}
+            assert all(found[rule] == "error" for rule in ours)
+            refused = answer.get("refused", "")
+            assert bool(ours) == bool(refused), f"V2={value} {name}: preflight {ours}, vLLM {answer}"
+            assert all(any(r in refused for r in reasons[rule]) for rule in ours), (name, refused)
+            fired |= ours
+    assert fired == set(reasons)  # each rule met a launch vLLM refuses
+
+
+def test_draft_tensor_parallel_and_draft_heads(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
+    # SpeculativeConfig._verify_and_get_draft_tp: draft_tensor_parallel_size is 1 or the TP size, and the draft
+    # ModelConfig's heads must divide by the draft's TP size (DF802). preflight refuses the first (exit 2, a
+    # launch vLLM refuses whatever the drafter) and reports the second.
+    target = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")  # 32 heads, 8 KV heads
+    narrow = drafter(tmp_path, "heads20", num_attention_heads=20, num_key_value_heads=4, head_dim=128)
+    plain = drafter(tmp_path, "plain")
+    rows: list[tuple[Path, int, int | None]] = [
+        (plain, tp, draft) for tp in (1, 2, 4) for draft in (None, 1, 2, 3, 4) if draft is None or draft <= tp
+    ]
+    rows += [(narrow, tp, None) for tp in (2, 4, 8)]
+    cases = []
+    for path, tp, draft in rows:
+        spec: dict[str, Any] = {"method": "dflash", "model": str(path), "num_speculative_tokens": 15}
+        if draft is not None:
+            spec["draft_tensor_parallel_size"] = draft
+        cases.append({"target": target, "speculative_config": spec, "tp": tp})
+    answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, VLLM_USE_V2_MODEL_RUNNER="1")
+    seen = {"refused-launch": 0, "df802": 0, "accepted": 0}
+    for case, answer in zip(cases, answers, strict=True):
+        argv = ["vllm", "serve", target, "-tp", str(case["tp"]), "-sc", json.dumps(case["speculative_config"])]
+        refused = answer.get("refused", "")
+        try:
+            parse_launch(argv)
+        except LaunchError:
+            assert "draft_tensor_parallel_size" in refused, (case, answer)
+            seen["refused-launch"] += 1
+            continue
+        ours = findings(dflash, argv).get("DF802")
+        assert (ours == "error") == bool(refused), (case, answer, ours)
+        assert not refused or "must be divisible by tensor parallel size" in refused, refused
+        seen["df802" if ours else "accepted"] += 1
+    assert all(seen.values()), seen
+
+
+def test_served_speculators_model_is_read_as_vllm_reads_it(engine_python: Path, tmp_path: Path) -> None:
+    # vllm serve SPEC_DIR: maybe_override_with_speculators swaps in the verifier as the target, SPEC_DIR as the
+    # drafter, the file's method; a --speculative-config adds keys but its model and method are overwritten.
+    source = FIXTURES / "upstream" / "RedHatAI__DeepSeek-V4-Flash-speculator.dflash" / "config.json"
+    data = json.loads(source.read_text())
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "config.json").write_text(json.dumps(data))
+    dflash2 = tmp_path / "spec2"
+    dflash2.mkdir()
+    (dflash2 / "config.json").write_text(json.dumps(data | {"speculators_model_type": "dflash2"}))
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "config.json").write_text(json.dumps(data | {"speculators_config": data["speculators_config"]
+                                                          | {"verifier": {"name_or_path": "local"}}}))  # fmt: skip
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text(json.dumps({k: v for k, v in data.items() if k != "transformer_layer_config"}))
+    plain = tmp_path / "plain-DFlash"
+    shutil.copytree(B16.parent, plain)
+    lines = [
+        ["./spec"],
+        ["./spec2", "--revision", "main"],
+        ["./spec", "-sc", json.dumps({"model": "z-lab/other", "num_speculative_tokens": 3, "method": "eagle3"})],
+        ["./spec", "-sc.num_speculative_tokens", "7", "-tp", "2"],
+        ["./local"],
+        ["./broken"],
+        ["./plain-DFlash", "-sc", json.dumps({"model": "./plain-DFlash", "num_speculative_tokens": 15})],
+    ]
+    answers = oracle(engine_python, {"engine": "vllm", "lines": lines, "speculators": True}, tmp_path)
+    for line, answer in zip(lines, answers, strict=True):
+        launch = parse_launch(["vllm", "serve", *line])
+        config = json.loads((tmp_path / line[0] / "config.json").read_text())
+        try:
+            launch = served_speculators(launch, config, lambda name: (tmp_path / name).exists())
+        except LaunchError:
+            assert "refused" in answer, (line, answer)
+            continue
+        theirs = answer["read"]
+        ours = {
+            "target": launch.target,
+            "target_revision": launch.target_revision,
+            "drafter": launch.drafter,
+            "drafter_revision": launch.drafter_revision,
+            "method": launch.method,
+            "tp": launch.tensor_parallel_size,
+        }
+        assert ours == {k: theirs[k] for k in ours}, (line, theirs)
+        # The drafts per step: the launch's, else the file's (vLLM fills them in; DF805 checks the file's).
+        tokens = launch.num_speculative_tokens
+        if tokens is None and "speculators_config" in config:
+            tokens = config["speculators_config"]["proposal_methods"][0]["speculative_tokens"]
+        assert tokens == theirs["tokens"], (line, theirs)
+
+
+def test_sglang_draft_window_is_df808(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
+    # _handle_dflash: the draft window must hold --speculative-num-draft-tokens, which it takes from the
+    # drafter's block size when the launch does not give them.
+    target = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")
+    drafters = {
+        "b16": B16.parent,
+        "b8": drafter(tmp_path, "b8", block_size=8),
+        "nested-b10": drafter(
+            tmp_path, "nested", dflash_config={**json.loads(B16.read_text())["dflash_config"], "block_size": 10}
+        ),
+        "none": drafter(tmp_path, "none", block_size=None),
+    }
+    lines: list[tuple[str, list[str]]] = []
+    for name in drafters:
+        for window in ("7", "8", "10", "15", "16"):
+            lines.append((name, ["--speculative-draft-window-size", window]))
+        lines.append((name, ["--speculative-draft-window-size", "8", "--speculative-num-draft-tokens", "8"]))
+        lines.append((name, ["--speculative-draft-window-size", "8", "--speculative-dflash-block-size", "12"]))
+    argvs = [["--model-path", target, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path",
+              str(drafters[name]), *extra] for name, extra in lines]  # fmt: skip
+    answers = oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path)
+    outcomes = set()
+    for argv, answer in zip(argvs, answers, strict=True):
+        ours = findings(dflash, ["python", "-m", "sglang.launch_server", *argv]).get("DF808")
+        refused = answer.get("refused", "")
+        assert (ours == "error") == bool(refused), (argv, answer, ours)
+        assert not refused or "--speculative-draft-window-size must be >=" in refused, refused
+        outcomes.add(bool(refused))
+    assert outcomes == {True, False}

@@ -1149,3 +1149,55 @@ def test_found_bug_cache_entry_nested_too_deeply(dflash: Run, tmp_path: Path) ->
     result = dflash("check", tmp_path / "m")
     assert "internal error" not in result.err, result.err
     assert result.code == 0, result
+
+
+# --- found by the campaign (tests/fuzz/campaign.py) -------------------------------------------------
+
+
+def _launch_world(root: Path) -> tuple[Path, Path]:
+    drafter, target = root / "d", root / "t"
+    drafter.mkdir(parents=True)
+    (drafter / "config.json").write_bytes(PAIRED_DRAFTER.read_bytes())
+    target.mkdir()
+    for name in ("config.json", "tokenizer_config.json"):
+        (target / name).write_bytes((PAIRED_TARGET / name).read_bytes())
+    return drafter, target
+
+
+@pytest.mark.parametrize("number", ["0x" + "f" * 5000, "0" + "7" * 5000, "0b" + "1" * 20000])
+@pytest.mark.parametrize("where", ["port: {}", "speculative-config: {{model: ./d, num_speculative_tokens: {}}}"])
+def test_found_bug_config_yaml_integer_past_the_digit_limit(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, number: str, where: str
+) -> None:
+    """YAML reads hexadecimal, octal (0777) and binary integers of any length; turning one back into an option
+    (str) raised ValueError: an internal error."""
+    _launch_world(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "launch.yaml").write_text(where.format(number) + "\n")
+    spec = '{"method": "dflash", "model": "./d", "num_speculative_tokens": 15}'
+    result = dflash(
+        "preflight", "--no-engine-check", "--", "vllm", "serve", "./t", "--config", "launch.yaml", "-sc", spec
+    )
+    assert result.code == 2, result
+    assert "internal error" not in result.err, result.err
+    assert result.err.count("\n") == 1 and "4300 digits" in result.err, result.err
+
+
+@pytest.mark.parametrize(
+    "wrapper",
+    [["--directory", "--directory", "/w"], ["--directory", "/w", "--with", "--directory"], ["--with", "--directory"]],
+)
+def test_found_bug_uv_run_option_value_that_looks_like_an_option(
+    dflash: Run, tmp_path: Path, wrapper: list[str]
+) -> None:
+    """`uv run`'s options were read token by token, a value as an option: `--directory` last in the options
+    read past their end (IndexError, an internal error)."""
+    drafter, target = _launch_world(tmp_path)
+    line = ["uv", "run", *wrapper, "python", "-m", "sglang.launch_server", "--model-path", str(target)]
+    line += ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", str(drafter)]
+    result = dflash("preflight", "--no-engine-check", "--format", "json", "--", *line)
+    assert "internal error" not in result.err, result.err
+    assert result.code in (0, 1, 2), result
+    json.loads(result.out)
+    if result.code == 2:
+        assert result.err.count("\n") == 1, result.err

@@ -11,8 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 import pytest
-from helpers import REAL_DATA, write_config
+from helpers import REAL_DATA, ROOT, write_config
 
 from dflash_cfg.commands import pool
 
@@ -70,3 +75,33 @@ def test_found_bug_an_interrupted_worker_is_an_interrupt(tmp_path: Path) -> None
 
     with pytest.raises(KeyboardInterrupt):
         list(pool.ordered_map(interrupted_in_a_child, range(40), 3))
+
+
+# The console script pip writes for `[project.scripts]` (module:function), with Ctrl-C landing while the CLI
+# is being imported (about half a second of a start).
+CONSOLE_SCRIPT = """
+import importlib.abc, os, signal, sys
+class CtrlC(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "dflash_cfg.cli":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["dflash-cfg", *sys.argv[1:]]
+from {module} import {function}
+sys.exit({function}())
+"""
+
+
+@pytest.mark.slow
+def test_found_bug_ctrl_c_while_the_command_starts_is_aborted(tmp_path: Path) -> None:
+    """The `dflash-cfg` command imported the whole CLI before any code of its own could answer a Ctrl-C:
+    a traceback instead of "aborted"."""
+    entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["dflash-cfg"]
+    module, function = entry.split(":")
+    write_config(tmp_path / "m")
+    script = CONSOLE_SCRIPT.format(module=module, function=function)
+    child = subprocess.run(
+        [sys.executable, "-c", script, "check", str(tmp_path / "m")], capture_output=True, text=True, timeout=120
+    )
+    assert (child.returncode, child.stderr) == (2, "dflash-cfg: aborted\n"), child

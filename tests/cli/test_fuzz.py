@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 import os
+import random
 import re
 import stat
 import struct
@@ -37,10 +38,16 @@ from typing import Any
 
 import pytest
 from checkpoints import save, small_config, small_shapes
+from faultproxy import FaultProxy
+from fuzz import launch as launch_surface
+from fuzz import project as project_surface
+from fuzz import s3 as s3_surface
+from fuzz import signals as signals_surface
 from helpers import FIXTURES, Result, examples, write_config
 from hubserver import ErrorHub
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from s3server import S3Server
 
 Run = Callable[..., Result]
 
@@ -1201,3 +1208,99 @@ def test_found_bug_uv_run_option_value_that_looks_like_an_option(
     json.loads(result.out)
     if result.code == 2:
         assert result.err.count("\n") == 1, result.err
+
+
+# --- the campaign's surfaces (tests/fuzz/): derandomized slices of its generators -----------------------
+# The campaign (tests/fuzz/campaign.py) runs the same generators over more than 10,000 inputs.
+
+
+@bounded(40)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_project_tables(rng: random.Random) -> None:
+    table = project_surface.project_table(rng)
+    assert project_surface.table_defect(table, Path("/campaign/dflash-cfg.toml")) is None
+
+
+@bounded(15)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_project_files(tmp_path: Path, rng: random.Random) -> None:
+    with tempfile.TemporaryDirectory(dir=tmp_path) as folder:
+        assert project_surface.file_defect(project_surface.toml_file(rng, Path(folder))) is None
+
+
+@bounded(20)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_cache_entries(rng: random.Random) -> None:
+    key = project_surface.CACHE_KEY
+    assert project_surface.cache_defect(project_surface.cache_entry(rng, key), key) is None
+
+
+@pytest.fixture
+def launch_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> launch_surface.World:
+    world = launch_surface.make_world(tmp_path / "launch")
+    monkeypatch.chdir(world.root)  # the lines name ./d, ./t and launch.yaml
+    return world
+
+
+def launch_lines_property(world: launch_surface.World, rng: random.Random) -> None:
+    case = launch_surface.launch_case(rng, world)
+    launch_surface.write_case(world, case)
+    assert launch_surface.parse_defect(case) is None
+
+
+@bounded(25)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_launch_lines(launch_world: launch_surface.World, rng: random.Random) -> None:
+    launch_lines_property(launch_world, rng)
+
+
+@pytest.mark.slow
+@long(3000)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_launch_lines_long(launch_world: launch_surface.World, rng: random.Random) -> None:
+    launch_lines_property(launch_world, rng)
+
+
+def preflight_property(world: launch_surface.World, rng: random.Random) -> None:
+    before = launch_surface.snapshot(world)
+    case = launch_surface.launch_case(rng, world)
+    launch_surface.write_case(world, case)
+    fmt = rng.choice(FORMATS)
+    assert launch_surface.preflight_defect(case, fmt, engine_check=False) is None
+    assert launch_surface.snapshot(world) == before
+
+
+@bounded(6)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_preflight(launch_world: launch_surface.World, rng: random.Random) -> None:
+    preflight_property(launch_world, rng)
+
+
+@pytest.mark.slow
+@long(600)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_preflight_long(launch_world: launch_surface.World, rng: random.Random) -> None:
+    preflight_property(launch_world, rng)
+
+
+@pytest.fixture
+def s3_store(s3: S3Server) -> Iterator[s3_surface.Store]:
+    proxy = FaultProxy(s3.port)
+    proxy.start()
+    yield s3_surface.Store(s3, proxy)
+    proxy.stop()
+
+
+@pytest.mark.slow
+@bounded(4)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_s3_faults(s3_store: s3_surface.Store, rng: random.Random) -> None:
+    assert s3_surface.s3_defect(s3_store, s3_surface.s3_case(rng)) is None
+
+
+@pytest.mark.slow
+@bounded(6)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_signals(tmp_path_factory: pytest.TempPathFactory, rng: random.Random) -> None:
+    home = tmp_path_factory.getbasetemp() / "signals"
+    assert signals_surface.signal_defect(signals_surface.signal_case(rng), home) in (None, signals_surface.STARTUP)

@@ -123,6 +123,8 @@ def main() -> int:
             print(f"{name}: {tally.counts.get(name, 0)} inputs in {time.monotonic() - began:.0f} s", flush=True)
     total = sum(tally.counts.values())
     print(f"{total} inputs in {time.monotonic() - started:.0f} s; {len(tally.found)} defects")
+    for what, count in tally.notes.items():
+        print(f"  noted {count}x: {what}")
     for line in tally.found[:50]:
         print(" ", line)
     return 1 if tally.found else 0

@@ -32,6 +32,10 @@ class Tally:
 
     counts: dict[str, int] = field(default_factory=dict)
     found: list[str] = field(default_factory=list)
+    notes: dict[str, int] = field(default_factory=dict)  # outcomes worth a count that are not defects
+
+    def note(self, what: str) -> None:
+        self.notes[what] = self.notes.get(what, 0) + 1
 
     def ran(self, surface: str, n: int = 1) -> None:
         self.counts[surface] = self.counts.get(surface, 0) + n

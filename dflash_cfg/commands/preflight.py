@@ -137,6 +137,12 @@ def read_config(path: str) -> Any:
             loader.dispose()
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         raise LaunchError(f"--config {path!r}: not YAML ({' '.join(str(exc).split())[:160]})") from None
+    except (IndexError, KeyError, AttributeError):
+        # PyYAML's constructor of a tagged scalar it cannot read: `!!float ''` (IndexError), `!!bool maybe`
+        # (KeyError), `!!timestamp x` (AttributeError).
+        raise LaunchError(
+            f"--config {path!r}: a value does not fit its tag (!!float, !!int, !!bool or !!timestamp), not YAML"
+        ) from None
     except ValueError as exc:  # e.g. an integer over Python's 4300-digit conversion limit
         raise LaunchError(f"--config {path!r}: a value cannot be read ({' '.join(str(exc).split())[:160]})") from None
 

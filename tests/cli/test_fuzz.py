@@ -1210,6 +1210,38 @@ def test_found_bug_uv_run_option_value_that_looks_like_an_option(
         assert result.err.count("\n") == 1, result.err
 
 
+@pytest.mark.parametrize("line", ["port: !!float", "port: !!int ''", "port: !!bool maybe", "port: !!timestamp x"])
+def test_found_bug_config_yaml_value_that_does_not_fit_its_tag(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str
+) -> None:
+    """PyYAML's constructors of tagged scalars raise IndexError, KeyError or AttributeError on a value they
+    cannot read: internal errors."""
+    _launch_world(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "launch.yaml").write_text(line + "\n")
+    spec = '{"method": "dflash", "model": "./d", "num_speculative_tokens": 15}'
+    result = dflash(
+        "preflight", "--no-engine-check", "--", "vllm", "serve", "./t", "--config", "launch.yaml", "-sc", spec
+    )
+    assert result.code == 2, result
+    assert "internal error" not in result.err, result.err
+    assert result.err.count("\n") == 1 and "does not fit its tag" in result.err, result.err
+
+
+@pytest.mark.parametrize("name", ["dflash-cfg.toml", "pyproject.toml"])
+def test_found_bug_project_config_integer_past_the_digit_limit(dflash: Run, tmp_path: Path, name: str) -> None:
+    """tomllib reads a decimal integer of more than 4300 digits with int(), whose ValueError it does not
+    wrap in TOMLDecodeError: an internal error."""
+    write_config(tmp_path / "m")
+    table = "[tool.dflash-cfg]\n" if name == "pyproject.toml" else ""
+    (tmp_path / name).write_text(f"{table}min-acceptance-length = 1{'0' * 5000}\n")
+    result = dflash("check", tmp_path / "m", "--format", "json")
+    assert result.code == 2, result
+    assert "internal error" not in result.err, result.err
+    assert result.err.count("\n") == 1 and str(tmp_path / name) in result.err, result.err
+    assert result.json()["errors"], result.out
+
+
 # --- the campaign's surfaces (tests/fuzz/): derandomized slices of its generators -----------------------
 # The campaign (tests/fuzz/campaign.py) runs the same generators over more than 10,000 inputs.
 

@@ -1242,6 +1242,30 @@ def test_found_bug_project_config_integer_past_the_digit_limit(dflash: Run, tmp_
     assert result.json()["errors"], result.out
 
 
+@pytest.mark.parametrize("command", [["check"], ["fix", "--yes"], ["verify"]])
+def test_found_bug_a_trickled_listing_is_held_to_the_deadline(s3: S3Server, tmp_path: Path, command: list[str]) -> None:
+    """DFLASH_CFG_REMOTE_DEADLINE bounded the reads of objects only: a listing (or a HEAD, or a put's answer)
+    trickled a byte a second held the run for as many seconds as the answer had bytes, times the retries."""
+    bucket = s3.new_bucket()
+    s3.put(bucket, "team/drafter/config.json", b"\xef\xbb\xbf" + PAIRED_DRAFTER.read_bytes())
+    proxy = FaultProxy(s3.port)
+    proxy.start()
+    proxy.faults, proxy.only_key, proxy.trickle_delay = {"trickle"}, bucket, 1.0  # the bucket's listings
+    env = {**os.environ, "AWS_ENDPOINT_URL_S3": proxy.endpoint, "DFLASH_CFG_REMOTE_DEADLINE": "2", "NO_COLOR": "1"}
+    try:
+        child = subprocess.run(
+            [sys.executable, "-m", "dflash_cfg", *command[:1], f"s3://{bucket}/team/drafter", *command[1:]],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,  # a hang guard: the listing alone is minutes long at a byte a second
+        )
+    finally:
+        proxy.stop()
+    assert child.returncode == 2, child
+    assert child.stderr.count("\n") == 1 and "within the deadline" in child.stderr, child.stderr
+
+
 # --- the campaign's surfaces (tests/fuzz/): derandomized slices of its generators -----------------------
 # The campaign (tests/fuzz/campaign.py) runs the same generators over more than 10,000 inputs.
 

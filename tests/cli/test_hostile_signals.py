@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -67,10 +68,14 @@ def test_found_bug_an_interrupted_worker_is_an_interrupt(tmp_path: Path) -> None
     """A worker that Ctrl-C reached (its parent's own interrupt dropped, or sent to the worker alone) makes
     the run an interrupted one, not a lost worker."""
     parent = os.getpid()
+    reached = tmp_path / "a worker was interrupted"
 
     def interrupted_in_a_child(i: int) -> int:
         if os.getpid() != parent:
+            reached.touch()
             os.kill(os.getpid(), signal.SIGINT)
+        while not reached.exists():  # this process leaves the inputs to the workers until one is reached
+            time.sleep(0.01)
         return i
 
     with pytest.raises(KeyboardInterrupt):

@@ -7,13 +7,19 @@ so request signatures still verify); what comes back is changed by the fault set
 - "ignore-range": a ranged GET is answered 200 with a megabyte more than the range (as a server that
   ignores Range answers the whole object), or an endless body (`endless`);
 - "refuse-put": a PUT is answered 503 without reaching the server;
-- "trickle": answers are sent one byte per `trickle_delay` seconds.
+- "trickle": answers are sent one byte per `trickle_delay` seconds;
+- "reset-after-put": a PUT is applied by the server, then the connection is reset (RST, not a close);
+- "reset-before-put": a PUT's request is read whole, then the connection is reset before it reaches the
+  server (not applied, and the client cannot tell the two resets apart);
+- "drop-get": a GET reaches the server, then the connection is closed without its answer;
+- "cut-get": a GET is answered with its full Content-Length but half of its body, then a reset.
 """
 
 from __future__ import annotations
 
 import http.client
 import socket
+import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -50,6 +56,12 @@ class FaultProxy:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def _reset(self) -> None:
+                """Close with an RST (linger 0): what a middlebox or a crashed endpoint leaves."""
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+                self.close_connection = True
+
             def _forward(self) -> None:
                 if proxy.dead:
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -67,6 +79,9 @@ class FaultProxy:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
+                if "reset-before-put" in proxy.faults and applies and self.command == "PUT":
+                    self._reset()
+                    return
                 conn = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=30)
                 conn.request(self.command, self.path, body=body, headers=headers)
                 answer = conn.getresponse()
@@ -74,12 +89,19 @@ class FaultProxy:
                 conn.close()
                 if self.command == "PUT" and applies and answer.status == 200:
                     proxy.puts_applied += 1
+                    if "reset-after-put" in proxy.faults:
+                        self._reset()
+                        return
                     if {"drop-put", "die-after-put"} & proxy.faults:
                         if "die-after-put" in proxy.faults:
                             proxy.dead = True
                         self.connection.shutdown(socket.SHUT_RDWR)
                         self.close_connection = True
                         return
+                if self.command == "GET" and applies and "drop-get" in proxy.faults:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
                 status = answer.status
                 if ranged and status == 206:
                     status, data = 200, data + b"\0" * (1 << 20)
@@ -102,6 +124,10 @@ class FaultProxy:
                             self.wfile.write(data[i : i + 1])
                             self.wfile.flush()
                             time.sleep(proxy.trickle_delay)
+                    elif "cut-get" in proxy.faults and applies and self.command == "GET" and len(data) > 1:
+                        self.wfile.write(data[: len(data) // 2])
+                        self.wfile.flush()
+                        self._reset()
                     elif endless:
                         chunk = (data or b" ") * (65536 // max(len(data), 1) + 1)
                         while True:

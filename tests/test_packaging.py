@@ -131,7 +131,7 @@ def test_wheel_contents(wheel: Path) -> None:
 
         entry_points = configparser.ConfigParser()
         entry_points.read_string(zf.read(f"{dist}/entry_points.txt").decode())
-        assert entry_points["console_scripts"]["dflash-cfg"].strip() == "dflash_cfg.cli:main"
+        assert entry_points["console_scripts"]["dflash-cfg"].strip() == "dflash_cfg.__main__:run"
 
         meta = zf.read(f"{dist}/METADATA").decode()
         assert "Name: dflash-cfg" in meta and f"Version: {dflash_cfg.__version__}" in meta

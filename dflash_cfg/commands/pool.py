@@ -10,6 +10,11 @@ everything stays in one process.
 
 `DFLASH_CFG_JOBS` sets the number of processes: 1 never forks, N > 1 runs N whenever there are at least
 two inputs (at most `MAX_JOBS`); unset (or 0), one per core for `THRESHOLD` inputs or more.
+
+Ctrl-C reaches the whole process group. An interrupt stays an interrupt (KeyboardInterrupt in this
+process, "aborted"), never a lost worker: it is held while children are forked (Python runs its at-fork
+callbacks then, and drops an exception raised inside one), and a child that was interrupted makes this
+process raise KeyboardInterrupt too.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any
 THRESHOLD = 128
 MAX_JOBS = 64  # a typo of DFLASH_CFG_JOBS=1000 must not fork a thousand copies of transformers
 
+INTERRUPTED = 130  # a child's exit code after its KeyboardInterrupt (128 + SIGINT, as a shell says it)
 _HEADER = struct.Struct("<QQ")  # position in the input, size of the pickled (ok, value) that follows
 _COUNTER = struct.Struct("<Q")
 
@@ -70,8 +76,9 @@ def ordered_map(work: Callable[[int], Any], indices: Sequence[int], processes: i
     gc.freeze()
     children: list[_Child] = []
     try:
-        for _ in range(1, processes):
-            children.append(_Child.fork(lambda k: work(indices[k]), claims, inherited=children))
+        with _Interrupts() as interrupts:
+            for _ in range(1, processes):
+                children.append(_Child.fork(lambda k: work(indices[k]), claims, children, interrupts))
         done: dict[int, tuple[bool, Any]] = {}
         out = 0
         while (k := claims.next()) is not None:
@@ -130,25 +137,62 @@ class _Claims:
         os.close(self.fd)
 
 
+class _Interrupts:
+    """SIGINT held (recorded, not raised) while children are forked, and raised on release. os.fork runs
+    Python's at-fork callbacks (logging's, filelock's) in both processes, and a KeyboardInterrupt raised
+    inside one is printed as "ignored" and dropped: the parent would carry on and find its interrupted
+    children gone."""
+
+    def __init__(self) -> None:
+        self.held = False
+        self.previous: Any = None
+
+    def __enter__(self) -> _Interrupts:
+        with contextlib.suppress(ValueError):  # signal.signal works only in the main thread
+            self.previous = signal.signal(signal.SIGINT, self._hold)
+        return self
+
+    def _hold(self, _signum: int, _frame: Any) -> None:
+        self.held = True
+
+    def release(self) -> None:
+        """The handler that was there before, and the interrupt that came meanwhile, raised now."""
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+            self.previous = None
+        if self.held:
+            self.held = False
+            signal.raise_signal(signal.SIGINT)
+
+    def __exit__(self, *_: object) -> None:
+        self.release()
+
+
 class _Child:
     def __init__(self, pid: int, fd: int) -> None:
         self.pid = pid
         self.fd: int | None = fd
         self.buffer = bytearray()
         self.ended: str | None = None
+        self.interrupted = False
 
     @classmethod
-    def fork(cls, work: Callable[[int], Any], claims: _Claims, inherited: list[_Child]) -> _Child:
+    def fork(
+        cls, work: Callable[[int], Any], claims: _Claims, inherited: list[_Child], interrupts: _Interrupts
+    ) -> _Child:
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns into the caller's code
-            os.close(read_fd)
-            for sibling in inherited:  # so that a sibling's pipe ends when the parent closes it
-                sibling._close()
             code = 1
             try:
+                interrupts.release()  # the parent's handler back, and an interrupt held since raised here
+                os.close(read_fd)
+                for sibling in inherited:  # so that a sibling's pipe ends when the parent closes it
+                    sibling._close()
                 _serve(work, claims, write_fd)
                 code = 0
+            except KeyboardInterrupt:
+                code = INTERRUPTED
             finally:
                 os._exit(code)  # no atexit handlers, no flushing the parent's buffered output
         os.close(write_fd)
@@ -196,7 +240,9 @@ class _Child:
         except ChildProcessError:  # already reaped
             return "already reaped"
         if os.WIFSIGNALED(status):
+            self.interrupted = os.WTERMSIG(status) == signal.SIGINT
             return f"killed by signal {os.WTERMSIG(status)}"
+        self.interrupted = os.waitstatus_to_exitcode(status) == INTERRUPTED
         return f"exit code {os.waitstatus_to_exitcode(status)}"
 
 
@@ -204,6 +250,8 @@ def _wait_any(children: list[_Child], missing: int) -> dict[int, tuple[bool, Any
     """Block until some child sends something; a result that can no longer come is an error."""
     open_fds = {child.fd: child for child in children if child.fd is not None}
     if not open_fds:
+        if any(child.interrupted for child in children):  # Ctrl-C reached them: the run was interrupted
+            raise KeyboardInterrupt
         how = "; ".join(f"pid {c.pid}: {c.ended}" for c in children if c.ended and c.ended != "exit code 0")
         raise WorkerLost(f"a worker process ended without the result of input {missing} ({how or 'no reason'})")
     readable, _, _ = select.select(list(open_fds), [], [])

@@ -135,13 +135,40 @@ def read_config(path: str) -> Any:
             if node is None:
                 return None
             _bounded(path, node)
-            return loader.construct_document(node)
+            data = loader.construct_document(node)
+            _printable_ints(path, data)
+            return data
         finally:
             loader.dispose()
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         raise LaunchError(f"--config {path!r}: not YAML ({' '.join(str(exc).split())[:160]})") from None
+    except (IndexError, KeyError, AttributeError):
+        # PyYAML's constructor of a tagged scalar it cannot read: `!!float ''` (IndexError), `!!bool maybe`
+        # (KeyError), `!!timestamp x` (AttributeError).
+        raise LaunchError(
+            f"--config {path!r}: a value does not fit its tag (!!float, !!int, !!bool or !!timestamp), not YAML"
+        ) from None
     except ValueError as exc:  # e.g. an integer over Python's 4300-digit conversion limit
         raise LaunchError(f"--config {path!r}: a value cannot be read ({' '.join(str(exc).split())[:160]})") from None
+
+
+def _printable_ints(path: str, data: Any) -> None:
+    """Refuse an integer the engines could not turn back into an argument: a hexadecimal, octal or binary
+    one is read past Python's 4300-digit limit (no limit for those bases), and str() then raises."""
+    stack = [data]
+    while stack:  # the tree is bounded already (_bounded); a recursive alias is refused there
+        value = stack.pop()
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                str(value)
+            except ValueError:
+                raise LaunchError(
+                    f"--config {path!r}: an integer of more than 4300 digits, not an option value"
+                ) from None
+        elif isinstance(value, dict):
+            stack += [*value.keys(), *value.values()]
+        elif isinstance(value, (list, tuple, set)):
+            stack += list(value)
 
 
 def _bounded(path: str, root: Any) -> None:

@@ -217,7 +217,10 @@ def _uv_run(args: tuple[str, ...]) -> tuple[int, bool, str | None]:
     end = _options(args, 2, _UV_RUN, "uv run")
     options = args[2:end]
     directory: str | None = None
-    for k, token in enumerate(options):
+    module = False
+    k = 0
+    while k < len(options):  # option by option: a value (`--directory --directory`) is no option
+        token = options[k]
         name, eq, value = token.partition("=")
         if name == "--directory":
             directory = value if eq else options[k + 1]
@@ -226,7 +229,8 @@ def _uv_run(args: tuple[str, ...]) -> tuple[int, bool, str | None]:
             raise LaunchError(
                 "uv run --env-file: the variables it sets are not on the command line; set them with NAME=value or env"
             )
-    module = any(a in ("-m", "--module") for a in options)
+        module = module or token in ("-m", "--module")
+        k += 2 if not eq and _UV_RUN.get(token) == VALUE else 1
     return end, module, directory
 
 

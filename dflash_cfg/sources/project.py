@@ -257,6 +257,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise UsageError(f"{path}: not valid TOML ({' '.join(str(exc).split())})") from None
+    except ValueError as exc:  # an integer past Python's 4300-digit limit, which tomllib does not wrap
+        raise UsageError(f"{path}: a value cannot be read ({' '.join(str(exc).split())[:160]})") from None
 
 
 def resolve(start: Path, config: str | None, isolated: bool) -> ProjectConfig:

@@ -37,8 +37,9 @@ _NEEDS = {"s3": ("s3fs", "s3"), "gcs": ("gcsfs", "gcs"), "hf": ("huggingface_hub
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://(?P<rest>.*)$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 DEFAULT_TIMEOUT = 10.0  # seconds to connect, as for the Hub
-# An overall deadline for each read of an object (DFLASH_CFG_REMOTE_DEADLINE seconds): botocore's read
-# timeout is per socket read, so a server trickling one byte a second would otherwise hold a run forever.
+# An overall deadline for each request (DFLASH_CFG_REMOTE_DEADLINE seconds; reads here, the rest in _call):
+# botocore's read timeout is per socket read, so a server trickling one byte a second would otherwise hold a
+# run forever.
 DEADLINE_SETTING = "DFLASH_CFG_REMOTE_DEADLINE"
 DEFAULT_DEADLINE = 60.0
 _CHUNK = 64 * 1024
@@ -122,6 +123,7 @@ def _settings_key(scheme: str) -> tuple[str, ...]:
 
 def filesystem(scheme: str) -> Any:
     """The fsspec file system for a scheme, built from that ecosystem's standard settings."""
+    deadline()  # a malformed DFLASH_CFG_REMOTE_DEADLINE is the user's one line, before any request
     key = _settings_key(scheme)
     with _lock:
         found = _filesystems.get(key)
@@ -211,11 +213,31 @@ class Stat:
     etag: str | None  # S3/GCS ETag (None when the store gives none)
 
 
+def _call(fs: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    """fs.method(...), held to the overall deadline (DFLASH_CFG_REMOTE_DEADLINE) on an asynchronous
+    filesystem (s3fs, gcsfs): a listing, a HEAD or a put's answer trickled a byte at a time holds a run as
+    long as a trickled read would (botocore's read timeout is per socket read). The deadline covers the
+    filesystem's own retries."""
+    coroutine = getattr(fs, "_" + method, None)
+    if not getattr(fs, "async_impl", False) or coroutine is None:
+        return getattr(fs, method)(*args, **kwargs)
+    import asyncio
+
+    from fsspec.asyn import sync
+
+    seconds = deadline()
+
+    async def bounded() -> Any:
+        return await asyncio.wait_for(coroutine(*args, **kwargs), seconds)
+
+    return sync(fs.loop, bounded)
+
+
 def probe(url: Url) -> str:
     """ "missing", "dir" or "file"."""
     fs = filesystem(url.scheme)
     try:
-        info = fs.info(url.path)
+        info = _call(fs, "info", url.path)
     except FileNotFoundError:
         return "missing"
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line (see explain)
@@ -226,7 +248,7 @@ def probe(url: Url) -> str:
 def stat(url: Url) -> Stat | None:
     fs = filesystem(url.scheme)
     try:
-        info = fs.info(url.path)
+        info = _call(fs, "info", url.path)
     except FileNotFoundError:
         return None
     except Exception as exc:  # noqa: BLE001
@@ -257,7 +279,7 @@ def discover(url: Url) -> list[Url]:
     """config.json objects under `url`: the object itself, or every one under the prefix (one listing)."""
     fs = filesystem(url.scheme)
     try:
-        listed = fs.find(url.path, detail=True)
+        listed = _call(fs, "find", url.path, detail=True)
     except FileNotFoundError:
         listed = {}
     except Exception as exc:  # noqa: BLE001
@@ -305,7 +327,7 @@ def listdir(url: Url) -> dict[str, int]:
         return dict(memo[url])
     fs = filesystem(url.scheme)
     try:
-        entries = fs.ls(url.path, detail=True)
+        entries = _call(fs, "ls", url.path, detail=True)
     except FileNotFoundError:
         return {}
     except Exception as exc:  # noqa: BLE001
@@ -477,7 +499,7 @@ def put(url: Url, data: bytes, *, if_match: str | None = None, if_none_match: bo
     _require_conditional_put()
     try:
         # s3fs passes these straight to botocore's put_object: the lowest-level call that sends If-Match.
-        fs.pipe_file(url.path, data, **condition)
+        _call(fs, "pipe_file", url.path, data, **condition)
     except FileExistsError:
         raise Conflict(str(url)) from None
     except Exception as exc:  # noqa: BLE001

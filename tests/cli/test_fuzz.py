@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 import os
+import random
 import re
 import stat
 import struct
@@ -37,10 +38,16 @@ from typing import Any
 
 import pytest
 from checkpoints import save, small_config, small_shapes
+from faultproxy import FaultProxy
+from fuzz import launch as launch_surface
+from fuzz import project as project_surface
+from fuzz import s3 as s3_surface
+from fuzz import signals as signals_surface
 from helpers import FIXTURES, Result, examples, write_config
 from hubserver import ErrorHub
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from s3server import S3Server
 
 Run = Callable[..., Result]
 
@@ -1149,3 +1156,207 @@ def test_found_bug_cache_entry_nested_too_deeply(dflash: Run, tmp_path: Path) ->
     result = dflash("check", tmp_path / "m")
     assert "internal error" not in result.err, result.err
     assert result.code == 0, result
+
+
+# --- found by the campaign (tests/fuzz/campaign.py) -------------------------------------------------
+
+
+def _launch_world(root: Path) -> tuple[Path, Path]:
+    drafter, target = root / "d", root / "t"
+    drafter.mkdir(parents=True)
+    (drafter / "config.json").write_bytes(PAIRED_DRAFTER.read_bytes())
+    target.mkdir()
+    for name in ("config.json", "tokenizer_config.json"):
+        (target / name).write_bytes((PAIRED_TARGET / name).read_bytes())
+    return drafter, target
+
+
+@pytest.mark.parametrize("number", ["0x" + "f" * 5000, "0" + "7" * 5000, "0b" + "1" * 20000])
+@pytest.mark.parametrize("where", ["port: {}", "speculative-config: {{model: ./d, num_speculative_tokens: {}}}"])
+def test_found_bug_config_yaml_integer_past_the_digit_limit(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, number: str, where: str
+) -> None:
+    """YAML reads hexadecimal, octal (0777) and binary integers of any length; turning one back into an option
+    (str) raised ValueError: an internal error."""
+    _launch_world(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "launch.yaml").write_text(where.format(number) + "\n")
+    spec = '{"method": "dflash", "model": "./d", "num_speculative_tokens": 15}'
+    result = dflash(
+        "preflight", "--no-engine-check", "--", "vllm", "serve", "./t", "--config", "launch.yaml", "-sc", spec
+    )
+    assert result.code == 2, result
+    assert "internal error" not in result.err, result.err
+    assert result.err.count("\n") == 1 and "4300 digits" in result.err, result.err
+
+
+@pytest.mark.parametrize(
+    "wrapper",
+    [["--directory", "--directory", "/w"], ["--directory", "/w", "--with", "--directory"], ["--with", "--directory"]],
+)
+def test_found_bug_uv_run_option_value_that_looks_like_an_option(
+    dflash: Run, tmp_path: Path, wrapper: list[str]
+) -> None:
+    """`uv run`'s options were read token by token, a value as an option: `--directory` last in the options
+    read past their end (IndexError, an internal error)."""
+    drafter, target = _launch_world(tmp_path)
+    line = ["uv", "run", *wrapper, "python", "-m", "sglang.launch_server", "--model-path", str(target)]
+    line += ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", str(drafter)]
+    result = dflash("preflight", "--no-engine-check", "--format", "json", "--", *line)
+    assert "internal error" not in result.err, result.err
+    assert result.code in (0, 1, 2), result
+    json.loads(result.out)
+    if result.code == 2:
+        assert result.err.count("\n") == 1, result.err
+
+
+@pytest.mark.parametrize("line", ["port: !!float", "port: !!int ''", "port: !!bool maybe", "port: !!timestamp x"])
+def test_found_bug_config_yaml_value_that_does_not_fit_its_tag(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str
+) -> None:
+    """PyYAML's constructors of tagged scalars raise IndexError, KeyError or AttributeError on a value they
+    cannot read: internal errors."""
+    _launch_world(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "launch.yaml").write_text(line + "\n")
+    spec = '{"method": "dflash", "model": "./d", "num_speculative_tokens": 15}'
+    result = dflash(
+        "preflight", "--no-engine-check", "--", "vllm", "serve", "./t", "--config", "launch.yaml", "-sc", spec
+    )
+    assert result.code == 2, result
+    assert "internal error" not in result.err, result.err
+    assert result.err.count("\n") == 1 and "does not fit its tag" in result.err, result.err
+
+
+@pytest.mark.parametrize("name", ["dflash-cfg.toml", "pyproject.toml"])
+def test_found_bug_project_config_integer_past_the_digit_limit(dflash: Run, tmp_path: Path, name: str) -> None:
+    """tomllib reads a decimal integer of more than 4300 digits with int(), whose ValueError it does not
+    wrap in TOMLDecodeError: an internal error."""
+    write_config(tmp_path / "m")
+    table = "[tool.dflash-cfg]\n" if name == "pyproject.toml" else ""
+    (tmp_path / name).write_text(f"{table}min-acceptance-length = 1{'0' * 5000}\n")
+    result = dflash("check", tmp_path / "m", "--format", "json")
+    assert result.code == 2, result
+    assert "internal error" not in result.err, result.err
+    assert result.err.count("\n") == 1 and str(tmp_path / name) in result.err, result.err
+    assert result.json()["errors"], result.out
+
+
+@pytest.mark.parametrize("command", [["check"], ["fix", "--yes"], ["verify"]])
+def test_found_bug_a_trickled_listing_is_held_to_the_deadline(s3: S3Server, tmp_path: Path, command: list[str]) -> None:
+    """DFLASH_CFG_REMOTE_DEADLINE bounded the reads of objects only: a listing (or a HEAD, or a put's answer)
+    trickled a byte a second held the run for as many seconds as the answer had bytes, times the retries."""
+    bucket = s3.new_bucket()
+    s3.put(bucket, "team/drafter/config.json", b"\xef\xbb\xbf" + PAIRED_DRAFTER.read_bytes())
+    proxy = FaultProxy(s3.port)
+    proxy.start()
+    proxy.faults, proxy.only_key, proxy.trickle_delay = {"trickle"}, bucket, 1.0  # the bucket's listings
+    env = {**os.environ, "AWS_ENDPOINT_URL_S3": proxy.endpoint, "DFLASH_CFG_REMOTE_DEADLINE": "2", "NO_COLOR": "1"}
+    try:
+        child = subprocess.run(
+            [sys.executable, "-m", "dflash_cfg", *command[:1], f"s3://{bucket}/team/drafter", *command[1:]],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,  # a hang guard: the listing alone is minutes long at a byte a second
+        )
+    finally:
+        proxy.stop()
+    assert child.returncode == 2, child
+    assert child.stderr.count("\n") == 1 and "within the deadline" in child.stderr, child.stderr
+
+
+# --- the campaign's surfaces (tests/fuzz/): derandomized slices of its generators -----------------------
+# The campaign (tests/fuzz/campaign.py) runs the same generators over more than 10,000 inputs.
+
+
+@bounded(40)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_project_tables(rng: random.Random) -> None:
+    table = project_surface.project_table(rng)
+    assert project_surface.table_defect(table, Path("/campaign/dflash-cfg.toml")) is None
+
+
+@bounded(15)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_project_files(tmp_path: Path, rng: random.Random) -> None:
+    with tempfile.TemporaryDirectory(dir=tmp_path) as folder:
+        assert project_surface.file_defect(project_surface.toml_file(rng, Path(folder))) is None
+
+
+@bounded(20)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_cache_entries(rng: random.Random) -> None:
+    key = project_surface.CACHE_KEY
+    assert project_surface.cache_defect(project_surface.cache_entry(rng, key), key) is None
+
+
+@pytest.fixture
+def launch_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> launch_surface.World:
+    world = launch_surface.make_world(tmp_path / "launch")
+    monkeypatch.chdir(world.root)  # the lines name ./d, ./t and launch.yaml
+    return world
+
+
+def launch_lines_property(world: launch_surface.World, rng: random.Random) -> None:
+    case = launch_surface.launch_case(rng, world)
+    launch_surface.write_case(world, case)
+    assert launch_surface.parse_defect(case) is None
+
+
+@bounded(25)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_launch_lines(launch_world: launch_surface.World, rng: random.Random) -> None:
+    launch_lines_property(launch_world, rng)
+
+
+@pytest.mark.slow
+@long(3000)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_launch_lines_long(launch_world: launch_surface.World, rng: random.Random) -> None:
+    launch_lines_property(launch_world, rng)
+
+
+def preflight_property(world: launch_surface.World, rng: random.Random) -> None:
+    before = launch_surface.snapshot(world)
+    case = launch_surface.launch_case(rng, world)
+    launch_surface.write_case(world, case)
+    fmt = rng.choice(FORMATS)
+    assert launch_surface.preflight_defect(case, fmt, engine_check=False) is None
+    assert launch_surface.snapshot(world) == before
+
+
+@bounded(6)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_preflight(launch_world: launch_surface.World, rng: random.Random) -> None:
+    preflight_property(launch_world, rng)
+
+
+@pytest.mark.slow
+@long(600)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_preflight_long(launch_world: launch_surface.World, rng: random.Random) -> None:
+    preflight_property(launch_world, rng)
+
+
+@pytest.fixture
+def s3_store(s3: S3Server) -> Iterator[s3_surface.Store]:
+    proxy = FaultProxy(s3.port)
+    proxy.start()
+    yield s3_surface.Store(s3, proxy)
+    proxy.stop()
+
+
+@pytest.mark.slow
+@bounded(4)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_s3_faults(s3_store: s3_surface.Store, rng: random.Random) -> None:
+    assert s3_surface.s3_defect(s3_store, s3_surface.s3_case(rng)) is None
+
+
+@pytest.mark.slow
+@bounded(6)
+@given(rng=st.randoms(use_true_random=False))
+def test_campaign_signals(tmp_path_factory: pytest.TempPathFactory, rng: random.Random) -> None:
+    home = tmp_path_factory.getbasetemp() / "signals"
+    assert signals_surface.signal_defect(signals_surface.signal_case(rng), home) in (None, signals_surface.STARTUP)

@@ -1,129 +1,133 @@
-"""A hostile-input campaign over the pure surfaces (not part of the test run): project-config TOML through
-the parser and the per-file globs, and result-cache entries through the entry check. Every input must
-either parse or be refused with a UsageError naming the file; a cache entry must be a hit or a miss, never
-an exception. Run: .venv/bin/python tests/fuzz/campaign.py [N] (default 10,000 per surface)."""
+"""The hostile-input campaign (issue 21), outside the test run: every surface's generator (tests/fuzz/) at
+scale, each input held to its surface's invariants; it prints how many inputs each surface ran and every
+defect found, and exits 1 if it found any.
+
+Run: .venv/bin/python tests/fuzz/campaign.py [--scale X] [--seed N] [SURFACE ...]
+(surfaces: project-tables, project-files, cache-entries, launch-parse, preflight, s3, signals; all by
+default, about 11,000 inputs at scale 1; s3 starts moto, as the tests do, and signals runs real processes).
+"""
 
 from __future__ import annotations
 
-import json
+import argparse
+import os
 import random
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from dflash_cfg.errors import UsageError
-from dflash_cfg.model import FIELDS
-from dflash_cfg.sources import cache, project
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: helpers, the servers, this package
 
-ATOMS: list[Any] = [
-    None,
-    True,
-    0,
-    -1,
-    10**30,
-    1.5,
-    float("nan"),
-    "",
-    "x",
-    "a/b",
-    "s3://",
-    "hf://a/b",
-    "[" * 50,
-    "**/config.json",
-    "models/",
-    [],
-    {},
-    [[]],
-    [None],
-    {"a": []},
-]
-KEYS = ["select", "ignore", "fail-on", "per-file-ignores", "models", "path", "upstream", "revision", "target"]
+from fuzz import launch, project
+from fuzz.common import Tally, isolated
+
+Surface = Callable[[random.Random, int, Path, Tally], None]
 
 
-def value(rng: random.Random, depth: int = 0) -> Any:
-    roll = rng.random()
-    if depth > 3 or roll < 0.5:
-        return (
-            rng.choice(ATOMS)
-            if rng.random() < 0.7
-            else "".join(rng.choice("[]*?!/.-az") for _ in range(rng.randint(0, 30)))
-        )
-    if roll < 0.75:
-        return [value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {
-        rng.choice(KEYS) if rng.random() < 0.7 else str(value(rng, 4)): value(rng, depth + 1)
-        for _ in range(rng.randint(0, 4))
-    }
+def project_tables(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    where = home / "project" / "dflash-cfg.toml"
+    for i in range(n):
+        table = project.project_table(rng)
+        if (found := project.table_defect(table, where)) is not None:
+            tally.defect("project-tables", f"{i}: {found}")
+        tally.ran("project-tables")
 
 
-def project_table(rng: random.Random) -> dict[str, Any]:
-    table: dict[str, Any] = {}
-    for key in rng.sample(["select", "ignore", "fail-on", "per-file-ignores", "models"], rng.randint(0, 5)):
-        if key == "models" and rng.random() < 0.7:
-            table[key] = [
-                {k: value(rng, 3) for k in rng.sample(KEYS[5:], rng.randint(0, 4))} for _ in range(rng.randint(0, 3))
-            ]
-        elif key == "per-file-ignores" and rng.random() < 0.7:
-            table[key] = {str(value(rng, 4)): [rng.choice(["DF105", "DF2", ""])] for _ in range(rng.randint(0, 3))}
-        else:
-            table[key] = value(rng)
-    return table
+def project_files(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    for i in range(n):
+        folder = home / "project-files" / str(i % 50)
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("*.toml"):
+            old.unlink()
+        path = project.toml_file(rng, folder)
+        if (found := project.file_defect(path)) is not None:
+            tally.defect("project-files", f"{i}: {found}")
+        tally.ran("project-files")
 
 
-def cache_entry(rng: random.Random, key: dict[str, Any]) -> Any:
-    values = {name: value(rng, 2) if rng.random() < 0.3 else 4 for name in FIELDS}
-    eff = {
-        "transformers_version": key["transformers"],
-        "values": values,
-        "error": None,
-        "warnings": [],
-        "config_class": "Qwen3Config",
-    }
-    entry: dict[str, Any] = {**key, "effective": eff}
-    if rng.random() < 0.2:
-        entry = value(rng)
-    return entry
+def cache_entries(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    for i in range(n):
+        if (found := project.cache_defect(project.cache_entry(rng, project.CACHE_KEY), project.CACHE_KEY)) is not None:
+            tally.defect("cache-entries", f"{i}: {found}")
+        tally.ran("cache-entries")
+
+
+def launch_parse(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    world = launch.make_world(home / "launch")
+    os.chdir(world.root)
+    for i in range(n):
+        case = launch.launch_case(rng, world)
+        launch.write_case(world, case)
+        if (found := launch.parse_defect(case)) is not None:
+            tally.defect("launch-parse", f"{i}: {found}")
+        tally.ran("launch-parse")
+
+
+def preflight(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    world = launch.make_world(home / "launch")
+    os.chdir(world.root)
+    before = launch.snapshot(world)
+    for i in range(n):
+        case = launch.launch_case(rng, world)
+        launch.write_case(world, case)
+        fmt = rng.choice(["text", "json", "sarif"])
+        if (found := launch.preflight_defect(case, fmt, engine_check=rng.random() < 0.05)) is not None:
+            tally.defect("preflight", f"{i}: {found}")
+        if launch.snapshot(world) != before:
+            tally.defect("preflight", f"{i}: the world changed <- {launch.shown(case)}")
+            before = launch.snapshot(world)
+        tally.ran("preflight")
+
+
+def s3(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    from fuzz import s3 as surface
+
+    surface.campaign(rng, n, home, tally)
+
+
+def signals(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    from fuzz import signals as surface
+
+    surface.campaign(rng, n, home, tally)
+
+
+SURFACES: dict[str, tuple[Surface, int]] = {
+    "project-tables": (project_tables, 3000),
+    "project-files": (project_files, 2000),
+    "cache-entries": (cache_entries, 1000),
+    "launch-parse": (launch_parse, 4000),
+    "preflight": (preflight, 600),
+    "s3": (s3, 300),
+    "signals": (signals, 200),
+}
 
 
 def main() -> int:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
-    rng = random.Random(21)
-    where = Path("/campaign/dflash-cfg.toml")
-    found: list[str] = []
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("surfaces", nargs="*", choices=[[], *SURFACES], default=[])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=21)
+    options = parser.parse_args()
+    chosen = options.surfaces or list(SURFACES)
+    tally = Tally()
     started = time.monotonic()
-    for i in range(n):
-        table = project_table(rng)
-        try:
-            config = project.parse(table, where)
-            config.ignored_for(Path("/campaign/models/x/config.json"))
-            config.model_for(Path("/campaign/models/x/config.json"))
-        except UsageError as exc:
-            if str(where) not in str(exc):
-                found.append(f"project {i}: refusal without the file: {exc}")
-        except Exception as exc:  # noqa: BLE001 - the finding
-            found.append(f"project {i}: {type(exc).__name__}: {exc} <- {table!r:.300}")
-    key = {
-        "format": cache.FORMAT,
-        "sha256": "0" * 64,
-        "config_class": "q",
-        "transformers": "5.24.0",
-        "dflash_cfg": "0.1.0",
-    }
-    for i in range(n):
-        entry = cache_entry(rng, key)
-        try:
-            text = json.dumps(entry, allow_nan=True)
-            cache._valid(json.loads(text), key)
-        except (ValueError, RecursionError):
-            pass
-        except Exception as exc:  # noqa: BLE001
-            found.append(f"cache {i}: {type(exc).__name__}: {exc}")
-    elapsed = time.monotonic() - started
-    print(f"{2 * n} inputs ({n} project configs, {n} cache entries) in {elapsed:.1f} s; {len(found)} findings")
-    for line in found[:20]:
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="dflash-cfg-campaign-") as tmp, isolated(Path(tmp)):
+        for name in chosen:
+            run, count = SURFACES[name]
+            began = time.monotonic()
+            run(random.Random(f"{options.seed}-{name}"), max(1, int(count * options.scale)), Path(tmp), tally)
+            os.chdir(cwd)
+            print(f"{name}: {tally.counts.get(name, 0)} inputs in {time.monotonic() - began:.0f} s", flush=True)
+    total = sum(tally.counts.values())
+    print(f"{total} inputs in {time.monotonic() - started:.0f} s; {len(tally.found)} defects")
+    for what, count in tally.notes.items():
+        print(f"  noted {count}x: {what}")
+    for line in tally.found[:50]:
         print(" ", line)
-    return 1 if found else 0
+    return 1 if tally.found else 0
 
 
 if __name__ == "__main__":

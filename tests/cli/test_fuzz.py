@@ -43,6 +43,7 @@ from fuzz import launch as launch_surface
 from fuzz import project as project_surface
 from fuzz import s3 as s3_surface
 from fuzz import signals as signals_surface
+from fuzz.common import environ
 from helpers import FIXTURES, Result, examples, write_config
 from hubserver import ErrorHub
 from hypothesis import HealthCheck, given, settings
@@ -921,24 +922,6 @@ HUB_REVISIONS = [
     "a b",
     "v1.0\n",
 ]
-
-
-@contextmanager
-def environ(**values: str | None) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    try:
-        for name, value in values.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def hub_property(dflash: Run, tmp_path: Path, endpoint: str, data: st.DataObject) -> None:

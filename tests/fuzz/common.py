@@ -65,6 +65,25 @@ def broken(outcome: Outcome) -> str | None:
 
 
 @contextlib.contextmanager
+def environ(**values: str | None) -> Iterator[None]:
+    """Set (or, for None, unset) these environment variables for the block, and restore them after."""
+    saved = {name: os.environ.get(name) for name in values}
+    try:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
 def isolated(home: Path) -> Iterator[None]:
     """Run with no connection past loopback and none of the user's Hub, AWS or cache settings (what the
     tests' conftest does for the suite), restored after."""

@@ -11,10 +11,8 @@ says "wrote" when it holds other bytes, and exit 0 means the object holds the fi
 from __future__ import annotations
 
 import json
-import os
 import random
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from faultproxy import FaultProxy
 from helpers import REAL, REAL_DATA
 from s3server import S3Server
 
-from fuzz.common import Outcome, Tally, broken, invoke
+from fuzz.common import Outcome, Tally, broken, environ, invoke
 
 Invoke = Callable[..., Outcome]
 BOM = b"\xef\xbb\xbf"
@@ -75,20 +73,6 @@ def s3_case(rng: random.Random) -> S3Case:
     )
 
 
-@contextmanager
-def environ(values: dict[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def _shard() -> bytes:
     header = json.dumps({"layers.0.mlp.weight": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}}).encode()
     return len(header).to_bytes(8, "little") + header + b"\0" * 16
@@ -119,7 +103,7 @@ class Store:
             case = S3Case(content, None, False, ["fix", "--yes"], frozenset(), None, False, 0, "10")
             bucket, url = self.upload(case)
             self.proxy.reset()
-            with environ(self.env("10")):
+            with environ(**self.env("10")):
                 outcome = self.run("fix", url, "--yes")
             assert outcome.code in (0, 1), outcome
             self.fixed[content] = self.s3.get(bucket, KEY)
@@ -134,7 +118,7 @@ def s3_defect(store: Store, case: S3Case) -> str | None:
     proxy.reset()
     proxy.faults, proxy.only_key = set(case.faults), case.only_key
     proxy.endless, proxy.trickle_delay = case.endless, case.trickle_delay
-    with environ(store.env(case.deadline)):
+    with environ(**store.env(case.deadline)):
         outcome = store.run(case.command[0], url, *case.command[1:])
     proxy.reset()
     found = broken(outcome)

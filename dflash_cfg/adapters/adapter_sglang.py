@@ -37,15 +37,17 @@ def setup() -> None:
 
 
 @contextlib.contextmanager
-def _one_process() -> Iterator[None]:
-    """Build models as one rank of tp 1 and pp 1 would, with no process group (none is needed to construct)."""
+def _one_process(model_path: str | None) -> Iterator[None]:
+    """Build models as one rank of tp 1 and pp 1 would, with no process group (none is needed to construct).
+    `model_path` is the served model, the target, as a server's context holds it: model classes read it (Qwen3.5
+    looks for a joint_head_config.json there), and the dummy context's "dummy" would send them to the Hub."""
     from sglang.srt.runtime_context import get_context, get_parallel
 
     pipeline = types.SimpleNamespace(
         world_size=1, rank_in_group=0, rank=0, local_rank=0, is_first_rank=True, is_last_rank=True
     )
     with (
-        get_context().override_server_args(device="cpu"),
+        get_context().override_server_args(device="cpu", **({"model_path": model_path} if model_path else {})),
         get_parallel().override(
             tp_size=1, tp_rank=0, attn_tp_size=1, attn_tp_rank=0, pp_size=1, pp_rank=0, pp_group=pipeline
         ),
@@ -70,10 +72,10 @@ def handle(case: io.Case) -> None:
     parsed = parse_dflash_draft_config(draft_hf_config=hf)
     target_hf, taps = _target_taps(case, request.get("target"), hf, parsed)
     if target_hf is not None:
-        _capture(case, target_hf, taps)
+        _capture(case, request["target"], target_hf, taps)
     case.stand_in("draft: built on the meta device; no weights loaded")
     cls, _ = ModelRegistry.resolve_model_cls(getattr(hf, "architectures", None) or [])
-    with _one_process(), torch.device("meta"):
+    with _one_process(request.get("target") if target_hf is not None else None), torch.device("meta"):
         model = cls(config=hf, quant_config=None)
     tokens = request.get("num_speculative_tokens")
     if tokens is None:
@@ -144,7 +146,7 @@ def _load_target(case: io.Case, target: str) -> Any:
     return hf
 
 
-def _capture(case: io.Case, target_hf: Any, taps: list[int]) -> None:
+def _capture(case: io.Case, target: str, target_hf: Any, taps: list[int]) -> None:
     """The target's capture of the taps, as the model runner configures it: the target class built on meta."""
     import torch
     from sglang.srt.model_executor.model_runner_components.attention_backend_setup import (
@@ -154,13 +156,13 @@ def _capture(case: io.Case, target_hf: Any, taps: list[int]) -> None:
 
     try:
         cls, _ = ModelRegistry.resolve_model_cls(getattr(target_hf, "architectures", None) or [])
-        with _one_process(), torch.device("meta"):
+        with _one_process(target), torch.device("meta"):
             target_model = cls(config=target_hf, quant_config=None)
     except Exception as error:  # noqa: BLE001 - the target's own limits here are not the drafter's refusal
         case.stand_in(f"target capture: the target class was not built here ({type(error).__name__}); not checked")
         return
     case.stand_in("target: built on the meta device only to configure its capture; no forward pass")
-    with _one_process():
+    with _one_process(target):
         configure_aux_hidden_state_capture(
             model=target_model,
             eagle_use_aux_hidden_state=False,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import math
 import os
@@ -138,6 +139,7 @@ def serve(engine: str, setup: Callable[[], None], handle: Callable[[Case], None]
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     broken = None
+    keep_bytecode(engine)
     try:
         setup()
     except BaseException as error:  # noqa: BLE001 - an engine that does not import answers every case with it
@@ -177,6 +179,25 @@ def _answer(engine: str, line: str, handle: Callable[[Case], None], broken: str 
             return record(engine, case, failed=f"adapter error: {type(error).__name__}: {error}\n{detail}")
         return record(engine, case, refused={"type": type(error).__name__, "message": str(error), "where": frame})
     return record(engine, case)
+
+
+def keep_bytecode(engine: str) -> None:
+    """An engine installed without bytecode (uv's default; pip under PYTHONDONTWRITEBYTECODE) compiles every module
+    it imports from source at each start: 30 s of a 40 s SGLang import here. For such an install the bytecode is
+    kept in dflash-cfg's own cache ($DFLASH_CFG_BYTECODE, set by the runner), so only the first run pays, and
+    nothing is written into the engine's tree. An install with its bytecode is left as it is."""
+    root = os.environ.get("DFLASH_CFG_BYTECODE")
+    try:
+        spec = importlib.util.find_spec(engine)  # finds the package without importing it
+    except (ImportError, ValueError):
+        return
+    origin = getattr(spec, "origin", None)
+    if not root or not origin or not origin.endswith(".py"):
+        return
+    if os.path.exists(importlib.util.cache_from_source(origin)):
+        return
+    sys.pycache_prefix = root
+    sys.dont_write_bytecode = False
 
 
 def first_import(*modules: str) -> None:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from dflash_cfg.sources.cache import default_root
+
 Engine = Literal["vllm", "sglang", "speculators"]
 ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "speculators")
 ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
@@ -107,6 +109,9 @@ def adapter_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env.update({"CUDA_VISIBLE_DEVICES": "", "VLLM_TARGET_DEVICE": "cpu", "VLLM_USE_V2_MODEL_RUNNER": "1"})
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    root = default_root(env)
+    if root is not None:  # see dflash_adapter_io.keep_bytecode
+        env["DFLASH_CFG_BYTECODE"] = str(root / "bytecode")
     env.pop("PYTHONPATH", None)  # the engine's interpreter must not pick up the caller's modules
     return env
 

@@ -28,7 +28,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +45,12 @@ MAX_ENTRY_BYTES = 1 << 20  # far above any real entry; a bigger file is foreign
 View = Callable[[dict[str, Any], str], Effective]
 
 
-def default_root() -> Path | None:
+def default_root(environ: Mapping[str, str] | None = None) -> Path | None:
     """``$XDG_CACHE_HOME/dflash-cfg``, else ``~/.cache/dflash-cfg``; None if neither is an absolute path.
 
     The XDG spec says a relative ``XDG_CACHE_HOME`` is invalid and must be ignored.
     """
-    base = os.environ.get("XDG_CACHE_HOME", "")
+    base = (os.environ if environ is None else environ).get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         home = os.path.expanduser("~")
         if not os.path.isabs(home):

@@ -3,12 +3,14 @@ says what they read, the command shows it and exits on it."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -178,3 +180,34 @@ def test_preflight_reports_a_window_the_launchs_vllm_reads_other_than_the_file(
     assert misread["severity"] == "error" and misread["pointer"] == "/sliding_window", misread
     assert misread["message"] == "vLLM 0.33.0 reads sliding_window 1024, the file says 2048", misread
     assert result.code == 1
+
+
+def test_local_drafter_and_target_send_no_engine_to_the_hub(
+    dflash: Run, engine_python: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Online Hub settings (no HF_HUB_OFFLINE), the Hub a recorder on loopback. Every model is a local directory,
+    # so no engine may ask the Hub for a model's file: SGLang's Qwen3.5 class looks for a joint_head_config.json
+    # in the served model, and with the adapter's stand-in context that was the repo "dummy" (25 s of retries
+    # on a host without the Hub).
+    asked: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_error(404)
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
+    try:
+        result = dflash("engines", UPSTREAM, "--target", QWEN36, "--python", engine_python, "--format", "json")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.code == 0, result.out + result.err
+    assert not [path for path in asked if "/resolve/" in path or "/api/models/" in path], asked

@@ -109,3 +109,35 @@ def test_check_and_the_hooks_never_start_an_engine(tmp_path: Path) -> None:
 
 def hooks_fix(drafter: Path) -> list[str]:
     return ["fix", "--yes", "--no-backup", "--no-lock", "--exit-non-zero-on-fix", str(drafter)]
+
+
+def _engine_without_bytecode(tmp_path: Path) -> tuple[Path, Path]:
+    """An interpreter whose "vllm" (and "torch", which the adapter imports first) are packages installed without
+    bytecode, as uv installs them. The adapter imports both, then fails: they are not the real engine."""
+    site = tmp_path / "site"
+    (site / "vllm").mkdir(parents=True)
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("", encoding="utf-8")
+    (site / "vllm" / "__init__.py").write_text("from vllm import engine\n", encoding="utf-8")
+    (site / "vllm" / "engine.py").write_text("VALUE = 1\n", encoding="utf-8")
+    return site, fake_python(tmp_path, f'PYTHONPATH={site} exec {sys.executable} "$@"')
+
+
+def test_an_engine_installed_without_bytecode_gets_it_kept_in_our_cache(tmp_path: Path) -> None:
+    site, python = _engine_without_bytecode(tmp_path)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    records = adapters.run(python, "vllm", [Request(DRAFTER)], env=env)
+    assert records[0].failed is not None and "cannot import vllm" in records[0].failed  # not the real vLLM
+    kept = (tmp_path / "cache" / "dflash-cfg" / "bytecode").rglob("*.pyc")
+    names = sorted(f"{p.parent.name}/{p.name.split('.')[0]}" for p in kept)
+    assert names == ["torch/__init__", "vllm/__init__", "vllm/engine"], names
+    assert not list(site.rglob("__pycache__")), "bytecode was written into the engine's own tree"
+
+
+def test_an_engine_installed_with_its_bytecode_is_left_as_it_is(tmp_path: Path) -> None:
+    site, python = _engine_without_bytecode(tmp_path)
+    compiled = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(site)], check=True, env=compiled)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    adapters.run(python, "vllm", [Request(DRAFTER)], env=env)
+    assert not (tmp_path / "cache" / "dflash-cfg" / "bytecode").exists()

@@ -106,6 +106,8 @@ def scan(args: Sequence[str], table: dict[str, tuple[str, int]], *, engine: Engi
             continue
         canonical, arity = table.get(name, ("", -1))
         if arity == FLAG:
+            if canonical:  # a flag whose presence is read
+                options.setdefault(canonical, []).append((name, ""))
             continue
         if arity == -1 or (arity == MANY and value is None):  # unknown, or nargs="+" without `=`
             if value is None:

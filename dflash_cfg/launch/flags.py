@@ -32,6 +32,12 @@ DRAFT_WINDOW = "draft_window"
 OLD_MODEL = "old_model"
 OLD_TOKENS = "old_tokens"
 DRAFT_TP = "draft_tp"
+PP = "pp"
+DP = "dp"
+ATTN_DP = "attn_dp"
+DP_ATTENTION = "dp_attention"
+DP_LM_HEAD = "dp_lm_head"
+ATTN_CP = "attn_cp"
 
 
 # Arity: FLAG takes nothing, VALUE exactly one token, MANY every bare token that follows (nargs="+").
@@ -146,6 +152,20 @@ SGLANG: dict[str, tuple[str, int]] = {
     # cards and launch scripts still use it, with the same meaning and the same check against the block.
     "--speculative-dflash-draft-window-size": (DRAFT_WINDOW, VALUE),
     "--config": (CONFIG, VALUE),
+    # arg_groups/fields/parallel.py: the layouts _handle_dflash refuses (pipeline parallel; attention DP
+    # without --enable-dp-lm-head or with attention context parallel).
+    "--pp-size": (PP, VALUE),
+    "--pipeline-parallel-size": (PP, VALUE),
+    "--dp-size": (DP, VALUE),
+    "--data-parallel-size": (DP, VALUE),
+    "--dp": (DP, VALUE),
+    "--attn-dp-size": (ATTN_DP, VALUE),
+    "--attention-data-parallel-size": (ATTN_DP, VALUE),
+    "--attn-cp-size": (ATTN_CP, VALUE),
+    "--attention-context-parallel-size": (ATTN_CP, VALUE),
+    # server_args.py: deprecated, `--dp-size N --enable-dp-attention` means `--attn-dp-size N`.
+    "--enable-dp-attention": (DP_ATTENTION, FLAG),
+    "--enable-dp-lm-head": (DP_LM_HEAD, FLAG),
     **{
         name: ("", VALUE)
         for name in (
@@ -158,9 +178,6 @@ SGLANG: dict[str, tuple[str, int]] = {
             "--dtype",
             "--kv-cache-dtype",
             "--quantization",
-            "--dp-size",
-            "--dp",
-            "--pp-size",
             "--attention-backend",
             "--speculative-num-steps",
             "--speculative-eagle-topk",
@@ -188,7 +205,6 @@ SGLANG: dict[str, tuple[str, int]] = {
             "--enable-torch-compile",
             "--disable-radix-cache",
             "--disable-cuda-graph",
-            "--enable-dp-attention",
             "--skip-server-warmup",
             "--enable-metrics",
         )

@@ -19,16 +19,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dflash_cfg.errors import LaunchError
-from dflash_cfg.launch.argv import Context, last, named, positive_int, scan, tensor_parallel
+from dflash_cfg.launch.argv import Args, Context, last, named, positive_int, scan, tensor_parallel
 from dflash_cfg.launch.configfile import sglang_config
 from dflash_cfg.launch.flags import (
     ALGORITHM,
+    ATTN_CP,
+    ATTN_DP,
     DFLASH_BLOCK,
+    DP,
+    DP_ATTENTION,
+    DP_LM_HEAD,
     DRAFT,
     DRAFT_REVISION,
     DRAFT_TOKENS,
     DRAFT_WINDOW,
     MODEL,
+    PP,
     REVISION,
     SGLANG,
 )
@@ -80,7 +86,24 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
         container=context.container,
         # speculative_hook.handle_speculative_decoding refuses a window <= 0.
         draft_window_size=None if window is None else positive_int(*window),
+        pipeline_parallel_size=_size(last(found, PP)),
+        attention_dp_size=_attention_dp(found),
+        dp_lm_head=last(found, DP_LM_HEAD) is not None,
+        attention_cp_size=_size(last(found, ATTN_CP)),
     )
+
+
+def _size(option: tuple[str, str] | None) -> int:
+    return 1 if option is None else positive_int(*option)
+
+
+def _attention_dp(found: Args) -> int:
+    """parallel_hook.handle_deprecated_dp_attention: `--dp-size N --enable-dp-attention` is `--attn-dp-size N`,
+    unless --attn-dp-size is given (other than 1)."""
+    explicit = _size(last(found, ATTN_DP))
+    if explicit != 1 or last(found, DP_ATTENTION) is None:
+        return explicit
+    return _size(last(found, DP))
 
 
 def _first_after_model_type(args: list[str]) -> int:

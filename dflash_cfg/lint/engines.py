@@ -612,6 +612,27 @@ READS: dict[str, Read] = {
             + SGLANG_MODEL
             + " (DFlashAttention)",
         ),
+        Read(
+            reader="SGLang",
+            key="pp_size",
+            order="the launch's --pp-size (alias --pipeline-parallel-size), not the file: DFLASH refuses any value "
+            "but 1 when it is set up",
+            default="-",
+            bad_type="-",
+            source=CHECKED + " sglang/srt/arg_groups/speculative_hook.py:319 (_handle_dflash; run by "
+            "tests/engines/test_launch_checks.py)",
+        ),
+        Read(
+            reader="SGLang",
+            key="attn_dp_size",
+            order="the launch's --attn-dp-size, else the deprecated --dp-size with --enable-dp-attention "
+            "(handle_deprecated_dp_attention), not the file: above 1, DFLASH requires --enable-dp-lm-head, "
+            "--attn-cp-size 1 and SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION off",
+            default="-",
+            bad_type="-",
+            source=CHECKED + " sglang/srt/arg_groups/speculative_hook.py:303-316 (_handle_dflash), "
+            "parallel_hook.py:39 (run by tests/engines/test_launch_checks.py)",
+        ),
         # --- transformers: how both engines get config.json (AutoConfig) ---
         Read(
             reader="transformers",

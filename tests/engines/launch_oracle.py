@@ -10,7 +10,8 @@ request holds "cases" ({"target", "speculative_config", "tp"}) instead of lines,
 configuration (`EngineArgs.create_engine_config`, no model built), which is where vLLM refuses a launch that
 does not fit its drafter; the environment (VLLM_USE_V2_MODEL_RUNNER) is the process's. With "engine":
 "sglang-dflash" SGLang's lines are then run through its DFLASH set-up (`_handle_dflash`, which reads the
-drafter's config), the device said to be "cuda": the one check of it that a CPU host fails."""
+drafter's config, after `handle_deprecated_dp_attention` as a server runs them), the device said to be "cuda":
+the one check of it that a CPU host fails."""
 
 from __future__ import annotations
 
@@ -135,6 +136,7 @@ def _vllm_config() -> Any:
 
 
 def _sglang_dflash() -> Any:
+    from sglang.srt.arg_groups.parallel_hook import handle_deprecated_dp_attention
     from sglang.srt.arg_groups.speculative_hook import _handle_dflash
     from sglang.srt.server_args import ServerArgs
 
@@ -143,6 +145,7 @@ def _sglang_dflash() -> Any:
         ServerArgs.add_cli_args(parser)
         ns = parser.parse_args(argv)
         ns.device = "cuda"
+        handle_deprecated_dp_attention(ns)  # runs before any handler reads the DP layout
         _handle_dflash(ns)
         declared: dict[str, Any] = {}
         for _source, fields in getattr(ns, "_resolved_overrides", None) or ():

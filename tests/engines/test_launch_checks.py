@@ -220,3 +220,37 @@ def test_sglang_draft_window_is_df808(engine_python: Path, dflash: Run, tmp_path
         assert not refused or "--speculative-draft-window-size must be >=" in refused, refused
         outcomes.add(bool(refused))
     assert outcomes == {True, False}
+
+
+def test_sglang_parallel_layouts_are_df809(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
+    # _handle_dflash: DFLASH refuses pipeline parallelism, and attention DP without --enable-dp-lm-head, with
+    # context parallelism, or with SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION on.
+    target = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")
+    layouts = [[], ["--pp-size", "2"], ["--pipeline-parallel-size", "1"], ["--pp-size=3", "--tp-size", "2"],
+               ["--dp-size", "2"], ["--dp-size", "2", "--enable-dp-attention"], ["--enable-dp-attention"],
+               ["--dp-size", "4", "--enable-dp-attention", "--enable-dp-lm-head"], ["--attn-dp-size", "2"],
+               ["--attention-data-parallel-size", "2", "--enable-dp-lm-head"],
+               ["--attn-dp-size", "2", "--enable-dp-lm-head", "--attn-cp-size", "2"],
+               ["--attn-dp-size", "2", "--dp-size", "4", "--enable-dp-attention", "--enable-dp-lm-head"]]  # fmt: skip
+    head = [
+        "--model-path",
+        target,
+        "--speculative-algorithm",
+        "DFLASH",
+        "--speculative-draft-model-path",
+        str(B16.parent),
+    ]
+    reasons = ("pp_size == 1", "requires --enable-dp-lm-head", "does not support context parallel",
+               "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION=0")  # fmt: skip
+    outcomes = set()
+    for env in ({}, {"SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION": "1"}):
+        argvs = [[*head, *layout] for layout in layouts]
+        answers = oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path, **env)
+        for argv, answer in zip(argvs, answers, strict=True):
+            prefix = [f"{k}={v}" for k, v in env.items()]
+            ours = findings(dflash, [*prefix, "python", "-m", "sglang.launch_server", *argv]).get("DF809")
+            refused = answer.get("refused", "")
+            assert (ours == "error") == bool(refused), (env, argv, answer, ours)
+            assert not refused or any(reason in refused for reason in reasons), refused
+            outcomes.add(next((reason for reason in reasons if reason in refused), "accepted"))
+    assert outcomes == {"accepted", *reasons}, outcomes  # each refusal met, and accepted layouts

@@ -291,6 +291,56 @@ def draft_window(ctx: Context) -> Iterator[Problem]:
         )
 
 
+@rule(
+    "DF809",
+    "launch-sglang-dflash-parallelism",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=("SGLang:pp_size", "SGLang:attn_dp_size"),
+)
+def sglang_dflash_parallelism(ctx: Context) -> Iterator[Problem]:
+    """An SGLang DFLASH launch with a parallel layout SGLang refuses for DFLASH.
+
+    SGLang 0.5.23 checks the layout when it sets DFLASH up (``_handle_dflash``,
+    ``sglang/srt/arg_groups/speculative_hook.py:303-321``), before it loads anything: pipeline parallelism
+    (``--pp-size`` other than 1) is refused; so is attention data parallelism (``--attn-dp-size N``, or the
+    deprecated ``--dp-size N --enable-dp-attention``) without ``--enable-dp-lm-head`` (the draft borrows the
+    target's LM head), with attention context parallelism (``--attn-cp-size`` other than 1), or with
+    ``SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION`` on. The launch is refused whatever the drafter; the finding
+    sits on the drafter because preflight is where the launch meets it.
+
+    Fail: ``--speculative-algorithm DFLASH --pp-size 2``; ``--dp-size 2 --enable-dp-attention``
+    Pass: ``--speculative-algorithm DFLASH --tp-size 2``; ``--attn-dp-size 2 --enable-dp-lm-head``
+    """
+    launch = _launch(ctx)
+    if launch.engine != "sglang" or (launch.method or "").upper() != "DFLASH":
+        return
+    refused = "SGLang refuses the launch at start-up"
+    if launch.pipeline_parallel_size != 1:
+        yield Problem(
+            "",
+            f"--pp-size {launch.pipeline_parallel_size}: {refused} (DFLASH supports only pp_size 1)",
+        )
+    dp = launch.attention_dp_size
+    if dp <= 1:
+        return
+    if not launch.dp_lm_head:
+        yield Problem("", f"attention data parallel size {dp} without --enable-dp-lm-head: {refused} (DFLASH"
+                      " with dp attention requires --enable-dp-lm-head)")  # fmt: skip
+    elif launch.attention_cp_size != 1:
+        yield Problem("", f"attention data parallel size {dp} with --attn-cp-size {launch.attention_cp_size}:"
+                      f" {refused} (DFLASH with dp attention does not support context parallel)")  # fmt: skip
+    elif _sglang_true(dict(launch.engine_env).get("SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION")):
+        yield Problem("", f"attention data parallel size {dp} with SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION on:"
+                      f" {refused} (DFLASH with dp attention requires it off)")  # fmt: skip
+
+
+def _sglang_true(value: str | None) -> bool:
+    # sglang.srt.environ.EnvBool; a value it cannot parse makes SGLang fail on its own.
+    return value is not None and value.lower() in ("true", "1", "yes", "y")
+
+
 def _v1_forced(launch: Launch) -> str | None:
     """The value of VLLM_USE_V2_MODEL_RUNNER when a vLLM launch sets it to a false value, else None."""
     value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
@@ -316,4 +366,5 @@ RULES = (
     v1_runner_mixed_attention,
     v1_runner_v2_only_drafter,
     draft_window,
+    sglang_dflash_parallelism,
 )

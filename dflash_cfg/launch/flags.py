@@ -38,6 +38,7 @@ ATTN_DP = "attn_dp"
 DP_ATTENTION = "dp_attention"
 DP_LM_HEAD = "dp_lm_head"
 ATTN_CP = "attn_cp"
+MAX_LEN = "max_len"
 
 
 # Arity: FLAG takes nothing, VALUE exactly one token, MANY every bare token that follows (nargs="+").
@@ -62,6 +63,7 @@ VLLM: dict[str, tuple[str, int]] = {
     "--num-speculative-tokens": (OLD_TOKENS, VALUE),
     "--speculative-draft-tensor-parallel-size": (DRAFT_TP, VALUE),
     "-spec-draft-tp": (DRAFT_TP, VALUE),
+    "--max-model-len": (MAX_LEN, VALUE),
     **{
         name: ("", VALUE)
         for name in (
@@ -77,7 +79,6 @@ VLLM: dict[str, tuple[str, int]] = {
             "--tokenizer-mode",
             "--host",
             "--port",
-            "--max-model-len",
             "--gpu-memory-utilization",
             "--dtype",
             "--kv-cache-dtype",

@@ -17,7 +17,8 @@ Forms accepted, as read in vLLM's own sources (`vllm/utils/argparse_utils.py` Fl
     one is dropped: both mixes are refused here instead of reproducing a silent loss.
   - `--spec-method/--spec-model/--spec-tokens` (vllm #42476) fill the same three keys; setting a key both
     ways is refused by vLLM ("mutually exclusive"), and so here.
-  - `--tensor-parallel-size`/`-tp`, `--revision` (the string "None" means unset, vLLM's nullable_str).
+  - `--tensor-parallel-size`/`-tp`, `--revision` (the string "None" means unset, vLLM's nullable_str),
+    `--max-model-len` (human-readable: `32k`, `32K`, `25.6k`; `-1`/`auto` leave it to the target).
   - `method` may be absent: vLLM detects DFlash from the drafter name or config; it stays None here.
     A served model that is itself a `speculators` checkpoint is swapped for its verifier inside vLLM,
     which no argv shows: preflight reads that config and speculators.py rewrites the launch.
@@ -51,6 +52,7 @@ from dflash_cfg.launch.configfile import MODEL_OPTION, vllm_config
 from dflash_cfg.launch.flags import (
     API_SERVER,
     DRAFT_TP,
+    MAX_LEN,
     MODEL,
     OLD_MODEL,
     OLD_TOKENS,
@@ -101,7 +103,32 @@ def vllm_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch
         argv=context.argv,
         config_file=config_file,
         container=context.container,
+        max_model_len=_max_model_len(last(found, MAX_LEN)),
     )
+
+
+_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+
+
+def _max_model_len(option: tuple[str, str] | None) -> int | None:
+    """vllm/utils/argparse_utils.py human_readable_int_or_auto: `1k` is 1,000, `1K` 1,024 (no decimals), `-1` or
+    `auto` (None here) leave the length to the target's config."""
+    if option is None:
+        return None
+    name, text = option
+    value = text.strip()
+    if value == "-1" or value.lower() == "auto":
+        return None
+    match = _HUMAN_INT.fullmatch(value)
+    if match is not None:
+        number, suffix = match.groups()
+        if suffix.islower():
+            return int(float(number) * 1000 ** " kmgt".index(suffix))
+        if "." not in number:
+            return int(number) * 1024 ** " KMGT".index(suffix)
+    elif re.fullmatch(r"\d+", value):
+        return int(value)
+    raise LaunchError(f"{name}: expected a length such as 32768, 32k or 32K, got {quote(text)}")
 
 
 _SERVED_NAME = re.compile(r"--served[-_]model[-_]name(=.+)?", re.DOTALL)

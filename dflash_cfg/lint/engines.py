@@ -396,6 +396,18 @@ READS: dict[str, Read] = {
         ),
         Read(
             reader="vLLM",
+            key="max_position_embeddings",
+            order="top level: the draft ModelConfig's length, times the RoPE factor for types not pre-scaled "
+            "(_get_and_verify_max_len); raised to the target's max_model_len when every RoPE type only sizes a "
+            "cache (default, linear, llama3, ntk, proportional), else the V2 runner lowers the served "
+            "max_model_len to it (a warning in the log)",
+            default="the target's max_model_len",
+            bad_type="-",
+            source=CHECKED + " vllm/config/speculative.py:1807-1845, vllm/config/vllm.py:3025-3051 (run by "
+            "tests/engines/test_launch_checks.py)",
+        ),
+        Read(
+            reader="vLLM",
             key="num_attention_heads",
             order="top level, with num_key_value_heads: DFlashQwen3Attention asserts num_attention_heads % tp == 0, "
             "and num_key_value_heads % tp == 0 (or tp % num_key_value_heads == 0 when fewer)",

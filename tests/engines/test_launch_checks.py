@@ -254,3 +254,40 @@ def test_sglang_parallel_layouts_are_df809(engine_python: Path, dflash: Run, tmp
             assert not refused or any(reason in refused for reason in reasons), refused
             outcomes.add(next((reason for reason in reasons if reason in refused), "accepted"))
     assert outcomes == {"accepted", *reasons}, outcomes  # each refusal met, and accepted layouts
+
+
+def test_a_drafter_shorter_than_max_model_len_is_df810(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
+    # VllmConfig._limit_max_model_len_to_draft: with RoPE that does more than size a cache, the V2 runner serves
+    # the drafter's length (max_position_embeddings, times the factor of types not pre-scaled).
+    target = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")  # max_position_embeddings 40960
+    ropes: dict[str, dict[str, Any] | None] = {
+        "default": None,
+        "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096},
+        "linear": {"rope_type": "linear", "factor": 2.0},
+        "dynamic": {"rope_type": "dynamic", "factor": 2.0},
+        "legacy-type-key": {"type": "yarn", "factor": 2.0},
+    }
+    drafters = {
+        name: drafter(tmp_path, name, max_position_embeddings=4096, rope_scaling=rope) for name, rope in ropes.items()
+    }
+    lengths = ["2048", "4096", "8k", "16K", "32768"]
+    cases = [{"target": target, "max_model_len": _vllm_int(length), "speculative_config": {"method": "dflash",
+              "model": str(path), "num_speculative_tokens": 15}}
+             for path in drafters.values() for length in lengths]  # fmt: skip
+    answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, VLLM_USE_V2_MODEL_RUNNER="1")
+    lowered = set()
+    for case, answer, length in zip(cases, answers, lengths * len(drafters), strict=True):
+        argv = ["vllm", "serve", target, "--max-model-len", length, "-sc", json.dumps(case["speculative_config"])]
+        ours = findings(dflash, argv).get("DF810")
+        served = answer["read"]["max_model_len"]
+        assert (ours == "warning") == (served < case["max_model_len"]), (case, answer, ours)
+        if ours:
+            result = dflash("preflight", "--no-engine-check", "--format", "json", "--", *argv)
+            [finding] = [f for f in result.json()["files"][0]["findings"] if f["rule"] == "DF810"]
+            assert f"serves max_model_len {served}," in finding["message"], (finding, answer)
+            lowered.add(served)
+    assert lowered == {4096, 8192}, lowered
+
+
+def _vllm_int(text: str) -> int:
+    return int(text[:-1]) * (1000 if text.endswith("k") else 1024) if text[-1] in "kK" else int(text)

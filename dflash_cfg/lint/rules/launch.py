@@ -336,6 +336,78 @@ def sglang_dflash_parallelism(ctx: Context) -> Iterator[Problem]:
                       f" {refused} (DFLASH with dp attention requires it off)")  # fmt: skip
 
 
+# vllm/config/speculative.py:104 _CACHE_ONLY_ROPE_TYPES: a drafter whose RoPE types are all of these has its
+# max_position_embeddings raised to the target's length; any other type sizes more than a cache.
+CACHE_ONLY_ROPE = frozenset({"default", "linear", "llama3", "ntk", "proportional"})
+# vllm/config/model.py:2612 _get_and_verify_max_len: these leave max_position_embeddings already scaled.
+PRESCALED_ROPE = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})
+
+
+@rule(
+    "DF810",
+    "launch-draft-context",
+    Severity.WARNING,
+    "data",
+    "launch",
+    reads=("vLLM:max_position_embeddings",),
+)
+def draft_context(ctx: Context) -> Iterator[Problem]:
+    """A vLLM launch whose ``--max-model-len`` is longer than a drafter with scaled RoPE can serve: vLLM serves
+    the drafter's length instead, with only a log line to say so.
+
+    vLLM 0.33.0 raises a drafter's ``max_position_embeddings`` to the target's length when its RoPE only sizes
+    a cache (types default, linear, llama3, ntk, proportional). Any other type (``yarn``, ``dynamic``, ...)
+    keeps the drafter's length (``max_position_embeddings``, times the RoPE ``factor`` for types that do not
+    come pre-scaled), and the V2 model runner then lowers the whole server's ``max_model_len`` to it
+    (``VllmConfig._limit_max_model_len_to_draft``, ``vllm/config/vllm.py:3025``): requests longer than that are
+    refused, for the target too. Checked against ``--max-model-len``; without it vLLM takes the target's length,
+    which preflight's engine step (with vLLM installed) sees.
+
+    Fail (warning): ``--max-model-len 32768`` with ``"rope_scaling": {"rope_type": "yarn", ...}`` and
+    ``"max_position_embeddings": 4096``
+    Pass: the same with ``"rope_scaling": null`` (default RoPE: vLLM raises the drafter's length)
+    """
+    launch = _launch(ctx)
+    wanted = launch.max_model_len
+    if launch.engine != "vllm" or wanted is None or _v1_forced(launch) is not None:
+        return
+    types, factor = _rope(ctx.data)
+    positions = ctx.data.get("max_position_embeddings")
+    if not types or types <= CACHE_ONLY_ROPE or not is_int(positions) or positions <= 0:
+        return
+    served = int(positions * factor)
+    if served < wanted:
+        scaled = f" x factor {factor:g}" if factor != 1 else ""
+        yield Problem(
+            "/max_position_embeddings",
+            f"vLLM serves max_model_len {served}, not the launch's --max-model-len {wanted}: the drafter's RoPE"
+            f" ({', '.join(sorted(types))}) is sized by max_position_embeddings {positions}{scaled}, and vLLM"
+            " lowers the server's length to the drafter's",
+        )
+
+
+def _rope(data: dict[str, object]) -> tuple[set[str], float]:
+    """The drafter's RoPE types and the factor vLLM scales its length by (rope_parameters, else rope_scaling;
+    flat, or one entry per layer type)."""
+    block = data.get("rope_parameters")
+    if not isinstance(block, dict):
+        block = data.get("rope_scaling")
+    if not isinstance(block, dict):
+        return set(), 1.0
+    entries = [v for v in block.values() if isinstance(v, dict)] or [block]
+    types: set[str] = set()
+    factor = 1.0
+    for entry in entries:
+        kind = entry.get("rope_type", entry.get("type", "default"))
+        if not isinstance(kind, str):
+            return set(), 1.0
+        types.add(kind)
+        value = entry.get("factor")
+        if kind not in PRESCALED_ROPE and isinstance(value, (int, float)) and not isinstance(value, bool):
+            factor = float(value)
+    return types, factor
+
+
 def _sglang_true(value: str | None) -> bool:
     # sglang.srt.environ.EnvBool; a value it cannot parse makes SGLang fail on its own.
     return value is not None and value.lower() in ("true", "1", "yes", "y")
@@ -367,4 +439,5 @@ RULES = (
     v1_runner_v2_only_drafter,
     draft_window,
     sglang_dflash_parallelism,
+    draft_context,
 )

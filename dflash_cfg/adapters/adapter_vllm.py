@@ -66,11 +66,18 @@ def handle(case: io.Case) -> None:
     elif spec.get("num_speculative_tokens") is None:
         spec["num_speculative_tokens"] = _default_tokens(case, drafter)
     tp = int(request.get("tensor_parallel_size") or 1)
-    if tp != 1:
-        case.stand_in(f"tensor_parallel_size {tp}: the configuration checks ran with it; the model was built for 1")
+    pp = int(request.get("pipeline_parallel_size") or 1)
+    for name, size in (("tensor_parallel_size", tp), ("pipeline_parallel_size", pp)):
+        if size != 1:
+            case.stand_in(f"{name} {size}: the configuration checks ran with it; the models were built for 1")
     case.stand_in("tokenizer: not loaded (skip_tokenizer_init)")
     args = EngineArgs(
-        model=target, speculative_config=spec, tensor_parallel_size=tp, skip_tokenizer_init=True, load_format="dummy"
+        model=target,
+        speculative_config=spec,
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        skip_tokenizer_init=True,
+        load_format="dummy",
     )
     vllm_config = args.create_engine_config()
     spec_config = vllm_config.speculative_config
@@ -79,6 +86,8 @@ def handle(case: io.Case) -> None:
     aux = get_eagle3_aux_layers_from_config(spec_config)
     mask = get_parallel_drafting_token_id(hf)
     case.stand_in("target forward pass: not run (which layers the target really captures is not checked)")
+    if pp > 1 and target == request.get("target"):
+        _pipeline_capture(case, vllm_config, spec_config)
     case.stand_in("draft: built on the meta device as load_dflash_model configures it; no weights loaded")
     draft_config = replace(
         vllm_config,
@@ -101,6 +110,25 @@ def handle(case: io.Case) -> None:
             "vocab_size": getattr(hf, "vocab_size", None),
         }
     )
+
+
+def _pipeline_capture(case: io.Case, vllm_config: Any, spec_config: Any) -> None:
+    """With pipeline parallelism the model runner's set-up of the target's capture
+    (set_eagle3_aux_hidden_state_layers, use_pp) refuses a target whose decoder cannot relay the tapped hidden
+    states between stages: the target built on the meta device, the engine's own set-up run on it."""
+    import torch
+    from vllm.config import set_current_vllm_config
+    from vllm.model_executor.model_loader import utils as loader_utils
+    from vllm.v1.worker.gpu.spec_decode.eagle.eagle3_utils import set_eagle3_aux_hidden_state_layers
+
+    try:
+        with set_current_vllm_config(vllm_config), torch.device("meta"):
+            target = loader_utils.initialize_model(vllm_config, model_config=vllm_config.model_config)
+    except Exception as error:  # noqa: BLE001 - the target's own limits here (a CPU build's kernels) are not a refusal
+        case.stand_in(f"pipeline capture: the target was not built here ({type(error).__name__}); not checked")
+        return
+    case.stand_in("pipeline capture: the target built on the meta device, as one stage holding every layer")
+    set_eagle3_aux_hidden_state_layers(target, spec_config, use_pp=True)
 
 
 def _model_reads(case: io.Case, model: Any, hf: Any, has_any_non_causal: Any) -> dict[str, Any]:

@@ -64,6 +64,8 @@ VLLM: dict[str, tuple[str, int]] = {
     "--speculative-draft-tensor-parallel-size": (DRAFT_TP, VALUE),
     "-spec-draft-tp": (DRAFT_TP, VALUE),
     "--max-model-len": (MAX_LEN, VALUE),
+    "--pipeline-parallel-size": (PP, VALUE),
+    "-pp": (PP, VALUE),
     **{
         name: ("", VALUE)
         for name in (
@@ -84,8 +86,6 @@ VLLM: dict[str, tuple[str, int]] = {
             "--kv-cache-dtype",
             "--max-num-seqs",
             "--max-num-batched-tokens",
-            "--pipeline-parallel-size",
-            "-pp",
             "--data-parallel-size",
             "-dp",
             "--quantization",

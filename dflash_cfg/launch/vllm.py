@@ -17,8 +17,9 @@ Forms accepted, as read in vLLM's own sources (`vllm/utils/argparse_utils.py` Fl
     one is dropped: both mixes are refused here instead of reproducing a silent loss.
   - `--spec-method/--spec-model/--spec-tokens` (vllm #42476) fill the same three keys; setting a key both
     ways is refused by vLLM ("mutually exclusive"), and so here.
-  - `--tensor-parallel-size`/`-tp`, `--revision` (the string "None" means unset, vLLM's nullable_str),
-    `--max-model-len` (human-readable: `32k`, `32K`, `25.6k`; `-1`/`auto` leave it to the target).
+  - `--tensor-parallel-size`/`-tp`, `--pipeline-parallel-size`/`-pp`, `--revision` (the string "None" means
+    unset, vLLM's nullable_str), `--max-model-len` (human-readable: `32k`, `32K`, `25.6k`; `-1`/`auto` leave
+    it to the target).
   - `method` may be absent: vLLM detects DFlash from the drafter name or config; it stays None here.
     A served model that is itself a `speculators` checkpoint is swapped for its verifier inside vLLM,
     which no argv shows: preflight reads that config and speculators.py rewrites the launch.
@@ -56,6 +57,7 @@ from dflash_cfg.launch.flags import (
     MODEL,
     OLD_MODEL,
     OLD_TOKENS,
+    PP,
     REVISION,
     SPEC_CONFIG,
     SPEC_METHOD,
@@ -90,6 +92,7 @@ def vllm_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch
     spec, spec_option = _speculative_config(found)
     tp = tensor_parallel(found)
     _same_draft_tp(found, spec, spec_option, tp)
+    pp = last(found, PP)
     return Launch(
         engine="vllm",
         target=target,
@@ -104,6 +107,7 @@ def vllm_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch
         config_file=config_file,
         container=context.container,
         max_model_len=_max_model_len(last(found, MAX_LEN)),
+        pipeline_parallel_size=1 if pp is None else positive_int(*pp),
     )
 
 

@@ -37,6 +37,7 @@ class Request:
     num_speculative_tokens: int | None = None
     tensor_parallel_size: int = 1
     speculative_config: Mapping[str, Any] | None = None
+    pipeline_parallel_size: int = 1
 
     def to_json(self) -> str:
         return json.dumps(
@@ -45,6 +46,7 @@ class Request:
                 "target": self.target,
                 "num_speculative_tokens": self.num_speculative_tokens,
                 "tensor_parallel_size": self.tensor_parallel_size,
+                "pipeline_parallel_size": self.pipeline_parallel_size,
                 "speculative_config": dict(self.speculative_config) if self.speculative_config is not None else None,
             }
         )

@@ -211,3 +211,24 @@ def test_local_drafter_and_target_send_no_engine_to_the_hub(
         server.server_close()
     assert result.code == 0, result.out + result.err
     assert not [path for path in asked if "/resolve/" in path or "/api/models/" in path], asked
+
+
+def test_preflight_runs_vllms_pipeline_capture_set_up_on_the_target(dflash: Run, engine_python: Path) -> None:
+    # With pipeline parallelism vLLM's model runner refuses a target whose decoder cannot relay the tapped hidden
+    # states between stages (set_eagle3_aux_hidden_state_layers): Qwen3.5/3.6's cannot, Qwen3's can.
+    def launch(target: Path, drafter: Path) -> list[str]:
+        spec = json.dumps({"method": "dflash", "model": str(drafter), "num_speculative_tokens": 15})
+        return [str(engine_python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(target), "-pp", "2",
+                "--speculative-config", spec]  # fmt: skip
+
+    result = dflash("preflight", "--format", "json", "--", *launch(QWEN36, UPSTREAM))
+    findings = result.json()["files"][0]["findings"]
+    [refusal] = [f for f in findings if f["rule"] == "DF901"]
+    assert refusal["severity"] == "error" and "does not support dflash with pipeline parallelism" in refusal["message"]
+    assert "eagle3_utils.py" in refusal["message"], refusal
+    assert result.code == 1
+    qwen3 = FIXTURES / "targets" / "Qwen__Qwen3-4B"
+    result = dflash(
+        "preflight", "--format", "json", "--", *launch(qwen3, FIXTURES / "upstream" / "z-lab__Qwen3-4B-DFlash-b16")
+    )
+    assert not [f for f in result.json()["files"][0]["findings"] if f["rule"] == "DF901"], result.out

@@ -609,6 +609,7 @@ class Launch:
     engine_env: tuple[tuple[str, str], ...] = ()
     draft_window_size: int | None = None  # SGLang: --speculative-draft-window-size
     max_model_len: int | None = None  # vLLM: --max-model-len (None: the target's own length)
+    distributed_executor_backend: str | None = None  # vLLM: --distributed-executor-backend
     pipeline_parallel_size: int = 1  # vLLM: --pipeline-parallel-size; SGLang: --pp-size
     # SGLang's attention data parallelism as it resolves it: --attn-dp-size, else the deprecated
     # `--dp-size N --enable-dp-attention`; with --enable-dp-lm-head and --attn-cp-size beside it.

@@ -39,6 +39,7 @@ DP_ATTENTION = "dp_attention"
 DP_LM_HEAD = "dp_lm_head"
 ATTN_CP = "attn_cp"
 MAX_LEN = "max_len"
+EXECUTOR = "executor"
 
 
 # Arity: FLAG takes nothing, VALUE exactly one token, MANY every bare token that follows (nargs="+").
@@ -64,6 +65,7 @@ VLLM: dict[str, tuple[str, int]] = {
     "--speculative-draft-tensor-parallel-size": (DRAFT_TP, VALUE),
     "-spec-draft-tp": (DRAFT_TP, VALUE),
     "--max-model-len": (MAX_LEN, VALUE),
+    "--distributed-executor-backend": (EXECUTOR, VALUE),
     "--pipeline-parallel-size": (PP, VALUE),
     "-pp": (PP, VALUE),
     **{
@@ -102,7 +104,6 @@ VLLM: dict[str, tuple[str, int]] = {
             "--hf-overrides",
             "--limit-mm-per-prompt",
             "--uvicorn-log-level",
-            "--distributed-executor-backend",
             "--api-server-count",
             "-asc",
             "--generation-config",

@@ -53,6 +53,7 @@ from dflash_cfg.launch.configfile import MODEL_OPTION, vllm_config
 from dflash_cfg.launch.flags import (
     API_SERVER,
     DRAFT_TP,
+    EXECUTOR,
     MAX_LEN,
     MODEL,
     OLD_MODEL,
@@ -93,6 +94,7 @@ def vllm_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch
     tp = tensor_parallel(found)
     _same_draft_tp(found, spec, spec_option, tp)
     pp = last(found, PP)
+    executor = last(found, EXECUTOR)
     return Launch(
         engine="vllm",
         target=target,
@@ -108,6 +110,7 @@ def vllm_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch
         container=context.container,
         max_model_len=_max_model_len(last(found, MAX_LEN)),
         pipeline_parallel_size=1 if pp is None else positive_int(*pp),
+        distributed_executor_backend=None if executor is None else executor[1],
     )
 
 

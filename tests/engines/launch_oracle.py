@@ -6,12 +6,12 @@ with its `--config` merger and the parse alone (its DFLASH post-init refuses a C
 
 With "speculators": true, vLLM's lines are then read on as `create_engine_config` goes on:
 `maybe_override_with_speculators` on the served model (`vllm serve SPEC_DIR`). With "engine": "vllm-config" the
-request holds "cases" ({"target", "speculative_config", "tp", "max_model_len"}) instead of lines, each built into
-vLLM's whole configuration (`EngineArgs.create_engine_config`, no model built), which is where vLLM refuses a
-launch that does not fit its drafter; the environment (VLLM_USE_V2_MODEL_RUNNER) is the process's. With "engine":
-"sglang-dflash" SGLang's lines are then run through its DFLASH set-up (`_handle_dflash`, which reads the
-drafter's config, after `handle_deprecated_dp_attention` as a server runs them), the device said to be "cuda":
-the one check of it that a CPU host fails."""
+request holds "cases" ({"target", "speculative_config", "tp", "pp", "executor", "max_model_len"}) instead of
+lines, each built into vLLM's whole configuration (`EngineArgs.create_engine_config`, no model built), which is
+where vLLM refuses a launch that does not fit its drafter; the environment (VLLM_USE_V2_MODEL_RUNNER) is the
+process's. With "engine": "sglang-dflash" SGLang's lines are then run through its DFLASH set-up
+(`_handle_dflash`, which reads the drafter's config, after `handle_deprecated_dp_attention` as a server runs
+them), the device said to be "cuda": the one check of it that a CPU host fails."""
 
 from __future__ import annotations
 
@@ -123,6 +123,8 @@ def _vllm_config() -> Any:
             skip_tokenizer_init=True,
             load_format="dummy",
             max_model_len=case.get("max_model_len"),
+            pipeline_parallel_size=int(case.get("pp") or 1),
+            distributed_executor_backend=case.get("executor"),
         )
         config = args.create_engine_config()
         spec = config.speculative_config

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import FIXTURES, Result
 
 from dflash_cfg.errors import LaunchError
@@ -291,3 +292,39 @@ def test_a_drafter_shorter_than_max_model_len_is_df810(engine_python: Path, dfla
 
 def _vllm_int(text: str) -> int:
     return int(text[:-1]) * (1000 if text.endswith("k") else 1024) if text[-1] in "kK" else int(text)
+
+
+def test_v1_runner_chosen_by_the_launch_line_is_df806_and_df807(
+    engine_python: Path, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # VllmConfig.use_v2_model_runner with the variable unset: pipeline parallelism under external_launcher is
+    # something V2 lacks, so V1 runs, and refuses what DF806/DF807 say.
+    monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
+    qwen3_4b = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")
+    drafters = {
+        "full": drafter(tmp_path, "full"),
+        "mixed": drafter(tmp_path, "mixed", layer_types=SLIDING, sliding_window=2048, use_sliding_window=True),
+        "dflash2": FIXTURES / "upstream" / "z-lab__Qwen3.8-27B-DFlash2",
+    }
+    layouts: list[dict[str, Any]] = [
+        {"executor": "external_launcher", "pp": 2},
+        {"executor": "external_launcher", "pp": 1},
+        {"pp": 2},
+    ]
+    spec = {"method": "dflash", "num_speculative_tokens": 15}
+    cases: list[dict[str, Any]] = [
+        {"target": qwen3_4b, **layout, "speculative_config": {**spec, "model": str(path)}}
+        for path in drafters.values()
+        for layout in layouts
+    ]
+    answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path)
+    fired = set()
+    for case, answer in zip(cases, answers, strict=True):
+        argv = ["vllm", "serve", qwen3_4b, "-pp", str(case["pp"]), "-sc", json.dumps(case["speculative_config"])]
+        if "executor" in case:
+            argv += ["--distributed-executor-backend", str(case["executor"])]
+        ours = {rule for rule in findings(dflash, argv) if rule in ("DF806", "DF807")}
+        refused = answer.get("refused", "")
+        assert bool(ours) == ("Model Runner V1 does not support" in refused), (case, answer, ours)
+        fired |= ours
+    assert fired == {"DF806", "DF807"}

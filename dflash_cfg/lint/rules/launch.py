@@ -186,19 +186,21 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
 
 @rule("DF806", "launch-v1-runner-mixed-attention", Severity.ERROR, "data", "launch", reads=("vLLM:layer_types",))
 def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
-    """A vLLM launch that forces the V1 model runner (``VLLM_USE_V2_MODEL_RUNNER=0``) for a drafter that
-    mixes sliding and full attention layers.
+    """A vLLM launch that runs the V1 model runner for a drafter that mixes sliding and full attention layers.
 
     vLLM 0.33.0's DFlash drafter needs one KV-cache group per attention kind, which only the V2 runner
     has: ``qwen3_dflash.py`` raises NotImplementedError "DFlash drafters with mixed sliding/full attention
-    require the V2 model runner" at start-up. The variable is read as the engine will get it: from
-    ``NAME=value`` and ``env`` before the command, ``docker run -e``/``--env-file``, or this environment.
+    require the V2 model runner" at start-up. V1 runs when ``VLLM_USE_V2_MODEL_RUNNER`` is false, read as the
+    engine will get it (``NAME=value`` and ``env`` before the command, ``docker run -e``/``--env-file``, or
+    this environment); with the variable unset, when the launch asks for what V2 lacks: pipeline parallelism
+    with ``--distributed-executor-backend external_launcher`` (``vllm/config/vllm.py:3061``).
 
-    Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``layer_types`` ``[sliding, full, ...]``
+    Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``layer_types`` ``[sliding, full, ...]``;
+    ``--distributed-executor-backend external_launcher -pp 2`` with the same drafter
     Pass: the same without the variable (or ``=1``), or a drafter whose layers are all of one kind
     """
-    value = _v1_forced(_launch(ctx))
-    if value is None:
+    forced = _v1_forced(_launch(ctx))
+    if forced is None:
         return
     types = ctx.data.get("layer_types")
     if not isinstance(types, list):
@@ -207,8 +209,8 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     if 0 < sliding < len(types):
         yield Problem(
             "/layer_types",
-            f"VLLM_USE_V2_MODEL_RUNNER={value} makes vLLM use its V1 model runner, which refuses a drafter mixing"
-            f" sliding and full attention ({sliding} of {len(types)} layers sliding); drop the variable or set it to 1",
+            f"{forced[0]} makes vLLM use its V1 model runner, which refuses a drafter mixing sliding and full"
+            f" attention ({sliding} of {len(types)} layers sliding); {forced[1]}",
         )
 
 
@@ -232,28 +234,27 @@ V2_ONLY = {
     reads=("vLLM:architectures",),
 )
 def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
-    """A vLLM launch that forces the V1 model runner (``VLLM_USE_V2_MODEL_RUNNER=0``) for a drafter only the
-    V2 runner serves: one with a candidate head (DFlash2, its beam variant, LiLiCorr) or an XPress refiner.
+    """A vLLM launch that runs the V1 model runner (as DF806 tells) for a drafter only the V2 runner serves:
+    one with a candidate head (DFlash2, its beam variant, LiLiCorr) or an XPress refiner.
 
     Only the V2 runner's speculators call those parts; on V1 the same checkpoint would draft as a plain
     DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
     (``VllmConfig._validate_v1_model_runner``, ``vllm/config/vllm.py:3115`` and ``:3137``: "Model Runner V1
-    does not support: DFlash candidate-head drafts" / "xpress speculative decoding"). The variable is read
-    as for DF806.
+    does not support: DFlash candidate-head drafts" / "xpress speculative decoding").
 
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``"architectures": ["DFlash2DraftModel"]``
     Pass: the same without the variable (or ``=1``), or a ``DFlashDraftModel`` drafter
     """
-    value = _v1_forced(_launch(ctx))
+    forced = _v1_forced(_launch(ctx))
     architectures = ctx.data.get("architectures")
-    if value is None or not isinstance(architectures, list):
+    if forced is None or not isinstance(architectures, list):
         return
     found = [a for a in architectures if isinstance(a, str) and a in V2_ONLY]
     if found:
         yield Problem(
             "/architectures",
-            f"VLLM_USE_V2_MODEL_RUNNER={value} makes vLLM use its V1 model runner, which refuses a {found[0]}"
-            f" drafter (its {V2_ONLY[found[0]]} runs only in the V2 runner); drop the variable or set it to 1",
+            f"{forced[0]} makes vLLM use its V1 model runner, which refuses a {found[0]} drafter (its"
+            f" {V2_ONLY[found[0]]} runs only in the V2 runner); {forced[1]}",
         )
 
 
@@ -413,12 +414,20 @@ def _sglang_true(value: str | None) -> bool:
     return value is not None and value.lower() in ("true", "1", "yes", "y")
 
 
-def _v1_forced(launch: Launch) -> str | None:
-    """The value of VLLM_USE_V2_MODEL_RUNNER when a vLLM launch sets it to a false value, else None."""
-    value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
-    if launch.engine != "vllm" or value is None or not _false(value):
+def _v1_forced(launch: Launch) -> tuple[str, str] | None:
+    """Why a vLLM launch runs the V1 model runner, and what would change it; None when it runs V2.
+    VllmConfig.use_v2_model_runner (vllm/config/vllm.py:731): the variable decides when it is set; unset, V1 is
+    chosen for what V2 lacks that a launch line shows (pipeline parallelism under external_launcher)."""
+    if launch.engine != "vllm":
         return None
-    return value
+    value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
+    if value is not None:
+        return (f"VLLM_USE_V2_MODEL_RUNNER={value}", "drop the variable or set it to 1") if _false(value) else None
+    if launch.distributed_executor_backend == "external_launcher" and launch.pipeline_parallel_size > 1:
+        pp = launch.pipeline_parallel_size
+        why = f"--distributed-executor-backend external_launcher with pipeline parallel size {pp}"
+        return why, "the V2 runner does not run pipeline parallelism under external_launcher"
+    return None
 
 
 def _false(value: str) -> bool:

@@ -76,12 +76,16 @@ def _vllm(speculators: bool = False) -> Any:
             "method": spec.get("method"),
             "tokens": spec.get("num_speculative_tokens"),
             "tp": engine.tensor_parallel_size,
+            "pp": engine.pipeline_parallel_size,
+            "max_len": engine.max_model_len,
+            "executor": engine.distributed_executor_backend,
         }
 
     return read
 
 
 def _sglang() -> Any:
+    from sglang.srt.arg_groups.parallel_hook import handle_deprecated_dp_attention
     from sglang.srt.server_args import ServerArgs
     from sglang.srt.utils.server_args_config_parser import ConfigArgumentMerger
 
@@ -98,6 +102,11 @@ def _sglang() -> Any:
             if int(block) <= 0 or (tokens is not None and int(tokens) != int(block)):
                 raise ValueError("--speculative-dflash-block-size refused by _handle_dflash")
             tokens = int(block)
+        # parallel_hook.handle_deprecated_dp_attention: `--dp-size N --enable-dp-attention` is `--attn-dp-size N`.
+        handle_deprecated_dp_attention(ns)
+        declared: dict[str, Any] = {}
+        for _source, fields in getattr(ns, "_resolved_overrides", None) or ():
+            declared.update(fields)
         return {
             "target": ns.model_path,
             "target_revision": ns.revision,
@@ -107,6 +116,10 @@ def _sglang() -> Any:
             "tokens": tokens,
             "tp": ns.tp_size,
             "window": ns.speculative_draft_window_size,
+            "pp": ns.pp_size,
+            "attn_dp": declared.get("attn_dp_size", ns.attn_dp_size),
+            "lm_head": bool(ns.enable_dp_lm_head),
+            "attn_cp": ns.attn_cp_size,
         }
 
     return read

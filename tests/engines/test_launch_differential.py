@@ -2,7 +2,8 @@
 in the pinned engine venv) on generated launch lines (fixed seed, >= 300 per engine): flags and their aliases,
 `=` forms, vLLM's dotted `--speculative-config.KEY VALUE`, JSON speculative configs, `--config` YAML merged
 with the command line, deprecated spellings and repeated flags. Both readings must give the same target,
-drafter, revisions, method, drafts per step and tensor-parallel size (and SGLang's draft window); a line the
+drafter, revisions, method, drafts per step, tensor- and pipeline-parallel sizes (vLLM: the max model length
+and executor; SGLang: the draft window and the attention DP layout as DFLASH checks it); a line the
 engine refuses (vLLM: a draft tensor-parallel size other than 1 or the TP size, too) must not be read by
 preflight, unless launch_by_design.toml gives the reason. preflight may refuse a line the engine reads
 (refusing beats guessing) but rarely."""
@@ -86,6 +87,17 @@ def vllm_line(rng: random.Random, folder: Path, n: int) -> list[str]:
                   ["--gpu-memory-utilization", "0.9"], ["--served-model-name", "m"]):  # fmt: skip
         if rng.random() < 0.25:
             options.append(extra)
+    if rng.random() < 0.3:
+        pp = _pick(rng, 1, 2, 4)
+        if rng.random() < 0.2:
+            config["pipeline-parallel-size"] = pp
+        else:
+            name = _pick(rng, "-pp", "--pipeline-parallel-size", "--pipeline_parallel_size")
+            options.append([f"{name}={pp}"] if rng.random() < 0.3 else [name, str(pp)])
+    if rng.random() < 0.3:
+        options.append(["--max-model-len", _pick(rng, "4096", "32k", "32K", "25.6k", "auto", "-1")])
+    if rng.random() < 0.2:
+        options.append(["--distributed-executor-backend", _pick(rng, "mp", "ray", "external_launcher")])
     rng.shuffle(options)
     model_form = rng.randrange(4)
     head: list[str] = []
@@ -144,6 +156,17 @@ def sglang_line(rng: random.Random, folder: Path, n: int) -> list[str]:
                   ["--context-length", "4096"], ["--speculative-num-steps", "1"]):  # fmt: skip
         if rng.random() < 0.25:
             options.append(extra)
+    if rng.random() < 0.3:
+        put(("--pp-size", "--pipeline-parallel-size"), "pp-size", str(_pick(rng, 1, 2)))
+    if rng.random() < 0.3:
+        put(("--dp-size", "--data-parallel-size", "--dp"), "dp-size", str(_pick(rng, 1, 2, 4)))
+    if rng.random() < 0.2:
+        put(("--attn-dp-size", "--attention-data-parallel-size"), "attn-dp-size", str(_pick(rng, 1, 2)))
+    if rng.random() < 0.2:
+        put(("--attn-cp-size", "--attention-context-parallel-size"), "attn-cp-size", str(_pick(rng, 1, 2)))
+    for flag in ("--enable-dp-attention", "--enable-dp-lm-head"):
+        if rng.random() < 0.25:
+            options.append([flag])
     rng.shuffle(options)
     line = [token for option in options for token in option]
     if config:
@@ -167,7 +190,17 @@ def ours(engine: str, line: list[str]) -> dict[str, Any] | None:
         "method": launch.method,
         "tokens": launch.num_speculative_tokens if engine == "vllm" else launch.num_draft_tokens,
         "tp": launch.tensor_parallel_size,
-        **({"window": launch.draft_window_size} if engine == "sglang" else {}),
+        "pp": launch.pipeline_parallel_size,
+        **(
+            {"max_len": launch.max_model_len, "executor": launch.distributed_executor_backend}
+            if engine == "vllm"
+            else {
+                "window": launch.draft_window_size,
+                "attn_dp": launch.attention_dp_size,
+                "lm_head": launch.dp_lm_head,
+                "attn_cp": launch.attention_cp_size,
+            }
+        ),
     }
 
 
@@ -192,6 +225,8 @@ def _normal(engine: str, read: dict[str, Any]) -> dict[str, Any]:
     out = dict(read)
     if engine == "vllm" and out["target_revision"] == "None":
         out["target_revision"] = None
+    if engine == "vllm" and out["max_len"] == -1:  # `auto`: the target's own length
+        out["max_len"] = None
     return out
 
 

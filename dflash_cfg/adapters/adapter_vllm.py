@@ -10,6 +10,7 @@ Triton the CPU platform would pick V1). dflash_cfg.sources.adapters sets both.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -78,6 +79,7 @@ def handle(case: io.Case) -> None:
         pipeline_parallel_size=pp,
         skip_tokenizer_init=True,
         load_format="dummy",
+        max_model_len=request.get("max_model_len"),
     )
     vllm_config = args.create_engine_config()
     spec_config = vllm_config.speculative_config
@@ -86,8 +88,13 @@ def handle(case: io.Case) -> None:
     aux = get_eagle3_aux_layers_from_config(spec_config)
     mask = get_parallel_drafting_token_id(hf)
     case.stand_in("target forward pass: not run (which layers the target really captures is not checked)")
-    if pp > 1 and target == request.get("target"):
-        _pipeline_capture(case, vllm_config, spec_config)
+    if target == request.get("target"):
+        case.reads["max_model_len"] = {
+            "served": vllm_config.model_config.max_model_len,
+            "target": _target_length(args, target),
+        }
+        if pp > 1:
+            _pipeline_capture(case, vllm_config, spec_config)
     case.stand_in("draft: built on the meta device as load_dflash_model configures it; no weights loaded")
     draft_config = replace(
         vllm_config,
@@ -110,6 +117,12 @@ def handle(case: io.Case) -> None:
             "vocab_size": getattr(hf, "vocab_size", None),
         }
     )
+
+
+def _target_length(args: Any, target: str) -> int:
+    """The max_model_len the launch serves its target with when no drafter is attached: what a drafter's
+    length can lower (VllmConfig._limit_max_model_len_to_draft)."""
+    return int(dataclasses.replace(args, speculative_config=None).create_model_config().max_model_len)
 
 
 def _pipeline_capture(case: io.Case, vllm_config: Any, spec_config: Any) -> None:

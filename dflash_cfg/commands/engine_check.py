@@ -83,6 +83,7 @@ def run(launch: Launch, drafter: Location, target: Location, *, cwd: str | None 
         tensor_parallel_size=launch.tensor_parallel_size,
         speculative_config=spec,
         pipeline_parallel_size=launch.pipeline_parallel_size,
+        max_model_len=launch.max_model_len,
     )
     records = adapters.run(python, launch.engine, [request], timeout=engine_timeout(ENGINE_TIMEOUT))
     return EngineCheck(records=tuple(records))

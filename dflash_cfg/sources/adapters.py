@@ -38,6 +38,7 @@ class Request:
     tensor_parallel_size: int = 1
     speculative_config: Mapping[str, Any] | None = None
     pipeline_parallel_size: int = 1
+    max_model_len: int | None = None  # vLLM's --max-model-len (None: the target's own length)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -47,6 +48,7 @@ class Request:
                 "num_speculative_tokens": self.num_speculative_tokens,
                 "tensor_parallel_size": self.tensor_parallel_size,
                 "pipeline_parallel_size": self.pipeline_parallel_size,
+                "max_model_len": self.max_model_len,
                 "speculative_config": dict(self.speculative_config) if self.speculative_config is not None else None,
             }
         )

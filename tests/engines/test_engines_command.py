@@ -232,3 +232,28 @@ def test_preflight_runs_vllms_pipeline_capture_set_up_on_the_target(dflash: Run,
         "preflight", "--format", "json", "--", *launch(qwen3, FIXTURES / "upstream" / "z-lab__Qwen3-4B-DFlash-b16")
     )
     assert not [f for f in result.json()["files"][0]["findings"] if f["rule"] == "DF901"], result.out
+
+
+def test_preflight_reports_the_context_vllm_shortens_for_the_drafter(
+    dflash: Run, engine_python: Path, tmp_path: Path
+) -> None:
+    # A drafter with YaRN RoPE keeps its own length, and vLLM's V2 runner lowers the server's max_model_len
+    # to it (VllmConfig._limit_max_model_len_to_draft): no --max-model-len, so only the engine knows the
+    # target's length (DF904); DF810 says nothing without the option.
+    qwen3 = FIXTURES / "targets" / "Qwen__Qwen3-4B"  # 40960 positions
+    base = json.loads((FIXTURES / "upstream" / "z-lab__Qwen3-4B-DFlash-b16" / "config.json").read_text())
+    rows = {"yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}, "default": None}
+    found = {}
+    for name, rope in rows.items():
+        drafter = tmp_path / f"{name}-DFlash"
+        drafter.mkdir()
+        config = {**base, "max_position_embeddings": 4096, "rope_scaling": rope}
+        (drafter / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+        spec = json.dumps({"method": "dflash", "model": str(drafter), "num_speculative_tokens": 15})
+        launch = [str(engine_python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(qwen3)]
+        result = dflash("preflight", "--format", "json", "--", *launch, "--speculative-config", spec)
+        found[name] = {f["rule"]: f for f in result.json()["files"][0]["findings"]}
+    shortened = found["yarn"]["DF904"]
+    assert shortened["severity"] == "warning" and shortened["pointer"] == "/max_position_embeddings"
+    assert shortened["message"].startswith("vLLM 0.33.0 serves max_model_len 4096 with this drafter, 40960 without")
+    assert "DF810" not in found["yarn"] and "DF904" not in found["default"]

@@ -98,6 +98,34 @@ def engine_reads_differently(ctx: Context) -> Iterator[Problem]:
             )
 
 
+@rule("DF904", "engine-shortens-context", Severity.WARNING, "data", "engine", own_check=True)
+def engine_shortens_context(ctx: Context) -> Iterator[Problem]:
+    """The launch's own engine serves a shorter context with this drafter than without it.
+
+    vLLM's V2 model runner cannot skip speculation for sequences longer than the drafter can serve, so when
+    the drafter's length is below the target's it lowers the whole server's ``max_model_len`` to the
+    drafter's, with only a log line (``VllmConfig._limit_max_model_len_to_draft``): long requests the target
+    alone would serve are refused. The adapter builds the launch's configuration with and without the drafter
+    and compares the two lengths: a check of dflash-cfg's own, the installed engine answering. DF810 says the
+    same from the file when the launch gives ``--max-model-len``; this one also covers the target's own length,
+    which only the engine derives.
+
+    Fail (warning): a drafter with YaRN RoPE and ``max_position_embeddings`` 4096 on a 40960-token target
+    Pass: a drafter with default RoPE (vLLM raises its length to the target's)
+    """
+    for record in _records(ctx):
+        lengths = record.reads.extra.get("max_model_len") if record.reads is not None else None
+        if not isinstance(lengths, dict):
+            continue
+        served, alone = lengths.get("served"), lengths.get("target")
+        if isinstance(served, int) and isinstance(alone, int) and served < alone:
+            yield Problem(
+                "/max_position_embeddings",
+                f"{engine_name(record)} serves max_model_len {served} with this drafter, {alone} without it: it"
+                f" lowers the server's length to the drafter's{unchecked(record)}",
+            )
+
+
 @rule("DF903", "engine-not-asked", Severity.INFO, "data", "engine", own_check=True)
 def engine_not_asked(ctx: Context) -> Iterator[Problem]:
     """The launch's engine was not run, or its adapter could not answer: the static rules still apply.
@@ -126,4 +154,4 @@ def engine_not_asked(ctx: Context) -> Iterator[Problem]:
             )
 
 
-RULES = (engine_refuses, engine_reads_differently, engine_not_asked)
+RULES = (engine_refuses, engine_reads_differently, engine_not_asked, engine_shortens_context)

@@ -362,7 +362,7 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
     come pre-scaled), and the V2 model runner then lowers the whole server's ``max_model_len`` to it
     (``VllmConfig._limit_max_model_len_to_draft``, ``vllm/config/vllm.py:3025``): requests longer than that are
     refused, for the target too. Checked against ``--max-model-len``; without it vLLM takes the target's length,
-    which preflight's engine step (with vLLM installed) sees.
+    which only the engine derives: preflight's engine step (vLLM installed) reports that case as DF904.
 
     Fail (warning): ``--max-model-len 32768`` with ``"rope_scaling": {"rope_type": "yarn", ...}`` and
     ``"max_position_embeddings": 4096``

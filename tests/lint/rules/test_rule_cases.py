@@ -618,7 +618,7 @@ def prepare(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 # The engine rules fire only when preflight runs the launch's own engine (an engine import, minutes on this
 # host): their cases are in the engine-marked suite, tests/engines/test_engines_command.py, not in this table.
-ENGINE_RULES = ("DF901", "DF902", "DF903")
+ENGINE_RULES = ("DF901", "DF902", "DF903", "DF904")
 
 
 @cache

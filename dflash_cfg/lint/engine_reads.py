@@ -91,6 +91,18 @@ def windows(reads: Any) -> tuple[int, ...]:
     return tuple(seen)
 
 
+def shortened_context(reads: Any) -> tuple[int, int] | None:
+    """(served, without the drafter) when the engine serves a shorter max_model_len with the drafter than
+    without it (the vLLM adapter's "max_model_len" read), else None."""
+    lengths = reads.extra.get("max_model_len") if reads is not None else None
+    if not isinstance(lengths, Mapping):
+        return None
+    served, alone = lengths.get("served"), lengths.get("target")
+    if isinstance(served, int) and isinstance(alone, int) and served < alone:
+        return served, alone
+    return None
+
+
 def differences(says: FileSays, reads: Any) -> tuple[Difference, ...]:
     """Where `reads` (an adapter's Reads) differs from what the file says. A field the file does not state is
     not compared (the engine's default is what the static rules judge); RoPE θ is shown, not critical."""

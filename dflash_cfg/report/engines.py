@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dflash_cfg.lint.engine_reads import Answer, EnginesResult, show_layers, windows
+from dflash_cfg.lint.engine_reads import Answer, EnginesResult, shortened_context, show_layers, windows
 from dflash_cfg.lint.rules.engine import engine_name
 from dflash_cfg.report.escape import printable
 
@@ -90,6 +90,9 @@ def engines_text(result: EnginesResult) -> str:
             lines.append(f"  no answer: {' '.join(r.failed.split())[:300]}")
         for d in answer.critical:
             lines.append(f"  reads {d.field} {d.engine}, the file says {d.file}")
+        shortened = shortened_context(r.reads)
+        if shortened is not None:
+            lines.append(f"  serves max_model_len {shortened[0]} with this drafter, {shortened[1]} without it")
     for note in result.notes:
         lines.append(f"not asked: {note}")
     if result.failing:

@@ -257,3 +257,7 @@ def test_preflight_reports_the_context_vllm_shortens_for_the_drafter(
     assert shortened["severity"] == "warning" and shortened["pointer"] == "/max_position_embeddings"
     assert shortened["message"].startswith("vLLM 0.33.0 serves max_model_len 4096 with this drafter, 40960 without")
     assert "DF810" not in found["yarn"] and "DF904" not in found["default"]
+    # `engines` says it under vLLM's answer; not a misread of the file, so the exit stays 0.
+    result = dflash("engines", tmp_path / "yarn-DFlash", "--target", qwen3, "--python", engine_python)
+    assert result.code == 0, result.out + result.err
+    assert "  serves max_model_len 4096 with this drafter, 40960 without it\n" in result.out, result.out

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from dflash_cfg.lint.engine_reads import differences, file_says
+from dflash_cfg.lint.engine_reads import differences, file_says, shortened_context
 from dflash_cfg.lint.rules.base import Context, rule
 from dflash_cfg.model import Problem, Severity
 
@@ -114,11 +114,9 @@ def engine_shortens_context(ctx: Context) -> Iterator[Problem]:
     Pass: a drafter with default RoPE (vLLM raises its length to the target's)
     """
     for record in _records(ctx):
-        lengths = record.reads.extra.get("max_model_len") if record.reads is not None else None
-        if not isinstance(lengths, dict):
-            continue
-        served, alone = lengths.get("served"), lengths.get("target")
-        if isinstance(served, int) and isinstance(alone, int) and served < alone:
+        shortened = shortened_context(record.reads)
+        if shortened is not None:
+            served, alone = shortened
             yield Problem(
                 "/max_position_embeddings",
                 f"{engine_name(record)} serves max_model_len {served} with this drafter, {alone} without it: it"

@@ -159,12 +159,13 @@ READS: dict[str, Read] = {
             key="architectures",
             order="top level: DFlashDraftModel -> qwen3_dflash.DFlashQwen3ForCausalLM (MuseGlimmerAssistantModel too, "
             "as DFlashMuseGlimmerAssistantModel), DFlashLagunaForCausalLM -> laguna_dflash, DFlash2DraftModel -> "
-            "qwen3_dflash2; DFlash2BeamDraftModel is registered but refuses a file without "
+            "qwen3_dflash2, Qwen3XPressModel and DFlashQwen3XPressModel -> qwen3_xpress (the DFlash model plus an "
+            "XPress refiner head); DFlash2BeamDraftModel is registered but refuses a file without "
             "dflash_config.final_logit_softcapping (KeyError); MiniMaxDFlash2DraftModel is not registered",
             default="model not found",
             bad_type="model not found",
             source=CHECKED + " vllm/model_executor/models/registry.py:655-696 (_SPECULATIVE_DECODING_MODELS), "
-            "vllm/models/beam/nvidia/dflash2.py:566",
+            "vllm/config/speculative.py:98 (XPRESS_ARCHITECTURES), vllm/models/beam/nvidia/dflash2.py:566",
         ),
         Read(
             reader="vLLM",
@@ -418,10 +419,13 @@ READS: dict[str, Read] = {
             reader="SGLang",
             key="architectures",
             order="top level: DFlashDraftModel, DFlash2DraftModel, DFlashLagunaForCausalLM, MuseGlimmerAssistantModel, "
-            "DFlash2BeamDraftModel, MiniMaxDFlash2DraftModel (the last three aliases of the DFlash and DFlash2 models)",
+            "DFlash2BeamDraftModel, MiniMaxDFlash2DraftModel (the last three aliases of the DFlash and DFlash2 "
+            "models); no XPress class (Qwen3XPressModel, DFlashQwen3XPressModel): an unregistered name falls back "
+            "to the Transformers backend, which asks for the drafter's remote code and refuses the file (OSError)",
             default="model not found",
             bad_type="model not found",
-            source=CHECKED + " sglang/srt/models/dflash.py:1305-1324 (EntryClass)",
+            source=CHECKED
+            + " sglang/srt/models/dflash.py:1305-1324 (EntryClass), sglang/srt/models/transformers.py:620",
         ),
         Read(
             reader="SGLang",
@@ -730,6 +734,10 @@ REGISTERED_ARCHITECTURES: dict[str, tuple[Reader, ...]] = {
     "MuseGlimmerAssistantModel": ("vLLM", "SGLang"),
     "DFlash2BeamDraftModel": ("SGLang",),
     "MiniMaxDFlash2DraftModel": ("SGLang",),
+    # XPress: a DFlash drafter with a refiner head, served under method dflash (vLLM's EAGLEConfig rewrites the
+    # architecture to DFlash{arch}, so both names are registered); SGLang 0.5.23 has no XPress model.
+    "Qwen3XPressModel": ("vLLM",),
+    "DFlashQwen3XPressModel": ("vLLM",),
 }
 
 

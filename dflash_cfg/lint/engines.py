@@ -282,6 +282,19 @@ READS: dict[str, Read] = {
         ),
         Read(
             reader="vLLM",
+            key="sample_from_anchor",
+            order="dflash_config.sample_from_anchor, by the V2 model runner's DFlash speculator (the DFlash2 and "
+            "XPress speculators inherit the check); XPress's also reads the top-level key; the speculators "
+            "translator writes a top-level key into dflash_config; the V1 runner does not read it",
+            default="false: the DFlash layout, the anchor is the bonus token and only the masks are predicted",
+            bad_type="any truthy value: ValueError 'sample_from_anchor=True is not supported for DFlash' (XPress: "
+            "'... for XPress') at start-up",
+            source=unexecutable("the speculator is built only on a GPU worker; the adapter stands in for its check")
+            + " vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:83-89, xpress/speculator.py:30-35; "
+            "vllm/transformers_utils/configs/speculators/algos.py:121 (update_dflash)",
+        ),
+        Read(
+            reader="vLLM",
             key="hidden_act",
             order="top level, passed to qwen2.Qwen2MLP (qwen3_dflash imports it as Qwen3MLP)",
             default="the config class default (Qwen3Config: silu)",
@@ -543,6 +556,16 @@ READS: dict[str, Read] = {
         ),
         Read(
             reader="SGLang",
+            key="sample_from_anchor",
+            order="not read by the DFlash worker or model: only is_nemotron_35_draft_config reads it, as one marker of "
+            "the Nemotron-3.5 layout (false there, with has_embed_tokens, no lm_head and W4A16_NVFP4 weights); "
+            "SGLang's DSpark drafters read it (dspark_config.py:29)",
+            default="-",
+            bad_type="-",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:480-498 (is_nemotron_35_draft_config)",
+        ),
+        Read(
+            reader="SGLang",
             key="attention_value_scale",
             order="dflash_config.attention_value_scale",
             default="none",
@@ -684,6 +707,15 @@ READS: dict[str, Read] = {
             default="KeyError (algos.py:119): vLLM refuses the file, served or through --speculative-config",
             bad_type="used as a token id",
             source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:119 (update_dflash)",
+        ),
+        Read(
+            reader="speculators",
+            key="sample_from_anchor",
+            order="top level; becomes dflash_config.sample_from_anchor (false when absent), which vLLM's DFlash "
+            "speculator reads",
+            default="false",
+            bad_type="a truthy value: vLLM refuses the file at start-up (see vLLM's sample_from_anchor)",
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:121 (update_dflash)",
         ),
         Read(
             reader="speculators",

@@ -106,6 +106,8 @@ def handle(case: io.Case) -> None:
     )
     with torch.device("meta"):
         model = loader_utils.initialize_model(draft_config, model_config=draft)
+    if spec_config.method == "dflash":
+        _speculator_checks(hf, draft.architectures)
     case.reads.update(_model_reads(case, model, hf, dflash_has_any_non_causal))
     case.reads.update(
         {
@@ -142,6 +144,33 @@ def _pipeline_capture(case: io.Case, vllm_config: Any, spec_config: Any) -> None
         return
     case.stand_in("pipeline capture: the target built on the meta device, as one stage holding every layer")
     set_eagle3_aux_hidden_state_layers(target, spec_config, use_pp=True)
+
+
+# The V2 model runner's DFlash speculators (vllm/v1/worker/gpu/spec_decode/__init__.py picks one by architecture).
+_XPRESS = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
+_SPECULATOR = "worker: the {} speculator's sample_from_anchor check is stood in for (it is built only on a GPU worker)"
+
+
+def _speculator_checks(hf: Any, architectures: list[str]) -> None:
+    """The refusals of the speculator's constructor, which the adapter cannot build on CPU: the same tests on the
+    same config, in the order the engine makes them (XPressSpeculator runs DFlashSpeculator's first)."""
+    dflash_config = getattr(hf, "dflash_config", None) or {}
+    if dflash_config.get("sample_from_anchor", False):
+        raise io.Refused(
+            "ValueError",
+            "sample_from_anchor=True is not supported for DFlash. DFlash uses a fixed 1+N query layout where the "
+            "anchor is the bonus token.",
+            "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:84",
+            _SPECULATOR.format("DFlash"),
+        )
+    if any(arch in _XPRESS for arch in architectures) and getattr(hf, "sample_from_anchor", False):
+        raise io.Refused(
+            "ValueError",
+            "sample_from_anchor=True is not supported for XPress: the refiner is trained and served in the fill-in "
+            "layout (anchor at slot 0, slots 1..N predicted).",
+            "vllm/v1/worker/gpu/spec_decode/xpress/speculator.py:31",
+            _SPECULATOR.format("XPress"),
+        )
 
 
 def _model_reads(case: io.Case, model: Any, hf: Any, has_any_non_causal: Any) -> dict[str, Any]:

@@ -159,12 +159,13 @@ READS: dict[str, Read] = {
             key="architectures",
             order="top level: DFlashDraftModel -> qwen3_dflash.DFlashQwen3ForCausalLM (MuseGlimmerAssistantModel too, "
             "as DFlashMuseGlimmerAssistantModel), DFlashLagunaForCausalLM -> laguna_dflash, DFlash2DraftModel -> "
-            "qwen3_dflash2; DFlash2BeamDraftModel is registered but refuses a file without "
+            "qwen3_dflash2, Qwen3XPressModel and DFlashQwen3XPressModel -> qwen3_xpress (the DFlash model plus an "
+            "XPress refiner head); DFlash2BeamDraftModel is registered but refuses a file without "
             "dflash_config.final_logit_softcapping (KeyError); MiniMaxDFlash2DraftModel is not registered",
             default="model not found",
             bad_type="model not found",
             source=CHECKED + " vllm/model_executor/models/registry.py:655-696 (_SPECULATIVE_DECODING_MODELS), "
-            "vllm/models/beam/nvidia/dflash2.py:566",
+            "vllm/config/speculative.py:98 (XPRESS_ARCHITECTURES), vllm/models/beam/nvidia/dflash2.py:566",
         ),
         Read(
             reader="vLLM",
@@ -278,6 +279,19 @@ READS: dict[str, Read] = {
             default="true",
             bad_type="truthiness (null is false): false builds no fc layer and drops the target features",
             source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:433-439, 476 (DFlashQwen3Model.__init__)",
+        ),
+        Read(
+            reader="vLLM",
+            key="sample_from_anchor",
+            order="dflash_config.sample_from_anchor, by the V2 model runner's DFlash speculator (the DFlash2 and "
+            "XPress speculators inherit the check); XPress's also reads the top-level key; the speculators "
+            "translator writes a top-level key into dflash_config; the V1 runner does not read it",
+            default="false: the DFlash layout, the anchor is the bonus token and only the masks are predicted",
+            bad_type="any truthy value: ValueError 'sample_from_anchor=True is not supported for DFlash' (XPress: "
+            "'... for XPress') at start-up",
+            source=unexecutable("the speculator is built only on a GPU worker; the adapter stands in for its check")
+            + " vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:83-89, xpress/speculator.py:30-35; "
+            "vllm/transformers_utils/configs/speculators/algos.py:121 (update_dflash)",
         ),
         Read(
             reader="vLLM",
@@ -430,10 +444,13 @@ READS: dict[str, Read] = {
             reader="SGLang",
             key="architectures",
             order="top level: DFlashDraftModel, DFlash2DraftModel, DFlashLagunaForCausalLM, MuseGlimmerAssistantModel, "
-            "DFlash2BeamDraftModel, MiniMaxDFlash2DraftModel (the last three aliases of the DFlash and DFlash2 models)",
+            "DFlash2BeamDraftModel, MiniMaxDFlash2DraftModel (the last three aliases of the DFlash and DFlash2 "
+            "models); no XPress class (Qwen3XPressModel, DFlashQwen3XPressModel): an unregistered name falls back "
+            "to the Transformers backend, which asks for the drafter's remote code and refuses the file (OSError)",
             default="model not found",
             bad_type="model not found",
-            source=CHECKED + " sglang/srt/models/dflash.py:1305-1324 (EntryClass)",
+            source=CHECKED
+            + " sglang/srt/models/dflash.py:1305-1324 (EntryClass), sglang/srt/models/transformers.py:620",
         ),
         Read(
             reader="SGLang",
@@ -548,6 +565,16 @@ READS: dict[str, Read] = {
             default="no sink; output_multiplier 1.0; no soft cap (a top-level copy is not read)",
             bad_type="sink: ValueError unless a bool; output_multiplier: float(), ValueError unless > 0",
             source=CHECKED + " sglang/srt/speculative/dflash_utils.py:651-655, 705-711 (parse_dflash_draft_config)",
+        ),
+        Read(
+            reader="SGLang",
+            key="sample_from_anchor",
+            order="not read by the DFlash worker or model: only is_nemotron_35_draft_config reads it, as one marker of "
+            "the Nemotron-3.5 layout (false there, with has_embed_tokens, no lm_head and W4A16_NVFP4 weights); "
+            "SGLang's DSpark drafters read it (dspark_config.py:29)",
+            default="-",
+            bad_type="-",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:480-498 (is_nemotron_35_draft_config)",
         ),
         Read(
             reader="SGLang",
@@ -716,6 +743,15 @@ READS: dict[str, Read] = {
         ),
         Read(
             reader="speculators",
+            key="sample_from_anchor",
+            order="top level; becomes dflash_config.sample_from_anchor (false when absent), which vLLM's DFlash "
+            "speculator reads",
+            default="false",
+            bad_type="a truthy value: vLLM refuses the file at start-up (see vLLM's sample_from_anchor)",
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:121 (update_dflash)",
+        ),
+        Read(
+            reader="speculators",
             key="transformer_layer_config",
             order="the base of the translated config (every decoder key)",
             default="`vllm serve <dir>`: ValueError 'Must provide transformer_layer_config' (base.py:89); "
@@ -763,6 +799,10 @@ REGISTERED_ARCHITECTURES: dict[str, tuple[Reader, ...]] = {
     "MuseGlimmerAssistantModel": ("vLLM", "SGLang"),
     "DFlash2BeamDraftModel": ("SGLang",),
     "MiniMaxDFlash2DraftModel": ("SGLang",),
+    # XPress: a DFlash drafter with a refiner head, served under method dflash (vLLM's EAGLEConfig rewrites the
+    # architecture to DFlash{arch}, so both names are registered); SGLang 0.5.23 has no XPress model.
+    "Qwen3XPressModel": ("vLLM",),
+    "DFlashQwen3XPressModel": ("vLLM",),
 }
 
 

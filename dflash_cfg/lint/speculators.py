@@ -82,6 +82,9 @@ def translate(data: dict[str, Any]) -> Translation:
     if "mask_token_id" in data:
         block["mask_token_id"] = data["mask_token_id"]
         origin["/dflash_config/mask_token_id"] = "/mask_token_id"
+    if "sample_from_anchor" in data:  # update_dflash writes it (false when absent) where the speculator reads it
+        block["sample_from_anchor"] = data["sample_from_anchor"]
+        origin["/dflash_config/sample_from_anchor"] = "/sample_from_anchor"
     # vLLM does not read block_size (the launch's num_speculative_tokens decides); the rules see the file's
     # value in both places, so they check it without asking for a dflash_config the format does not have.
     if "block_size" in data:

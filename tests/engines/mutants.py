@@ -466,6 +466,19 @@ def _label_edits() -> Iterator[Edit]:
     )
 
 
+def _layout_edits() -> Iterator[Edit]:
+    # The DSpark query layout (the anchor position predicted too) declared on a DFlash drafter: vLLM's DFlash
+    # speculator refuses it, SGLang's DFlash path does not read it.
+    def sample_from_anchor(d: Config) -> bool:
+        inner = d.get(DC)
+        if not isinstance(inner, dict):
+            return False
+        inner["sample_from_anchor"] = True
+        return True
+
+    yield "sample-from-anchor", "dflash_config.sample_from_anchor true", sample_from_anchor
+
+
 def _put(d: Config, key: str, value: Any) -> bool:
     d[key] = value
     return True
@@ -534,6 +547,11 @@ def _speculators_edits() -> Iterator[Edit]:
     yield "draft-vocab-drop", "draft_vocab_size dropped", at("draft_vocab_size", _MISSING)
     yield "arch-v2", "architectures DFlashDraftModel -> DFlash2DraftModel", at("architectures", ["DFlash2DraftModel"])
     yield "top-aux-as-dc", "aux ids moved into a dflash_config.target_layer_ids", _spec_to_dc
+    yield (
+        "sample-from-anchor",
+        "sample_from_anchor true (vLLM writes it into dflash_config)",
+        lambda d: _put(d, "sample_from_anchor", True),
+    )
 
 
 def _spec_to_dc(d: Config) -> bool:
@@ -560,6 +578,7 @@ def generate(seed: int = SEED, limit: int = LIMIT) -> list[Mutant]:
         ("layers", list(_layer_edits(rng))),
         ("window", list(_window_edits())),
         ("label", list(_label_edits())),
+        ("layout", list(_layout_edits())),
     ]
     speculators = [("speculators", list(_speculators_edits()))]
     candidates = []

@@ -326,6 +326,7 @@ def test_the_generator_is_deterministic_and_yields_enough_mutants() -> None:
     assert [(m.id, m.to_json()) for m in first] == [(m.id, m.to_json()) for m in second]
     assert len({m.id for m in first}) == len(first)
     families = {m.family for m in first}
-    assert families == {"move", "rename", "drop", "type", "taps", "rope", "layers", "window", "label", "speculators"}
+    expected = {"move", "rename", "drop", "type", "taps", "rope", "layers", "window", "label", "layout", "speculators"}
+    assert families == expected
     for base in BASES:
         assert (FIXTURES / base.rel).is_file()

@@ -182,6 +182,41 @@ def test_preflight_reports_a_window_the_launchs_vllm_reads_other_than_the_file(
     assert result.code == 1
 
 
+def _vllm_launch(engine_python: Path, tmp_path: Path, edit: Callable[[dict], object]) -> list[str]:
+    """A vLLM launch of the repaired drafter after `edit`, with its target."""
+    drafter = tmp_path / "drafter"
+    shutil.copytree(UPSTREAM, drafter)
+    data = json.loads((drafter / "config.json").read_text(encoding="utf-8"))
+    edit(data)
+    (drafter / "config.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+    spec = json.dumps({"method": "dflash", "model": str(drafter), "num_speculative_tokens": 15})
+    server = [str(engine_python), "-m", "vllm.entrypoints.openai.api_server"]
+    return [*server, "--model", str(QWEN36), "--speculative-config", spec]
+
+
+def test_preflight_reports_vllms_refusal_of_the_dspark_layout(dflash: Run, engine_python: Path, tmp_path: Path) -> None:
+    # vLLM's DFlash speculator (built only on a GPU worker; the adapter stands in for its check) refuses
+    # dflash_config.sample_from_anchor true: the engine step says so beside DF123.
+    launch = _vllm_launch(engine_python, tmp_path, lambda d: d["dflash_config"].__setitem__("sample_from_anchor", True))
+    result = dflash("preflight", "--format", "json", "--", *launch)
+    findings = result.json()["files"][0]["findings"]
+    [refusal] = [f for f in findings if f["rule"] == "DF901"]
+    assert refusal["severity"] == "error", refusal
+    assert "vLLM 0.33.0 refuses this drafter: ValueError: sample_from_anchor=True" in refusal["message"], refusal
+    assert "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:84" in refusal["message"], refusal
+    assert [f["severity"] for f in findings if f["rule"] == "DF123"] == ["error"]
+    assert result.code == 1
+
+
+def test_preflight_of_an_xpress_drafter_with_vllm_passes(dflash: Run, engine_python: Path, tmp_path: Path) -> None:
+    # Only vLLM builds the XPress drafter: `check` warns (DF131), a vLLM launch builds it and says nothing.
+    launch = _vllm_launch(engine_python, tmp_path, lambda d: d.__setitem__("architectures", ["DFlashQwen3XPressModel"]))
+    result = dflash("preflight", "--format", "json", "--", *launch)
+    findings = result.json()["files"][0]["findings"]
+    assert not [f for f in findings if f["rule"] in ("DF131", "DF901")], findings
+    assert result.code == 0, findings
+
+
 def test_local_drafter_and_target_send_no_engine_to_the_hub(
     dflash: Run, engine_python: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

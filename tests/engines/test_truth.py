@@ -84,6 +84,13 @@ def _defects(root: Path) -> dict[str, Request]:
         "arch-muse-glimmer": (UPSTREAM_36, _label("MuseGlimmerAssistantModel"), target),
         "arch-dflash2-beam": (dflash2, _label("DFlash2BeamDraftModel"), None),
         "arch-minimax-dflash2": (dflash2, _label("MiniMaxDFlash2DraftModel"), None),
+        "arch-xpress": (UPSTREAM_36, _label("DFlashQwen3XPressModel"), target),
+        "sample-from-anchor": (UPSTREAM_36, put("sample_from_anchor", True, True), target),
+        "speculators-sample-from-anchor": (
+            SPECULATORS_DIR,
+            lambda d: d.__setitem__("sample_from_anchor", True),
+            deepseek,
+        ),
         "hidden-act-gelu": (UPSTREAM_36, lambda d: d.__setitem__("hidden_act", "gelu"), target),
         "hidden-act-swigluoai": (UPSTREAM_36, lambda d: d.__setitem__("hidden_act", "swigluoai"), target),
         "laguna-draft-vocab-differs": (laguna, lambda d: d.__setitem__("draft_vocab_size", 100000), None),
@@ -425,13 +432,37 @@ def test_use_aux_hidden_state_dflash_config_wins_over_eagle_config_in_vllm(recor
 
 
 @pytest.mark.parametrize(
-    ("case", "vllm_builds"),
-    [("arch-muse-glimmer", True), ("arch-dflash2-beam", False), ("arch-minimax-dflash2", False)],
+    ("case", "builders"),
+    [
+        ("arch-muse-glimmer", {"vllm": True, "sglang": True}),
+        ("arch-dflash2-beam", {"vllm": False, "sglang": True}),
+        ("arch-minimax-dflash2", {"vllm": False, "sglang": True}),
+        ("arch-xpress", {"vllm": True, "sglang": False}),
+    ],
 )
-def test_registered_architectures_as_each_engine_builds_them(records: Records, case: str, vllm_builds: bool) -> None:
-    # lint.engines.REGISTERED_ARCHITECTURES and DF131: SGLang builds every alias; vLLM only MuseGlimmer's.
-    assert records[("sglang", case)].refused is None and records[("sglang", case)].failed is None
-    assert (records[("vllm", case)].refused is None) == vllm_builds, records[("vllm", case)]
+def test_registered_architectures_as_each_engine_builds_them(
+    records: Records, case: str, builders: dict[str, bool]
+) -> None:
+    # lint.engines.REGISTERED_ARCHITECTURES and DF131: SGLang builds every DFlash2 alias and vLLM only MuseGlimmer's;
+    # vLLM builds the XPress drafter (its refiner on the DFlash model), SGLang has no XPress model.
+    for engine, builds in builders.items():
+        record = records[(engine, case)]
+        assert record.failed is None, record
+        assert (record.refused is None) == builds, record
+    if case == "arch-xpress":  # the refiner's class, not the plain DFlash model
+        assert reads(records, "vllm", case).architecture == "Qwen3XPressForCausalLM"
+
+
+def test_sample_from_anchor_is_refused_by_vllm_and_not_read_by_sglang(records: Records) -> None:
+    # DF123: vLLM's DFlash speculator (GPU worker only: the adapter stands in for its check, on the config vLLM
+    # built) refuses the DSpark layout, also when the speculators translator writes it from the top-level key;
+    # SGLang builds the drafter exactly as without the key.
+    for case in ("sample-from-anchor", "speculators-sample-from-anchor"):
+        record = records[("vllm", case)]
+        assert record.refused is not None, record
+        assert record.refused.where == "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:84", record
+        assert "sample_from_anchor=True is not supported for DFlash" in record.refused.message
+    assert reads(records, "sglang", "sample-from-anchor") == reads(records, "sglang", UPSTREAM_36)
 
 
 def test_hidden_act_other_than_silu_is_refused_by_both_engines(records: Records) -> None:

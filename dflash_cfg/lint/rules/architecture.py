@@ -22,13 +22,20 @@ DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selecto
     severities=(Severity.WARNING,),
 )
 def architecture(ctx: Context) -> Iterator[Problem]:
-    """No engine registers ``architectures``, or the installed transformers' ``AutoConfig`` cannot load
-    ``model_type``.
+    """No engine registers ``architectures`` (or only one engine does), or the installed transformers'
+    ``AutoConfig`` cannot load ``model_type``.
 
     vLLM and SGLang pick the drafter class from ``architectures``: ``DFlashDraftModel``, ``DFlash2DraftModel``,
-    ``DFlashLagunaForCausalLM`` and ``MuseGlimmerAssistantModel`` are registered in both; ``DFlash2BeamDraftModel``
-    and ``MiniMaxDFlash2DraftModel`` build only in SGLang (vLLM refuses them: an error naming vLLM; checked by
-    running both); a trainer-specific name (e.g. ``Qwen3DFlashDraftModel``) is not. Engines load the config through
+    ``DFlashLagunaForCausalLM`` and ``MuseGlimmerAssistantModel`` are registered in both; a trainer-specific name
+    (e.g. ``Qwen3DFlashDraftModel``) in neither, an error. Some classes only one engine builds (checked by running
+    both): ``DFlash2BeamDraftModel`` and ``MiniMaxDFlash2DraftModel`` only SGLang 0.5.23 (vLLM 0.33.0 refuses them),
+    the XPress drafters ``Qwen3XPressModel`` and ``DFlashQwen3XPressModel`` (a DFlash drafter with a refiner head,
+    served under method dflash) only vLLM 0.33.0 (SGLang 0.5.23 has no XPress model and refuses the file). Such a
+    file is made for the engine that builds it, so ``check`` warns and names the engine that refuses it;
+    ``preflight`` errs when the launch's engine is the one that refuses it, and says nothing when it builds it.
+    An XPress label on a plain DFlash checkpoint builds too (the refiner's sizes have defaults), but its weights
+    lack the refiner head, which vLLM's loader refuses ("XPress checkpoint is missing xpress_head.mix.L",
+    ``qwen3_xpress.py``, ``load_weights``). Engines load the config through
     ``AutoConfig``, i.e. the class registered for ``model_type`` (``qwen3``, ``gpt_oss``, ``laguna``, ...); an
     exporter's invented type (``qwen3_dflash``) has none. A DFlash2 file must name ``DFlash2DraftModel``, or engines
     build the plain DFlash model without its convolution and selector: a DFlash2 checkpoint
@@ -39,7 +46,8 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     them) and ignore the rest.
 
     Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``, ``"model_type": "dflash"``
-    Fail (warning): ``"architectures": ["DFlashDraftModel", "Qwen3ForCausalLM"]``
+    Fail (warning): ``"architectures": ["DFlashDraftModel", "Qwen3ForCausalLM"]``;
+    ``"architectures": ["DFlashQwen3XPressModel"]`` in ``check`` (an error in an SGLang launch)
     Pass: ``"architectures": ["DFlashDraftModel"]``, ``"model_type": "qwen3"``;
     ``"architectures": ["DFlashLagunaForCausalLM"]``, ``"model_type": "laguna"``
     """
@@ -56,9 +64,11 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         and isinstance(archs[0], str)
         and archs[0] in REGISTERED_ARCHITECTURES
     ):
+        builders = REGISTERED_ARCHITECTURES[archs[0]]
+        who = "vLLM and SGLang build" if len(builders) > 1 else f"{builders[0]} builds"
         yield Problem(
             "/architectures",
-            f"architectures {show(archs)} should name one drafter class: vLLM and SGLang build the first, "
+            f"architectures {show(archs)} should name one drafter class: {who} the first, "
             f"{archs[0]}, and ignore the rest",
             severity=Severity.WARNING,
         )
@@ -70,11 +80,8 @@ def architecture(ctx: Context) -> Iterator[Problem]:
             f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, so vLLM and SGLang "
             f"refuse the file (they know {names})",
         )
-    elif "vLLM" not in REGISTERED_ARCHITECTURES[archs[0]]:
-        yield Problem(
-            "/architectures",
-            f"architectures {show(archs)}: only SGLang builds {archs[0]}; vLLM refuses the file",
-        )
+    elif len(REGISTERED_ARCHITECTURES[archs[0]]) == 1:
+        yield from _one_engine(ctx, archs, REGISTERED_ARCHITECTURES[archs[0]][0])
     elif ctx.kind == "dflash2" and archs[0] != "DFlash2DraftModel":
         yield Problem(
             "/architectures", f'architectures {show(archs)} on a DFlash2 drafter should be ["DFlash2DraftModel"]'
@@ -97,6 +104,21 @@ def architecture(ctx: Context) -> Iterator[Problem]:
             f"model_type {'missing' if model_type is None else show(model_type)}: {eff.error} "
             f"(transformers {eff.transformers_version}), so vLLM and SGLang refuse the file",
         )
+
+
+# The engines DF131 speaks of, by the name a launch gives them (model.Launch.engine).
+_LAUNCHED = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+def _one_engine(ctx: Context, archs: list[str], builder: str) -> Iterator[Problem]:
+    """A class only `builder` builds: the file is that engine's on purpose, so `check` warns; a launch errs
+    only when its engine is the one that refuses the file."""
+    refuser = "SGLang" if builder == "vLLM" else "vLLM"
+    said = f"architectures {show(archs)}: only {builder} builds {archs[0]}; {refuser} refuses the file"
+    if ctx.launch is None:
+        yield Problem("/architectures", said, severity=Severity.WARNING)
+    elif _LAUNCHED[ctx.launch.engine] == refuser:
+        yield Problem("/architectures", f"{said}, and this launch is {refuser}'s: serve it with {builder}")
 
 
 RULES = (architecture,)

@@ -1,4 +1,5 @@
-"""DF12x: the sizes the drafter was trained with: its block of draft tokens and its target's depth.
+"""DF12x: the sizes the drafter was trained with: its block of draft tokens (and the block's layout) and its
+target's depth.
 
 These values are trained facts. No rule here ever proposes a different value for them; fixes only
 copy an existing value to where another loader generation reads it.
@@ -125,4 +126,48 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (block_size, num_target_layers)
+# The XPress drafters (lint.engines.REGISTERED_ARCHITECTURES), whose vLLM speculator also reads the top-level key.
+XPRESS = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
+
+
+@rule(
+    "DF123",
+    "sample-from-anchor",
+    Severity.ERROR,
+    reads=("vLLM:sample_from_anchor", "SGLang:sample_from_anchor", "speculators:sample_from_anchor"),
+)
+def sample_from_anchor(ctx: Context) -> Iterator[Problem]:
+    """``dflash_config.sample_from_anchor`` is true: the block's DSpark layout, which no DFlash engine drafts.
+
+    A DFlash block is the anchor (the last verified token, the bonus) followed by masks, and only the masks
+    are predicted; ``sample_from_anchor`` true is the DSpark layout, where the anchor position is itself a
+    prediction, so a drafter carrying it was trained for other queries. vLLM 0.33.0's DFlash speculator (the
+    V2 model runner's, which DFlash2 and XPress inherit) refuses any truthy value at start-up
+    ("sample_from_anchor=True is not supported for DFlash"); XPress's refuses a top-level one too, and the
+    speculators format's top-level key is what vLLM writes into ``dflash_config``. SGLang 0.5.23's DFlash
+    path does not read the key (only its DSpark drafters do) and drafts in the DFlash layout, not the trained
+    one. The key is the layout the drafter was trained in: serve it as the DSpark drafter it is, or take the
+    file from upstream; never just delete the key.
+
+    Fail: ``"dflash_config": {"sample_from_anchor": true, ...}``
+    Pass: ``sample_from_anchor`` absent or false
+    """
+    value = ctx.dflash.get("sample_from_anchor")
+    if value:  # the speculator's own test: truthiness (1, "no" and [0] are refused too)
+        yield Problem(
+            "/dflash_config/sample_from_anchor",
+            f"dflash_config.sample_from_anchor is {show(value)}: vLLM refuses the file at start-up (a DFlash block "
+            "predicts only its masks; this is the DSpark layout), and SGLang ignores the key and drafts in the "
+            "DFlash layout, not the trained one",
+        )
+    archs = ctx.data.get("architectures")
+    top = ctx.data.get("sample_from_anchor")
+    if not value and top and isinstance(archs, list) and any(a in XPRESS for a in archs if isinstance(a, str)):
+        yield Problem(
+            "/sample_from_anchor",
+            f"sample_from_anchor is {show(top)} on an XPress drafter: vLLM refuses the file at start-up (its "
+            "refiner is trained and served with the anchor at slot 0, only the slots after it predicted)",
+        )
+
+
+RULES = (block_size, num_target_layers, sample_from_anchor)

@@ -148,9 +148,14 @@ def positive_int(option: str, text: str) -> int:
     return int(text)
 
 
+def size(found: Args, canonical: str) -> int:
+    """A parallel size option's value (the last given), 1 when the launch does not give it."""
+    option = last(found, canonical)
+    return 1 if option is None else positive_int(*option)
+
+
 def tensor_parallel(found: Args) -> int:
-    tp = last(found, TP)
-    return 1 if tp is None else positive_int(*tp)
+    return size(found, TP)
 
 
 def named(option: str, text: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dflash_cfg.errors import LaunchError
-from dflash_cfg.launch.argv import Args, Context, last, named, positive_int, scan, tensor_parallel
+from dflash_cfg.launch.argv import Args, Context, last, named, positive_int, scan, size, tensor_parallel
 from dflash_cfg.launch.configfile import sglang_config
 from dflash_cfg.launch.flags import (
     ALGORITHM,
@@ -64,12 +64,12 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
     block = last(found, DFLASH_BLOCK)
     if block is not None and algorithm is not None and algorithm[1].upper() == "DFLASH":
         # speculative_hook._handle_dflash: the block size stands for the draft tokens, and both must agree.
-        size = positive_int(*block)
-        if tokens is not None and tokens != size:
+        block_size = positive_int(*block)
+        if tokens is not None and tokens != block_size:
             raise LaunchError(
-                f"{draft_tokens[0]} {tokens} and {block[0]} {size} differ; SGLang refuses them together"  # type: ignore[index]
+                f"{draft_tokens[0]} {tokens} and {block[0]} {block_size} differ; SGLang refuses them together"  # type: ignore[index]
             )
-        tokens = size
+        tokens = block_size
     window = last(found, DRAFT_WINDOW)
     return Launch(
         engine="sglang",
@@ -86,24 +86,20 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
         container=context.container,
         # speculative_hook.handle_speculative_decoding refuses a window <= 0.
         draft_window_size=None if window is None else positive_int(*window),
-        pipeline_parallel_size=_size(last(found, PP)),
+        pipeline_parallel_size=size(found, PP),
         attention_dp_size=_attention_dp(found),
         dp_lm_head=last(found, DP_LM_HEAD) is not None,
-        attention_cp_size=_size(last(found, ATTN_CP)),
+        attention_cp_size=size(found, ATTN_CP),
     )
-
-
-def _size(option: tuple[str, str] | None) -> int:
-    return 1 if option is None else positive_int(*option)
 
 
 def _attention_dp(found: Args) -> int:
     """parallel_hook.handle_deprecated_dp_attention: `--dp-size N --enable-dp-attention` is `--attn-dp-size N`,
     unless --attn-dp-size is given (other than 1)."""
-    explicit = _size(last(found, ATTN_DP))
+    explicit = size(found, ATTN_DP)
     if explicit != 1 or last(found, DP_ATTENTION) is None:
         return explicit
-    return _size(last(found, DP))
+    return size(found, DP)
 
 
 def _first_after_model_type(args: list[str]) -> int:

@@ -47,6 +47,7 @@ from dflash_cfg.launch.argv import (
     positive_int,
     quote,
     scan,
+    size,
     tensor_parallel,
 )
 from dflash_cfg.launch.configfile import MODEL_OPTION, vllm_config
@@ -93,7 +94,6 @@ def vllm_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch
     spec, spec_option = _speculative_config(found)
     tp = tensor_parallel(found)
     _same_draft_tp(found, spec, spec_option, tp)
-    pp = last(found, PP)
     executor = last(found, EXECUTOR)
     return Launch(
         engine="vllm",
@@ -109,7 +109,7 @@ def vllm_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch
         config_file=config_file,
         container=context.container,
         max_model_len=_max_model_len(last(found, MAX_LEN)),
-        pipeline_parallel_size=1 if pp is None else positive_int(*pp),
+        pipeline_parallel_size=size(found, PP),
         distributed_executor_backend=None if executor is None else executor[1],
     )
 

@@ -792,6 +792,11 @@ READS: dict[str, Read] = {
 # Architectures an engine registers for a DFlash drafter (an architecture no engine registers is refused).
 # Checked by running both engines on each (tests/engines/test_truth.py): vLLM registers DFlash2BeamDraftModel too,
 # but its beam drafter refuses a DFlash2 file without final_logit_softcapping, so only SGLang builds it.
+# XPress: a DFlash drafter with a refiner head, served under method dflash (vLLM's EAGLEConfig rewrites the
+# architecture to DFlash{arch}, so both names are registered: vllm/config/speculative.py:98); SGLang 0.5.23 has
+# no XPress model.
+XPRESS_ARCHITECTURES = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
+
 REGISTERED_ARCHITECTURES: dict[str, tuple[Reader, ...]] = {
     "DFlashDraftModel": ("vLLM", "SGLang"),
     "DFlash2DraftModel": ("vLLM", "SGLang"),
@@ -799,10 +804,7 @@ REGISTERED_ARCHITECTURES: dict[str, tuple[Reader, ...]] = {
     "MuseGlimmerAssistantModel": ("vLLM", "SGLang"),
     "DFlash2BeamDraftModel": ("SGLang",),
     "MiniMaxDFlash2DraftModel": ("SGLang",),
-    # XPress: a DFlash drafter with a refiner head, served under method dflash (vLLM's EAGLEConfig rewrites the
-    # architecture to DFlash{arch}, so both names are registered); SGLang 0.5.23 has no XPress model.
-    "Qwen3XPressModel": ("vLLM",),
-    "DFlashQwen3XPressModel": ("vLLM",),
+    **{name: ("vLLM",) for name in XPRESS_ARCHITECTURES},
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.model import Launch, Problem, Severity
 
@@ -220,8 +221,7 @@ V2_ONLY = {
     "DFlash2DraftModel": "candidate head",
     "DFlash2BeamDraftModel": "candidate head",
     "LiLiCorrDraftModel": "candidate head",
-    "Qwen3XPressModel": "XPress refiner",
-    "DFlashQwen3XPressModel": "XPress refiner",
+    **{name: "XPress refiner" for name in XPRESS_ARCHITECTURES},
 }
 
 

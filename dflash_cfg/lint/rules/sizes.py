@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, as_int, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
@@ -126,10 +127,6 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
         )
 
 
-# The XPress drafters (lint.engines.REGISTERED_ARCHITECTURES), whose vLLM speculator also reads the top-level key.
-XPRESS = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
-
-
 @rule(
     "DF123",
     "sample-from-anchor",
@@ -162,7 +159,12 @@ def sample_from_anchor(ctx: Context) -> Iterator[Problem]:
         )
     archs = ctx.data.get("architectures")
     top = ctx.data.get("sample_from_anchor")
-    if not value and top and isinstance(archs, list) and any(a in XPRESS for a in archs if isinstance(a, str)):
+    if (
+        not value
+        and top
+        and isinstance(archs, list)
+        and any(a in XPRESS_ARCHITECTURES for a in archs if isinstance(a, str))
+    ):
         yield Problem(
             "/sample_from_anchor",
             f"sample_from_anchor is {show(top)} on an XPress drafter: vLLM refuses the file at start-up (its "

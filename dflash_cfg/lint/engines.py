@@ -11,10 +11,9 @@ Re-read the code before relying on a row: these engines change monthly.
 
 Every row says how it was verified, by the prefix of its source (MARKERS; a test holds that each row has one):
 - `CHECKED`: checked by execution. The engine suite (tests/engines/, `./dev test`) ran the engine's own code in
-  the pinned engine venv (tests/engines/requirements.lock.txt: vLLM 0.33.0, SGLang 0.5.23, speculators 0.9.0) on
-  drafters built for the purpose, and tests/engines/test_truth.py pins what it did; the file:line cited is the
-  installed one.
-- `TRANSFORMERS_CHECKED`: the same for transformers (5.19.0, pinned with the engines) loading config.json.
+  the pinned engine venv (`dflash_cfg.pinned`) on drafters built for the purpose, and tests/engines/test_truth.py
+  pins what it did; the code cited (`path:qualname`, lint/citations.py) is the installed one.
+- `TRANSFORMERS_CHECKED`: the same for transformers (the release pinned with the engines) loading config.json.
 - `unexecutable(why)`: the behaviour needs what this CPU-only suite lacks (a GPU worker, weights, a target
   forward pass, several devices); the row cites the installed code, read by hand.
 - `UNCHECKED`: not yet checked by execution, with the code it was transcribed from.
@@ -25,6 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from dflash_cfg.lint.citations import with_lines
+from dflash_cfg.lint.cited_lines import LINES, VERSIONS
+from dflash_cfg.pinned import expand, named
+
 # Who reads the file: the two engines, vLLM's speculators translator, and transformers, which both engines
 # load config.json through. (The launch parser's `Engine` is another thing: the id of the engine a
 # command line starts.)
@@ -32,12 +35,15 @@ Reader = Literal["vLLM", "SGLang", "speculators", "transformers"]
 
 # The engine versions the suite runs (tests/engines/requirements.lock.txt); a row checked against them cites the
 # installed file:line after this prefix.
-CHECKED = "checked by execution against vLLM 0.33.0, SGLang 0.5.23, speculators 0.9.0 (tests/engines/test_truth.py):"
+CHECKED = (
+    f"checked by execution against {named('vllm')}, {named('sglang')}, {named('speculators')} "
+    "(tests/engines/test_truth.py):"
+)
 
 # The transformers rows checked by execution: the library both engines load config.json through, in the version
 # pinned with them.
 TRANSFORMERS_CHECKED = (
-    "checked by execution against transformers 5.19.0, as pinned with the engines (tests/engines/test_truth.py):"
+    f"checked by execution against {named('transformers')}, as pinned with the engines (tests/engines/test_truth.py):"
 )
 # A row whose behaviour cannot be executed here (no GPU, no weights, no target forward pass): it says why and
 # cites the code of the pinned versions instead, read by hand.
@@ -50,7 +56,7 @@ MARKERS = (CHECKED, TRANSFORMERS_CHECKED, UNEXECUTABLE, UNCHECKED)
 
 def unexecutable(why: str) -> str:
     """The source prefix of a row that cannot be executed here, saying why."""
-    return f"{UNEXECUTABLE} ({why}); read in the installed vLLM 0.33.0 / SGLang 0.5.23 code:"
+    return f"{UNEXECUTABLE} ({why}); read in the installed {named('vllm')} / {named('sglang')} code:"
 
 
 # The code read. The stored-code index gives a commit for some files and only a snapshot id for others
@@ -147,7 +153,7 @@ class Read:
             "bad_type": self.bad_type,
             "source": self.source,
         }
-        return {name: None if value == NOT_APPLICABLE else value for name, value in row.items()}
+        return {name: None if value == NOT_APPLICABLE else expand(value) for name, value in row.items()}
 
 
 READS: dict[str, Read] = {
@@ -823,5 +829,5 @@ def describe(read: Read) -> str:
         parts.append(f"Absent: {read.default}.")
     if read.bad_type != NOT_APPLICABLE:
         parts.append(f"Wrong type or value: {read.bad_type}.")
-    parts.append(f"Source: {read.source}.")
-    return " ".join(parts)
+    parts.append(f"Source: {with_lines(read.source, LINES, VERSIONS)}.")
+    return expand(" ".join(parts))

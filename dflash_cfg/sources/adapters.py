@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from dflash_cfg.pinned import PINNED
 from dflash_cfg.sources.cache import default_root
 
 Engine = Literal["vllm", "sglang", "speculators"]
@@ -56,7 +57,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Refusal:
-    """The engine's own code raised: the exception's class and message, and its frame ("vllm/x.py:LINE")."""
+    """The engine's own code raised: the exception's class and message, and its frame ("PACKAGE/PATH.py:LINE")."""
 
     type: str
     message: str
@@ -217,7 +218,8 @@ def _parse(engine: str, python: str, line: str) -> EngineRecord:
             engine=engine,
             version=_opt(data.get("version"), str),
             python=str(data.get("python") or python),
-            checked=data.get("checked") is True,
+            # Checked means: the engine suite compared this adapter's reading with this very release.
+            checked=_opt(data.get("version"), str) == PINNED.get(engine),
             refused=Refusal(str(refused["type"]), str(refused["message"]), _opt(refused.get("where"), str))
             if isinstance(refused, dict)
             else None,

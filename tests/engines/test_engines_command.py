@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, ROOT, Result
 
+from dflash_cfg.pinned import PINNED, named
+
 Run = Callable[..., Result]
 
 INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
@@ -40,11 +42,11 @@ def test_the_incident_with_its_target_sglang_refuses(dflash: Run, engine_python:
     engines = by_engine(result)
     assert set(engines) == {"vllm", "sglang"}  # speculators reads speculators-format files only
     sglang = engines["sglang"]
-    assert sglang["version"] == "0.5.23" and sglang["python"] and sglang["reads"] is None
+    assert sglang["version"] == PINNED["sglang"] and sglang["python"] and sglang["reads"] is None
     assert sglang["refused"]["type"] == "IndexError"
     assert re.fullmatch(r"sglang/\S+\.py:\d+", sglang["refused"]["where"]), sglang["refused"]
     vllm = engines["vllm"]
-    assert vllm["version"] == "0.33.0" and vllm["checked"] is True
+    assert vllm["version"] == PINNED["vllm"] and vllm["checked"] is True
     assert vllm["refused"] is None and vllm["reads"]["target_layer_ids"] == [1, 17, 33, 49, 63]
     for key in ("mask_token_id", "layer_types", "sliding_window", "causal", "rope_theta", "num_draft_tokens"):
         assert key in vllm["reads"], key
@@ -60,7 +62,7 @@ def test_the_repaired_file_with_the_same_target_reads_as_written(
     assert result.code == 0, result.out + result.err
     text = result.out.replace(str(engine_python), "$ENGINE_PYTHON").replace(f"{ROOT}{os.sep}", "")
     rows = {line.split()[0]: line for line in text.splitlines() if line.strip()}
-    assert rows["field"].split()[1:] == ["file", "vLLM", "0.33.0", "SGLang", "0.5.23"]
+    assert rows["field"].split()[1:] == ["file", *named("vllm").split(), *named("sglang").split()]
     assert rows["target_layer_ids"].count("[1, 16, 31, 46, 61]") == 3
     assert rows["mask_token_id"].split()[1:] == ["248070"] * 3
     assert rows["layer_types"].count("S S S S F") == 3
@@ -91,7 +93,9 @@ def test_preflight_runs_the_launchs_own_sglang(dflash: Run, engine_python: Path,
     result = dflash("preflight", "--format", "json", "--", *launch)
     assert result.code == 1
     [refusal] = [f for f in result.json()["files"][0]["findings"] if f["rule"] == "DF901"]
-    assert refusal["severity"] == "error" and "SGLang 0.5.23 refuses this drafter: IndexError" in refusal["message"]
+    assert (
+        refusal["severity"] == "error" and f"{named('sglang')} refuses this drafter: IndexError" in refusal["message"]
+    )
     assert re.search(r" at sglang/\S+\.py:\d+", refusal["message"]), refusal
     skipped = dflash("preflight", "--no-engine-check", "--format", "json", "--", *launch)
     assert not [f for f in skipped.json()["files"][0]["findings"] if f["rule"].startswith("DF9")]
@@ -178,7 +182,7 @@ def test_preflight_reports_a_window_the_launchs_vllm_reads_other_than_the_file(
     findings = result.json()["files"][0]["findings"]
     [misread] = [f for f in findings if f["rule"] == "DF902"]
     assert misread["severity"] == "error" and misread["pointer"] == "/sliding_window", misread
-    assert misread["message"] == "vLLM 0.33.0 reads sliding_window 1024, the file says 2048", misread
+    assert misread["message"] == f"{named('vllm')} reads sliding_window 1024, the file says 2048", misread
     assert result.code == 1
 
 
@@ -202,7 +206,7 @@ def test_preflight_reports_vllms_refusal_of_the_dspark_layout(dflash: Run, engin
     findings = result.json()["files"][0]["findings"]
     [refusal] = [f for f in findings if f["rule"] == "DF901"]
     assert refusal["severity"] == "error", refusal
-    assert "vLLM 0.33.0 refuses this drafter: ValueError: sample_from_anchor=True" in refusal["message"], refusal
+    assert f"{named('vllm')} refuses this drafter: ValueError: sample_from_anchor=True" in refusal["message"], refusal
     assert "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:84" in refusal["message"], refusal
     assert [f["severity"] for f in findings if f["rule"] == "DF123"] == ["error"]
     assert result.code == 1
@@ -290,7 +294,9 @@ def test_preflight_reports_the_context_vllm_shortens_for_the_drafter(
         found[name] = {f["rule"]: f for f in result.json()["files"][0]["findings"]}
     shortened = found["yarn"]["DF904"]
     assert shortened["severity"] == "warning" and shortened["pointer"] == "/max_position_embeddings"
-    assert shortened["message"].startswith("vLLM 0.33.0 serves max_model_len 4096 with this drafter, 40960 without")
+    assert shortened["message"].startswith(
+        f"{named('vllm')} serves max_model_len 4096 with this drafter, 40960 without"
+    )
     assert "DF810" not in found["yarn"] and "DF904" not in found["default"]
     # `engines` says it under vLLM's answer; not a misread of the file, so the exit stays 0.
     result = dflash("engines", tmp_path / "yarn-DFlash", "--target", qwen3, "--python", engine_python)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.model import Effective, HubFile, Integrity, Kind, Launch, Problem, Severity, Target, Weights
+from dflash_cfg.pinned import expand
 
 if TYPE_CHECKING:
     from dflash_cfg.lint.engines import Read
@@ -167,7 +168,7 @@ class Rule:
 
     @property
     def docstring(self) -> str:
-        return inspect.cleandoc(self.check.__doc__ or "")
+        return expand(inspect.cleandoc(self.check.__doc__ or ""))
 
     @property
     def summary(self) -> str:

@@ -1,0 +1,45 @@
+"""The engine releases the engine suite runs as its oracle: written once, here, and nowhere else.
+
+`tests/engines/requirements.lock.txt` is what gets installed; a fast test holds this table to it, and
+`./dev engines --upgrade NAME==VERSION` rewrites both. Everything that names a pinned version derives from
+`PINNED`: the adapters' "checked" verdict, the `lint.engines` sources, the rules' texts and the generated docs
+(through the placeholders `expand` fills in), and the tests' expectations.
+
+Standard library only, with no dflash_cfg imports: every part of the package may read it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+
+# Distribution name -> the release the suite runs. transformers is the one pinned beside the engines (the
+# library they load config.json through inside their venv), not the one dflash-cfg's own DF3xx view uses.
+PINNED: Mapping[str, str] = MappingProxyType(
+    {"vllm": "0.33.0", "sglang": "0.5.23", "speculators": "0.9.0", "transformers": "5.19.0"}
+)
+
+# How each is written in prose.
+DISPLAY: Mapping[str, str] = MappingProxyType(
+    {"vllm": "vLLM", "sglang": "SGLang", "speculators": "speculators", "transformers": "transformers"}
+)
+
+
+def named(dist: str) -> str:
+    """`vLLM 0.33.0`: the pinned release as prose names it."""
+    return f"{DISPLAY[dist]} {PINNED[dist]}"
+
+
+# The placeholders a rule's docstring, a `lint.engines` row or a docs template writes for a pinned release:
+# `{vLLM}` -> "vLLM 0.33.0". transformers has its own spelling, because `{transformers}` in the rule cases
+# already means the transformers installed beside dflash-cfg.
+PLACEHOLDERS: Mapping[str, str] = MappingProxyType(
+    {"{vLLM}": "vllm", "{SGLang}": "sglang", "{speculators}": "speculators", "{engine-transformers}": "transformers"}
+)
+_PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
+
+
+def expand(text: str) -> str:
+    """`text` with every placeholder replaced by the pinned release it names; other braces are left alone."""
+    return _PLACEHOLDER.sub(lambda m: named(PLACEHOLDERS[m.group(0)]), text)

@@ -1,0 +1,192 @@
+"""Resolve the repository's engine citations (`path:qualname`, dflash_cfg/lint/citations.py) in an engine venv.
+
+    python tests/engines/citations.py [--python PY] [--check]   (from the repository root, in .venv)
+
+writes dflash_cfg/lint/cited_lines.py: the lines of every citation in the venv's installed code (PY: the pinned
+engine venv's python, built if needed), or with --check says what differs and exits 1. A citation that names
+nothing in the installed code is an error either way (exit 1). The engine suite holds the same
+(test_citations.py); `./dev engines --cite` runs this script, and `./dev engines --upgrade` does after a release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dflash_cfg.lint.citations import BY_LINE, PACKAGES, citations
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+TABLE = ROOT / "dflash_cfg" / "lint" / "cited_lines.py"
+# Where citations are written: the package, the docs (templates and pages), the tests, the top-level prose.
+SCANNED = ("dflash_cfg/**/*.py", "docs/**/*.md", "tests/**/*.py", "tests/**/*.yaml", "tests/**/*.toml", "*.md")
+
+
+def scanned_files(root: Path = ROOT) -> list[Path]:
+    files = {p for pattern in SCANNED for p in root.glob(pattern) if p.is_file()}
+    return sorted(files - {root / TABLE.relative_to(ROOT)})
+
+
+def collect(root: Path = ROOT) -> dict[str, list[str]]:
+    """Every citation in the repository -> the files that cite it (relative paths)."""
+    found: dict[str, list[str]] = {}
+    for path in scanned_files(root):
+        for cited in citations(path.read_text(encoding="utf-8", errors="replace")):
+            found.setdefault(cited, [])
+            if (rel := str(path.relative_to(root))) not in found[cited]:
+                found[cited].append(rel)
+    return dict(sorted(found.items()))
+
+
+def by_line(root: Path = ROOT) -> list[str]:
+    """Citations by line number still written somewhere (`FILE: PACKAGE/PATH.py:LINE`)."""
+    return [
+        f"{path.relative_to(root)}: {m.group(0)}"
+        for path in scanned_files(root)
+        for m in BY_LINE.finditer(path.read_text(encoding="utf-8", errors="replace"))
+    ]
+
+
+def site_packages(python: str | Path) -> Path:
+    out = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return Path(out.strip())
+
+
+def versions(site: Path) -> dict[str, str]:
+    """The installed release of each cited package, from its dist-info (nothing imported)."""
+    found = {}
+    for info in site.glob("*.dist-info"):
+        name, _, version = info.name.removesuffix(".dist-info").partition("-")
+        if name.lower() in PACKAGES:
+            found[name.lower()] = version
+    return dict(sorted(found.items()))
+
+
+def _named(body: Iterable[ast.stmt]) -> dict[str, ast.AST]:
+    """The names a module or class body defines: functions, classes and assigned names (the last wins, as at
+    run time)."""
+    names: dict[str, ast.AST] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names[node.name] = node
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    names[target.id] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names[node.target.id] = node
+    return names
+
+
+def resolve(site: Path, cited: str) -> tuple[int, int] | None:
+    """The first and last line of what `cited` names in the code installed under `site`; None if nothing."""
+    path, _, qualname = cited.partition(":")
+    try:
+        tree = ast.parse((site / path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    node: ast.AST = tree
+    for part in qualname.split("."):
+        body = getattr(node, "body", None)
+        found = _named(body) if isinstance(body, list) else {}
+        if part not in found:
+            return None
+        node = found[part]
+    start = getattr(node, "lineno", None)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
+        start = node.decorator_list[0].lineno
+    end = getattr(node, "end_lineno", None)
+    return (start, end) if isinstance(start, int) and isinstance(end, int) else None
+
+
+def qualname_at(site: Path, path: str, line: int) -> str | None:
+    """The innermost function or class of `path` (under `site`) whose lines hold `line`, as a qualname; else the
+    module-level name assigned there. For turning a citation by line into one by name."""
+    tree = ast.parse((site / path).read_bytes())
+    best: list[str] = []
+
+    def walk(body: list[ast.stmt], prefix: list[str]) -> None:
+        nonlocal best
+        for node in body:
+            end = node.end_lineno or node.lineno
+            first = node.lineno
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
+                first = node.decorator_list[0].lineno
+            if not first <= line <= end:
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                best = [*prefix, node.name]
+                walk(node.body, best)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not best:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+                if names:
+                    best = [*prefix, names[0]]
+
+    walk(tree.body, [])
+    return ".".join(best) or None
+
+
+@dataclass(frozen=True)
+class Resolution:
+    lines: dict[str, tuple[int, int]]
+    gone: dict[str, list[str]]  # citation -> the files citing it
+    versions: dict[str, str]
+
+
+def resolve_all(site: Path, root: Path = ROOT) -> Resolution:
+    cited = collect(root)
+    lines, gone = {}, {}
+    for name, where in cited.items():
+        span = resolve(site, name)
+        if span is None:
+            gone[name] = where
+        else:
+            lines[name] = span
+    return Resolution(lines, gone, versions(site))
+
+
+def render(lines: Mapping[str, tuple[int, int]], release: Mapping[str, str]) -> str:
+    head = (TABLE.read_text(encoding="utf-8").split('"""', 2)[1]) if TABLE.exists() else ""
+    out = [f'"""{head}"""', "", "VERSIONS: dict[str, str] = {"]
+    out += [f'    "{k}": "{v}",' for k, v in release.items() if k in PACKAGES] + ["}", ""]
+    out += ["LINES: dict[str, tuple[int, int]] = {"]
+    out += [f'    "{k}": ({a}, {b}),' for k, (a, b) in sorted(lines.items())] + ["}", ""]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", help="the engine venv's python (default: the pinned venv, built if needed)")
+    parser.add_argument("--check", action="store_true", help="compare with cited_lines.py; write nothing")
+    args = parser.parse_args(argv)
+    if args.python is None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from engines import build
+
+        args.python = build.engine_python()
+    result = resolve_all(site_packages(args.python))
+    for name, where in result.gone.items():
+        print(f"citations: {name} names nothing in the installed code (cited in {', '.join(where)})", file=sys.stderr)
+    for stale in by_line():
+        print(f"citations: cite by name, not by line: {stale}", file=sys.stderr)
+    text = render(result.lines, result.versions)
+    if args.check:
+        if TABLE.read_text(encoding="utf-8") != text:
+            print(f"citations: {TABLE.relative_to(ROOT)} is stale: run ./dev engines --cite", file=sys.stderr)
+            return 1
+    elif TABLE.read_text(encoding="utf-8") != text:
+        TABLE.write_text(text, encoding="utf-8")
+        print(f"wrote {TABLE.relative_to(ROOT)}", file=sys.stderr)
+    return 1 if result.gone else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""The pinned releases are written once (dflash_cfg/pinned.py) and that table is the lock's (fast: no engine)."""
+
+from __future__ import annotations
+
+import re
+
+from dflash_cfg.lint.rules import ALL
+from dflash_cfg.pinned import PINNED, PLACEHOLDERS, expand, named
+from engines import build
+
+
+def locked() -> dict[str, str]:
+    pins = {}
+    for line in build.LOCK.read_text(encoding="utf-8").splitlines():
+        if m := re.fullmatch(r"([A-Za-z0-9_.-]+)==([^\s;#]+).*", line.strip()):
+            pins[m.group(1).lower().replace("_", "-")] = m.group(2)
+    return pins
+
+
+def test_the_pinned_table_is_the_lock() -> None:
+    lock = locked()
+    assert {name: lock.get(name) for name in PINNED} == dict(PINNED)
+
+
+def test_placeholders_expand_to_the_pinned_releases() -> None:
+    for placeholder, dist in PLACEHOLDERS.items():
+        assert expand(f"as {placeholder} reads it") == f"as {named(dist)} reads it"
+    assert expand('{"method": "dflash"} {vllm}') == '{"method": "dflash"} {vllm}'  # other braces stay
+
+
+def test_no_rule_text_keeps_a_placeholder() -> None:
+    left = [r.id for r in ALL if any(p in r.doc for p in PLACEHOLDERS)]
+    assert left == []

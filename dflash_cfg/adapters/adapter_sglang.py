@@ -24,6 +24,17 @@ else:  # run as a script: this directory is sys.path[0], and dflash_cfg may not 
 ENGINE = "sglang"
 _SLIDING = "sliding_attention"
 _FULL = "full_attention"
+# The worker's calls on the draft model, made only where the worker is built (a GPU host).
+STAND_INS = {
+    "set-block-size": io.StandIn(
+        where="sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2.__init__",
+        code="self.draft_model.set_block_size(self.block_size)",
+        kind="AttributeError",
+        message=None,
+        stand_in="worker: DFlashWorkerV2's draft_model.set_block_size call is stood in for (the worker is not built "
+        "here)",
+    ),
+}
 
 
 def setup() -> None:
@@ -86,10 +97,7 @@ def handle(case: io.Case) -> None:
         # DFlashWorkerV2 calls draft_model.set_block_size(block_size) on whatever class the registry built:
         # a non-DFlash class (the target's Qwen3ForCausalLM) has none.
         raise io.Refused(
-            "AttributeError",
-            f"'{type(model).__name__}' object has no attribute 'set_block_size'",
-            "sglang/srt/speculative/dflash_worker_v2.py:523",
-            "worker: DFlashWorkerV2's draft_model.set_block_size call is stood in for (the worker is not built here)",
+            STAND_INS["set-block-size"], f"'{type(model).__name__}' object has no attribute 'set_block_size'"
         )
     if parsed.mask_token_id is None:
         case.stand_in("mask_token_id: none in the config; the worker would resolve mask_token with the tokenizer")

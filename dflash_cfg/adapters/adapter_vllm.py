@@ -149,6 +149,25 @@ def _pipeline_capture(case: io.Case, vllm_config: Any, spec_config: Any) -> None
 # The V2 model runner's DFlash speculators (vllm/v1/worker/gpu/spec_decode/__init__.py picks one by architecture).
 _XPRESS = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
 _SPECULATOR = "worker: the {} speculator's sample_from_anchor check is stood in for (it is built only on a GPU worker)"
+# The speculators' constructor checks, built only on a GPU worker.
+STAND_INS = {
+    "dflash-sample-from-anchor": io.StandIn(
+        where="vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__",
+        code='dflash_config.get("sample_from_anchor", False)',
+        kind="ValueError",
+        message="sample_from_anchor=True is not supported for DFlash. DFlash uses a fixed 1+N query layout where "
+        "the anchor is the bonus token.",
+        stand_in=_SPECULATOR.format("DFlash"),
+    ),
+    "xpress-sample-from-anchor": io.StandIn(
+        where="vllm/v1/worker/gpu/spec_decode/xpress/speculator.py:XPressSpeculator.__init__",
+        code='getattr(hf, "sample_from_anchor", False)',
+        kind="ValueError",
+        message="sample_from_anchor=True is not supported for XPress: the refiner is trained and served in the "
+        "fill-in layout (anchor at slot 0, slots 1..N predicted).",
+        stand_in=_SPECULATOR.format("XPress"),
+    ),
+}
 
 
 def _speculator_checks(hf: Any, architectures: list[str]) -> None:
@@ -156,21 +175,9 @@ def _speculator_checks(hf: Any, architectures: list[str]) -> None:
     same config, in the order the engine makes them (XPressSpeculator runs DFlashSpeculator's first)."""
     dflash_config = getattr(hf, "dflash_config", None) or {}
     if dflash_config.get("sample_from_anchor", False):
-        raise io.Refused(
-            "ValueError",
-            "sample_from_anchor=True is not supported for DFlash. DFlash uses a fixed 1+N query layout where the "
-            "anchor is the bonus token.",
-            "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:84",
-            _SPECULATOR.format("DFlash"),
-        )
+        raise io.Refused(STAND_INS["dflash-sample-from-anchor"])
     if any(arch in _XPRESS for arch in architectures) and getattr(hf, "sample_from_anchor", False):
-        raise io.Refused(
-            "ValueError",
-            "sample_from_anchor=True is not supported for XPress: the refiner is trained and served in the fill-in "
-            "layout (anchor at slot 0, slots 1..N predicted).",
-            "vllm/v1/worker/gpu/spec_decode/xpress/speculator.py:31",
-            _SPECULATOR.format("XPress"),
-        )
+        raise io.Refused(STAND_INS["xpress-sample-from-anchor"])
 
 
 def _model_reads(case: io.Case, model: Any, hf: Any, has_any_non_causal: Any) -> dict[str, Any]:

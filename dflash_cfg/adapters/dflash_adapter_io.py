@@ -12,6 +12,7 @@ itself could not serve is `failed`, so a record never passes an adapter bug off 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.metadata
 import importlib.util
@@ -41,14 +42,30 @@ class Case:
             self.stand_ins.append(text)
 
 
+@dataclasses.dataclass(frozen=True)
+class StandIn:
+    """An engine check the adapter reproduces because it cannot run it (it runs only on a GPU worker): where the
+    engine makes it (`path:qualname`), the engine's own code for it (an expression, as the engine writes it), and
+    what it raises. The engine suite finds `code` in the installed source of `where`, and a raise of `kind` with
+    `message` beside it when one is given (tests/engines/test_stand_ins.py): the stand-in is held to the engine's
+    code, not to itself."""
+
+    where: str
+    code: str
+    kind: str
+    message: str | None  # None: the engine's own call raises (an AttributeError), no message of its own to match
+    stand_in: str  # what the record says the adapter stood in for
+
+
 class Refused(Exception):
     """The engine's code would raise at a call the adapter cannot make as the engine does (a worker method on the
-    model it built): the refusal the engine gives there, with the engine's file:line. Raised only where the
-    engine's own code makes the outcome certain; the record says the adapter stood in for the call."""
+    model it built): the refusal the engine gives there, at the engine code a `StandIn` names. Raised only where
+    the engine's own code makes the outcome certain; the record says the adapter stood in for the call."""
 
-    def __init__(self, kind: str, message: str, where: str, stand_in: str) -> None:
-        super().__init__(message)
-        self.kind, self.message, self.where, self.stand_in = kind, message, where, stand_in
+    def __init__(self, check: StandIn, message: str | None = None) -> None:
+        self.message = message if message is not None else check.message or check.kind
+        super().__init__(self.message)
+        self.kind, self.where, self.stand_in = check.kind, check.where, check.stand_in
 
 
 class AdapterError(Exception):

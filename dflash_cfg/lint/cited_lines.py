@@ -11,6 +11,9 @@ VERSIONS: dict[str, str] = {
 }
 
 LINES: dict[str, tuple[int, int]] = {
+    "sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2.__init__": (388, 616),
     "vllm/config/speculative.py:SpeculativeConfig": (406, 2210),
     "vllm/config/speculative.py:SpeculativeConfig._verify_args": (1938, 2038),
+    "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__": (41, 131),
+    "vllm/v1/worker/gpu/spec_decode/xpress/speculator.py:XPressSpeculator.__init__": (20, 50),
 }

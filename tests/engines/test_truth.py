@@ -460,7 +460,7 @@ def test_sample_from_anchor_is_refused_by_vllm_and_not_read_by_sglang(records: R
     for case in ("sample-from-anchor", "speculators-sample-from-anchor"):
         record = records[("vllm", case)]
         assert record.refused is not None, record
-        assert record.refused.where == "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:84", record
+        assert record.refused.where == "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__"
         assert "sample_from_anchor=True is not supported for DFlash" in record.refused.message
     assert reads(records, "sglang", "sample-from-anchor") == reads(records, "sglang", UPSTREAM_36)
 

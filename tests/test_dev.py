@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 from helpers import ROOT
@@ -24,3 +25,14 @@ def test_demo_runs_each_step_once_and_judges_that_run() -> None:
     repair = out.split("== 4. ", 1)[1].split("== 5. ", 1)[0]
     assert "wrote $TMP/Qwen3.6-27B-DFlash/config.json" in repair
     assert "demo: expected exit" not in done.stderr
+
+
+def test_the_fast_loop_builds_no_engine_venv(tmp_path: Path) -> None:
+    # The engine venv (7 GB) is built by the engine fixture when an engine test runs, never by `./dev test` itself.
+    cache = tmp_path / "test-cache"
+    env = {**os.environ, "DFLASH_CFG_TEST_CACHE": str(cache)}
+    args = ["sh", str(ROOT / "dev"), "test", "-m", "not slow", "--collect-only", "-q", "tests/engines"]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "test_pinned.py" in done.stdout
+    assert not list(cache.glob("engines-*")), "the fast loop built the engine venv"

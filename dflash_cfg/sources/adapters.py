@@ -118,6 +118,9 @@ def adapter_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     if root is not None:  # see dflash_adapter_io.keep_bytecode
         env["DFLASH_CFG_BYTECODE"] = str(root / "bytecode")
     env.pop("PYTHONPATH", None)  # the engine's interpreter must not pick up the caller's modules
+    # Nor the caller's bytecode dir: the engine's bytecode is in its own tree (or kept by keep_bytecode), and under
+    # a prefix the engine would find none of it and compile itself from source at every start.
+    env.pop("PYTHONPYCACHEPREFIX", None)
     return env
 
 

@@ -18,8 +18,10 @@ from pathlib import Path
 LOCK = Path(__file__).resolve().parent / "requirements.lock.txt"
 # Written last: a venv without it (a build that died midway) is built again from scratch.
 STAMP = ".dflash-cfg-engines-complete"
-# Written once the venv's modules are compiled; a venv built before that step existed is compiled in place.
-COMPILED = ".dflash-cfg-engines-compiled"
+# Written once the venv's modules are compiled into the venv's own tree; a venv built before that step existed is
+# compiled in place. (An earlier stamp, ".dflash-cfg-engines-compiled", was written after a compile that a caller's
+# PYTHONPYCACHEPREFIX had sent into the caller's own pycache dir: such a venv is compiled again.)
+COMPILED = ".dflash-cfg-engines-bytecode"
 
 
 def cache_dir() -> Path:
@@ -77,7 +79,9 @@ def _compile(venv: Path) -> None:
     """Compile every module, as `pip install` does by default: under PYTHONDONTWRITEBYTECODE pip skips it, and each
     adapter start would compile the engine from source again (an SGLang import: 42 s instead of 12 s here). Its
     exit code is not checked: a few files in the engines' packages are templates, not Python."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    # Into the venv's own __pycache__ dirs, where every interpreter that runs the engine looks: not under a
+    # PYTHONPYCACHEPREFIX (./dev sets one for the checkout), which only processes with that prefix would see.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     site = subprocess.run(
         [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,

@@ -282,8 +282,11 @@ def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
         )
 
 
-# Keys both engines read only inside dflash_config (vLLM: qwen3_dflash.py:317, qwen3_dflash2.py:401-404;
-# SGLang: parse_dflash_draft_config). vLLM's top-level add_swa_attention_sink_bias is DF210's. The logit
+# Keys both engines read only inside dflash_config (vLLM:
+# vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__,
+# vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3ForCausalLM.__init__; SGLang:
+# sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config). vLLM's top-level add_swa_attention_sink_bias
+# is DF210's. The logit
 # scalars only for DFlash2, the only drafter that reads them: a top-level final_logit_softcapping is also
 # Gemma's own config key (the gemma-4 drafters have it), which no DFlash v1 model reads.
 DFLASH_ONLY = ("attention_sink_bias", "attention_value_scale", "use_swa", "swa_window_size")

@@ -46,7 +46,7 @@ def engine_refuses(ctx: Context) -> Iterator[Problem]:
     engine version the adapters were not checked against reports a warning. ``--no-engine-check`` (or
     ``engine-check = false`` in the project config) skips the step.
 
-    Fail: SGLang 0.5.23 with taps ``[1, 17, 33, 49, 63]`` on a 64-layer Qwen3.5 target: IndexError
+    Fail: {SGLang} with taps ``[1, 17, 33, 49, 63]`` on a 64-layer Qwen3.5 target: IndexError
     Pass: the same launch with taps ``[1, 16, 31, 46, 61]``
     """
     for record in _records(ctx):

@@ -127,7 +127,7 @@ def method(ctx: Context) -> Iterator[Problem]:
 def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
     """An SGLang launch of a speculators-format drafter: SGLang cannot load it.
 
-    SGLang 0.5.23 reads the drafter's config.json through transformers, which finds no top-level
+    {SGLang} reads the drafter's config.json through transformers, which finds no top-level
     ``model_type`` in the speculators format and raises "Unrecognized model ... Should have a
     `model_type` key" (DF162, checked by running it). ``check`` warns; a launch that will not start is
     an error.
@@ -189,7 +189,7 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
 def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch that runs the V1 model runner for a drafter that mixes sliding and full attention layers.
 
-    vLLM 0.33.0's DFlash drafter needs one KV-cache group per attention kind, which only the V2 runner
+    {vLLM}'s DFlash drafter needs one KV-cache group per attention kind, which only the V2 runner
     has: ``qwen3_dflash.py`` raises NotImplementedError "DFlash drafters with mixed sliding/full attention
     require the V2 model runner" at start-up. V1 runs when ``VLLM_USE_V2_MODEL_RUNNER`` is false, read as the
     engine will get it (``NAME=value`` and ``env`` before the command, ``docker run -e``/``--env-file``, or
@@ -239,7 +239,7 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     one with a candidate head (DFlash2, its beam variant, LiLiCorr) or an XPress refiner.
 
     Only the V2 runner's speculators call those parts; on V1 the same checkpoint would draft as a plain
-    DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
+    DFlash drafter, so {vLLM} refuses the launch while it builds its configuration
     (``vllm/config/vllm.py:VllmConfig._validate_v1_model_runner``, with what
     ``vllm/config/vllm.py:VllmConfig._get_v1_model_runner_unsupported_features`` lists: "Model Runner V1 does
     not support: DFlash candidate-head drafts" / "xpress speculative decoding").
@@ -264,8 +264,8 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
 def draft_window(ctx: Context) -> Iterator[Problem]:
     """An SGLang launch whose ``--speculative-draft-window-size`` is smaller than the block it drafts.
 
-    For DFLASH the draft worker keeps a window of recent target tokens in its own KV cache, and SGLang
-    0.5.23 refuses a window smaller than ``--speculative-num-draft-tokens`` at start-up
+    For DFLASH the draft worker keeps a window of recent target tokens in its own KV cache, and {SGLang}
+    refuses a window smaller than ``--speculative-num-draft-tokens`` at start-up
     (``sglang/srt/arg_groups/speculative_hook.py:_handle_dflash``: "--speculative-draft-window-size must be >=
     --speculative-num-draft-tokens"). When the launch does not set
     the draft tokens, SGLang takes them from the drafter: ``dflash_config.block_size``, else the top-level
@@ -359,7 +359,7 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch whose ``--max-model-len`` is longer than a drafter with scaled RoPE can serve: vLLM serves
     the drafter's length instead, with only a log line to say so.
 
-    vLLM 0.33.0 raises a drafter's ``max_position_embeddings`` to the target's length when its RoPE only sizes
+    {vLLM} raises a drafter's ``max_position_embeddings`` to the target's length when its RoPE only sizes
     a cache (types default, linear, llama3, ntk, proportional). Any other type (``yarn``, ``dynamic``, ...)
     keeps the drafter's length (``max_position_embeddings``, times the RoPE ``factor`` for types that do not
     come pre-scaled), and the V2 model runner then lowers the whole server's ``max_model_len`` to it

@@ -9,6 +9,7 @@ from typing import Any
 from dflash_cfg.lint.engine_reads import differences, file_says, shortened_context
 from dflash_cfg.lint.rules.base import Context, rule
 from dflash_cfg.model import Problem, Severity
+from dflash_cfg.pinned import named
 
 NAMES = {"vllm": "vLLM", "sglang": "SGLang", "speculators": "speculators"}
 _POINTERS = {
@@ -20,7 +21,7 @@ _POINTERS = {
 
 
 def engine_name(record: Any) -> str:
-    """`vLLM 0.33.0`: the engine as a reader knows it, with the version it reported."""
+    """The engine as a reader knows it, with the version it reported (`vLLM 1.2.3`)."""
     name = NAMES.get(record.engine, record.engine)
     return f"{name} {record.version}" if record.version else name
 
@@ -148,7 +149,7 @@ def engine_not_asked(ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 "",
                 f"engine check: {engine_name(record)} is not a version the adapters were checked against "
-                f"(they pin vLLM 0.33.0, SGLang 0.5.23); the static rules still apply",
+                f"(they pin {named('vllm')}, {named('sglang')}); the static rules still apply",
             )
 
 

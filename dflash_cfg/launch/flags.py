@@ -150,8 +150,8 @@ SGLANG: dict[str, tuple[str, int]] = {
     # arg_groups/fields/spec.py: "DFLASH only. Alias of --speculative-num-draft-tokens for DFLASH."
     "--speculative-dflash-block-size": (DFLASH_BLOCK, VALUE),
     "--speculative-draft-window-size": (DRAFT_WINDOW, VALUE),
-    # Its name in the SGLang releases that brought DFLASH (later a deprecated alias; 0.5.23 refuses it): model
-    # cards and launch scripts still use it, with the same meaning and the same check against the block.
+    # Its name in the SGLang releases that brought DFLASH (later a deprecated alias; the pinned SGLang refuses it):
+    # model cards and launch scripts still use it, with the same meaning and the same check against the block.
     "--speculative-dflash-draft-window-size": (DRAFT_WINDOW, VALUE),
     "--config": (CONFIG, VALUE),
     # arg_groups/fields/parallel.py: the layouts _handle_dflash refuses (pipeline parallel; attention DP

@@ -1,7 +1,7 @@
 """`vllm serve SPEC_DIR`: a speculators-format drafter served as the model, read as vLLM reads it.
 
 vLLM opens the served model's config before anything else (EngineArgs.create_engine_config ->
-`maybe_override_with_speculators`, vllm/transformers_utils/config.py:800 in 0.33.0). When it has a
+vllm/transformers_utils/config.py:maybe_override_with_speculators). When it has a
 `speculators_config`, the launch is rewritten: the drafter becomes the served model, the target becomes
 the verifier the file names, the method is the file's `speculators_model_type` (`dflash2` drafts as
 `dflash`), and a `--speculative-config` given on the command line only adds keys (its `model` and
@@ -9,9 +9,10 @@ the verifier the file names, the method is the file's `speculators_model_type` (
 file's `speculative_tokens` (DF805 checks those). No argv shows any of this, so preflight reads the served
 model's config.json and hands it here.
 
-vLLM refuses such a launch when the file's structure is incomplete (`validate_speculators_config`,
-speculators/base.py:77) or when the verifier is not a Hub repo id, or names a path that exists
-(config.py:860-873: "Select local verifiers explicitly with --model and --speculative-config"); so does this.
+vLLM refuses such a launch when the file's structure is incomplete
+(vllm/transformers_utils/configs/speculators/base.py:SpeculatorsConfig.validate_speculators_config) or when the
+verifier is not a Hub repo id, or names a path that exists (maybe_override_with_speculators: "Select local
+verifiers explicitly with --model and --speculative-config"); so does this.
 """
 
 from __future__ import annotations

@@ -157,9 +157,9 @@ def _served_model_name_first(args: list[str]) -> None:
 
 def _same_draft_tp(found: Args, spec: dict[str, Any] | None, option: str, tp: int) -> None:
     """A draft tensor-parallel size vLLM refuses is refused here. vLLM accepts only 1 or the target's size
-    (SpeculativeConfig._verify_and_get_draft_tp, vllm/config/speculative.py:1861 in 0.33.0); the DFlash
-    drafter's attention layers are built with the TP group's world size either way
-    (qwen3_dflash.py:187 get_tensor_model_parallel_world_size), so DF802 checks the target's size."""
+    (vllm/config/speculative.py:SpeculativeConfig._verify_and_get_draft_tp); the DFlash drafter's attention
+    layers are built with the TP group's world size either way (get_tensor_model_parallel_world_size in
+    vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Attention.__init__), so DF802 checks the target's size."""
     draft = last(found, DRAFT_TP)
     value = positive_int(*draft) if draft is not None else None
     name = draft[0] if draft is not None else f"{option}['draft_tensor_parallel_size']"

@@ -2,12 +2,12 @@
 values out.
 
 The names and their meaning are the engines' own (read in their metrics code, not in docs):
-- vLLM 0.33 (vllm/v1/spec_decode/metrics.py, `SpecDecodingProm`): counters labelled `model_name` and `engine`
-  (the engine index): `vllm:spec_decode_num_drafts`, `…_num_draft_tokens`, `…_num_accepted_tokens`, and
-  `…_num_accepted_tokens_per_pos` with a `position` label. Acceptance rate = accepted / draft tokens; mean
-  acceptance length = 1 + accepted / drafts ("conventionally including the bonus token"); position i's rate =
-  accepted at i / drafts.
-- SGLang 0.5.23 (sglang/srt/observability/metrics_collector.py, `SchedulerMetricsCollector`): gauges
+- vLLM (the pinned release, dflash_cfg.pinned; vllm/v1/spec_decode/metrics.py:SpecDecodingProm): counters
+  labelled `model_name` and `engine` (the engine index): `vllm:spec_decode_num_drafts`, `…_num_draft_tokens`,
+  `…_num_accepted_tokens`, and `…_num_accepted_tokens_per_pos` with a `position` label. Acceptance rate =
+  accepted / draft tokens; mean acceptance length = 1 + accepted / drafts ("conventionally including the bonus
+  token"); position i's rate = accepted at i / drafts.
+- SGLang (the pinned release; sglang/srt/observability/metrics_collector.py:SchedulerMetricsCollector): gauges
   `sglang:spec_accept_length` (accepted drafts + bonus token per forward) and `sglang:spec_accept_rate`,
   set at each decode log interval ("mostrecent"): already a window, 0 when speculative decoding is off.
 """

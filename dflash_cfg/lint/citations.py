@@ -34,8 +34,8 @@ def citations(text: str) -> Iterator[str]:
 
 def with_lines(text: str, lines: Mapping[str, tuple[int, int]], version: Mapping[str, str]) -> str:
     """`text` with each resolved citation followed by its lines in the pinned release, as a reader of the docs
-    wants them: `PACKAGE/PATH.py:QUALNAME` (lines 10-42 in 0.33.0). An unresolved citation is left as
-    written (the engine suite fails on it)."""
+    wants them: `PACKAGE/PATH.py:QUALNAME` (lines 10-42 in VERSION), VERSION the release of PACKAGE the lines
+    were read in. An unresolved citation is left as written (the engine suite fails on it)."""
 
     def render(m: re.Match[str]) -> str:
         cited = f"{m.group('path')}:{m.group('qualname')}"

@@ -34,7 +34,7 @@ from dflash_cfg.pinned import expand, named
 Reader = Literal["vLLM", "SGLang", "speculators", "transformers"]
 
 # The engine versions the suite runs (tests/engines/requirements.lock.txt); a row checked against them cites the
-# installed file:line after this prefix.
+# installed code (`path:qualname`) after this prefix.
 CHECKED = (
     f"checked by execution against {named('vllm')}, {named('sglang')}, {named('speculators')} "
     "(tests/engines/test_truth.py):"
@@ -170,8 +170,9 @@ READS: dict[str, Read] = {
             "dflash_config.final_logit_softcapping (KeyError); MiniMaxDFlash2DraftModel is not registered",
             default="model not found",
             bad_type="model not found",
-            source=CHECKED + " vllm/model_executor/models/registry.py:655-696 (_SPECULATIVE_DECODING_MODELS), "
-            "vllm/config/speculative.py:98 (XPRESS_ARCHITECTURES), vllm/models/beam/nvidia/dflash2.py:566",
+            source=CHECKED + " vllm/model_executor/models/registry.py:_SPECULATIVE_DECODING_MODELS, "
+            "vllm/config/speculative.py:XPRESS_ARCHITECTURES, "
+            "vllm/models/beam/nvidia/dflash2.py:DFlash2BeamForCausalLM.__init__ (final_logit_softcapping)",
         ),
         Read(
             reader="vLLM",
@@ -180,7 +181,8 @@ READS: dict[str, Read] = {
             default="AutoConfig cannot load the config: SpeculativeConfig ValidationError",
             bad_type="an unregistered model_type: '... has model type `qwen3_dflash` but Transformers does not "
             "recognize this architecture'",
-            source=CHECKED + " vllm/transformers_utils/config.py:879 (get_config), 445 (AutoConfig.from_pretrained)",
+            source=CHECKED + " vllm/transformers_utils/config.py:get_config, "
+            "vllm/transformers_utils/config.py:HFConfigParser.parse (AutoConfig.from_pretrained)",
         ),
         Read(
             reader="vLLM",
@@ -189,23 +191,24 @@ READS: dict[str, Read] = {
             "dspark_target_layer_ids + 1 -> top-level target_layer_ids + 1 -> dflash_config/eagle_config.layer_ids",
             default="the target's EAGLE3 default layers, with a warning",
             bad_type="`i + 1` on each element: a string raises TypeError, a float or a bool is used as a number",
-            source=CHECKED
-            + " vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:113 (get_eagle3_aux_layers_from_config)",
+            source=CHECKED + " vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:get_eagle3_aux_layers_from_config",
         ),
         Read(
             reader="vLLM",
             key="target_layer_ids capture",
             order="the target appends the residual stream at aux id a for each a (tap + 1): 0 before the first layer, "
             "a after layer a - 1, so a = N after the last; ids are deduplicated and sorted (the order of the list does "
-            "not matter); Llama-style and Qwen3-Next/Qwen3.5 targets both capture after the last layer in vLLM "
-            "0.33.0; the fc layer expects len(aux ids) x target hidden features",
+            "not matter); Llama-style and Qwen3-Next/Qwen3.5 targets both capture after the last layer in "
+            "{vLLM}; the fc layer expects len(aux ids) x target hidden features",
             default="-",
             bad_type="an aux id no layer reaches (past the target, a duplicate, a non-integer) leaves fc short of "
             "features: combine_hidden_states raises 'DFlash drafter expects ... concatenated aux hidden features'; "
             "tap -1 becomes aux id 0, the embedding output",
-            source=unexecutable("a target forward pass")
-            + " vllm/model_executor/models/llama.py:428-441, qwen3_next.py:721-733, interfaces.py:1616-1647 "
-            "(_set_aux_hidden_state_layers, _maybe_add_hidden_state), qwen3_dflash.py:829-841 (combine_hidden_states)",
+            source=unexecutable("a target forward pass") + " vllm/model_executor/models/llama.py:LlamaModel.forward, "
+            "vllm/model_executor/models/qwen3_next.py:Qwen3NextModel.forward, "
+            "vllm/model_executor/models/interfaces.py:EagleModelMixin._set_aux_hidden_state_layers, "
+            "vllm/model_executor/models/interfaces.py:EagleModelMixin._maybe_add_hidden_state, "
+            "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.combine_hidden_states",
         ),
         Read(
             reader="vLLM",
@@ -214,8 +217,9 @@ READS: dict[str, Read] = {
             "proposer's _init_parallel_drafting_params and DFlashQwen3Model.__init__ all fall back to the top level)",
             default="ValueError 'Model config must specify `dflash_config.mask_token_id`, `mask_token_id`, ...'",
             bad_type="int() in get_parallel_drafting_token_id: a numeric string or an integral float is read as meant",
-            source=CHECKED + " vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (get_parallel_drafting_token_id), "
-            "vllm/v1/spec_decode/llm_base_proposer.py:361-366, vllm/model_executor/models/qwen3_dflash.py:454",
+            source=CHECKED + " vllm/v1/worker/gpu/spec_decode/utils.py:get_parallel_drafting_token_id, "
+            "vllm/v1/spec_decode/llm_base_proposer.py:SpecDecodeBaseProposer._init_parallel_drafting_params, "
+            "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__",
         ),
         Read(
             reader="vLLM",
@@ -225,7 +229,7 @@ READS: dict[str, Read] = {
             "sliding and full layers need the V2 model runner (NotImplementedError on V1)",
             default="every layer full attention (sliding only if dflash_config.use_swa)",
             bad_type="compared per layer with 'sliding_attention': any other entry runs as full attention",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:96-153 (_resolve_layer_attention)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention",
         ),
         Read(
             reader="vLLM",
@@ -233,7 +237,7 @@ READS: dict[str, Read] = {
             order="dflash_config.swa_window_size -> top-level sliding_window",
             default="ValueError 'DFlash sliding attention requires a window size' for a sliding layer",
             bad_type="0 reaches the model as no window: the same ValueError; otherwise passed to the attention backend",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:145-153 (_resolve_layer_attention)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention",
         ),
         Read(
             reader="vLLM",
@@ -241,7 +245,7 @@ READS: dict[str, Read] = {
             order="dflash_config.use_swa: every layer sliding when layer_types is absent or all full (MiMo-V2.5-Pro)",
             default="false",
             bad_type="truthiness",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:122, 139-141 (_resolve_layer_attention)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention",
         ),
         Read(
             reader="vLLM",
@@ -249,7 +253,7 @@ READS: dict[str, Read] = {
             order="top-level is_causal -> dflash_config.is_causal (later) -> dflash_config.causal",
             default="sliding layers causal, full layers non-causal",
             bad_type="bool(): 0 and 1 are read as false and true, a non-empty string as true",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:62-73 (_dflash_layer_causal)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal",
         ),
         Read(
             reader="vLLM",
@@ -257,7 +261,7 @@ READS: dict[str, Read] = {
             order="dflash_config.attention_sink_bias -> top-level add_swa_attention_sink_bias",
             default="false (no sink parameter)",
             bad_type="truthiness: any non-empty value adds a sink parameter",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:314-320 (DFlashQwen3DecoderLayer)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__",
         ),
         Read(
             reader="vLLM",
@@ -266,7 +270,7 @@ READS: dict[str, Read] = {
             "the target's layout plays no part",
             default="true",
             bad_type="passed to get_rope as is: truthiness",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:326-331 (DFlashQwen3DecoderLayer)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__",
         ),
         Read(
             reader="vLLM",
@@ -275,7 +279,7 @@ READS: dict[str, Read] = {
             default="ValueError 'Laguna DFlash config requires `draft_vocab_size`'",
             bad_type="a value other than the target's vocab_size: ValueError '... requires `draft_vocab_size` to "
             "match the target vocabulary size'",
-            source=CHECKED + " vllm/model_executor/models/laguna_dflash.py:244-255 (DFlashLagunaForCausalLM.__init__)",
+            source=CHECKED + " vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__",
         ),
         Read(
             reader="vLLM",
@@ -284,7 +288,7 @@ READS: dict[str, Read] = {
             "eagle_config, which wins over the top level",
             default="true",
             bad_type="truthiness (null is false): false builds no fc layer and drops the target features",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:433-439, 476 (DFlashQwen3Model.__init__)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__",
         ),
         Read(
             reader="vLLM",
@@ -296,8 +300,9 @@ READS: dict[str, Read] = {
             bad_type="any truthy value: ValueError 'sample_from_anchor=True is not supported for DFlash' (XPress: "
             "'... for XPress') at start-up",
             source=unexecutable("the speculator is built only on a GPU worker; the adapter stands in for its check")
-            + " vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:83-89, xpress/speculator.py:30-35; "
-            "vllm/transformers_utils/configs/speculators/algos.py:121 (update_dflash)",
+            + " vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__, "
+            "vllm/v1/worker/gpu/spec_decode/xpress/speculator.py:XPressSpeculator.__init__; "
+            "vllm/transformers_utils/configs/speculators/algos.py:update_dflash",
         ),
         Read(
             reader="vLLM",
@@ -306,7 +311,8 @@ READS: dict[str, Read] = {
             default="the config class default (Qwen3Config: silu)",
             bad_type="any value other than 'silu': Qwen2MLP raises ValueError 'Unsupported activation: ... "
             "Only silu is supported for now.'",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:45, 352-356; qwen2.py:105-108 (Qwen2MLP)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__ (its "
+            "Qwen3MLP), vllm/model_executor/models/qwen2.py:Qwen2MLP.__init__",
         ),
         Read(
             reader="vLLM",
@@ -317,9 +323,9 @@ READS: dict[str, Read] = {
             default="10000: the config class fills rope_parameters with its default theta before "
             "set_default_rope_theta(default_theta=1000000) runs, which then finds rope_theta set",
             bad_type="passed to get_rope: a string raises TypeError",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:311, "
-            "vllm/transformers_utils/config.py:600-606 (set_default_rope_theta); "
-            "transformers 5.19.0 models/laguna/configuration_laguna.py:137-142",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__, "
+            "vllm/transformers_utils/config.py:set_default_rope_theta; "
+            "transformers/models/laguna/configuration_laguna.py:LagunaConfig.__post_init__",
         ),
         Read(
             reader="vLLM",
@@ -329,7 +335,8 @@ READS: dict[str, Read] = {
             default="no scaling",
             bad_type="ValueError 'Found conflicts between 'rope_type=...' (modern field) and 'type=...' (legacy "
             "field)'",
-            source=CHECKED + " vllm/transformers_utils/config.py:609-630 (patch_legacy_rope_type), 997-998",
+            source=CHECKED + " vllm/transformers_utils/config.py:patch_legacy_rope_type, "
+            "vllm/transformers_utils/config.py:get_config (its patch_rope_parameters calls)",
         ),
         Read(
             reader="vLLM",
@@ -338,8 +345,8 @@ READS: dict[str, Read] = {
             "attention_sink_bias); DFlash2: dflash_config.output_multiplier and final_logit_softcapping",
             default="no sink; output_multiplier 1.0; no soft cap (a top-level copy is not read)",
             bad_type="truthiness (sink); float() (multiplier, soft cap)",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:317-320, "
-            "vllm/model_executor/models/qwen3_dflash2.py:401-404",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__, "
+            "vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3ForCausalLM.__init__",
         ),
         Read(
             reader="vLLM",
@@ -356,7 +363,7 @@ READS: dict[str, Read] = {
             order="top level: fc input = len(aux ids) x target_hidden_size",
             default="hidden_size",
             bad_type="multiplies the fc width",
-            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:84-93 (_get_dflash_fc_input_size)",
+            source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_get_dflash_fc_input_size",
         ),
         Read(
             reader="vLLM",
@@ -367,7 +374,7 @@ READS: dict[str, Read] = {
             default="the config class default (Qwen3Config: 4096)",
             bad_type="-",
             source=unexecutable("weights: load_dflash_model shares the target's modules at load time")
-            + " vllm/v1/worker/gpu/spec_decode/dflash/utils.py:16-75 (load_dflash_model)",
+            + " vllm/v1/worker/gpu/spec_decode/dflash/utils.py:load_dflash_model",
         ),
         Read(
             reader="vLLM",
@@ -378,7 +385,9 @@ READS: dict[str, Read] = {
             bad_type="a draft_vocab_size other than the target's vocabulary builds a draft_id_to_target_id map (zeros, "
             "i.e. the identity, unless the checkpoint ships d2t) and a LogitsProcessor of draft_vocab_size "
             "over the target's lm_head",
-            source=UNCHECKED + " vllm/model_executor/models/qwen3_dflash.py:742-772 as installed; " + VLLM_SHARE,
+            source=UNCHECKED
+            + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.__init__ as installed; "
+            + VLLM_SHARE,
         ),
         Read(
             reader="vLLM",
@@ -391,7 +400,7 @@ READS: dict[str, Read] = {
             "module or parameter named ...'; a parameter no tensor fills: ValueError 'Following weights were "
             "not initialized from checkpoint'; a file safetensors cannot open fails the load",
             source=unexecutable("weights")
-            + " vllm/model_executor/models/qwen3_dflash.py:876-900 (load_weights); "
+            + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.load_weights; "
             + VLLM_WEIGHTS,
         ),
         Read(
@@ -423,7 +432,9 @@ READS: dict[str, Read] = {
             "max_model_len to it (a warning in the log)",
             default="the target's max_model_len",
             bad_type="-",
-            source=CHECKED + " vllm/config/speculative.py:1807-1845, vllm/config/vllm.py:3025-3051 (run by "
+            source=CHECKED
+            + " vllm/config/speculative.py:SpeculativeConfig._maybe_override_draft_max_position_embeddings, "
+            "vllm/config/vllm.py:VllmConfig._limit_max_model_len_to_draft (run by "
             "tests/engines/test_launch_checks.py)",
         ),
         Read(
@@ -434,7 +445,7 @@ READS: dict[str, Read] = {
             default="the config class default",
             bad_type="AssertionError at start-up for a tensor-parallel size that does not divide them",
             source=unexecutable("a tensor-parallel size above 1 needs several devices")
-            + " vllm/model_executor/models/qwen3_dflash.py:191-197 (DFlashQwen3Attention)",
+            + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Attention.__init__",
         ),
         # --- SGLang ---
         Read(
@@ -444,7 +455,8 @@ READS: dict[str, Read] = {
             default="refused: 'Unrecognized model ... Should have a `model_type` key' (the speculators format has "
             "none)",
             bad_type="refused the same way",
-            source=CHECKED + " sglang/srt/utils/hf_transformers/config.py:228 (get_config)",
+            source=CHECKED + " sglang/srt/utils/hf_transformers/config.py:get_config, "
+            "sglang/srt/utils/hf_transformers/config.py:HfModelConfigParser.parse (AutoConfig.from_pretrained)",
         ),
         Read(
             reader="SGLang",
@@ -456,7 +468,7 @@ READS: dict[str, Read] = {
             default="model not found",
             bad_type="model not found",
             source=CHECKED
-            + " sglang/srt/models/dflash.py:1305-1324 (EntryClass), sglang/srt/models/transformers.py:620",
+            + " sglang/srt/models/dflash.py:EntryClass, sglang/srt/models/transformers.py:TransformersBase.__init__",
         ),
         Read(
             reader="SGLang",
@@ -465,7 +477,8 @@ READS: dict[str, Read] = {
             default="the build_target_layer_ids formula (taps guessed from the draft depth)",
             bad_type="ValueError unless a list or tuple; each element int() (a float is truncated, a numeric string "
             "parsed, a bool read as 0/1); empty or out of [0, bound) ValueError; repeats and order accepted",
-            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:556-586, 657-660 (parse_dflash_draft_config)",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:DFlashDraftConfig.resolve_target_layer_ids, "
+            "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
         ),
         Read(
             reader="SGLang",
@@ -474,7 +487,7 @@ READS: dict[str, Read] = {
             "the Qwen3.5 target marks self.layers[tap + 1]",
             default="-",
             bad_type="a tap on the target's last layer: IndexError at start-up on Qwen3.5 targets (issue #32204)",
-            source=CHECKED + " sglang/srt/models/qwen3_5.py:1889-1892 (set_dflash_layers_to_capture)",
+            source=CHECKED + " sglang/srt/models/qwen3_5.py:Qwen3_5ForCausalLM.set_dflash_layers_to_capture",
         ),
         Read(
             reader="SGLang",
@@ -484,8 +497,8 @@ READS: dict[str, Read] = {
             "when they differ) and captures with the target's own num_hidden_layers as the bound",
             default="DFlashDraftModel bounds the taps by max(taps) + 1 and builds the model",
             bad_type="int() (a numeric string or an integral float is read as meant); ValueError unless >= 1",
-            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:598-604 (parse_dflash_draft_config), "
-            "sglang/srt/models/dflash.py:750-753 (DFlashDraftModel.__init__); " + SGLANG_RUNNER,
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config, "
+            "sglang/srt/models/dflash.py:DFlashDraftModel.__init__; " + SGLANG_RUNNER,
         ),
         Read(
             reader="SGLang",
@@ -495,9 +508,7 @@ READS: dict[str, Read] = {
             "mask_token (default '<|MASK|>') under another id ValueError",
             default="resolves mask_token through the tokenizer, adding it if missing",
             bad_type="ValueError unless a non-negative int (bool, float and string refused)",
-            source=CHECKED
-            + " sglang/srt/speculative/dflash_utils.py:688-701 (parse_dflash_draft_config); "
-            + SGLANG_WORKER,
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config; " + SGLANG_WORKER,
         ),
         Read(
             reader="SGLang",
@@ -508,7 +519,8 @@ READS: dict[str, Read] = {
             default="16",
             bad_type="int() (_parse_optional_int): a numeric string or an integral float is read as meant; "
             "ValueError unless >= 1",
-            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:501-516, 609-617; " + SGLANG_WORKER,
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:_parse_optional_int, "
+            "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config; " + SGLANG_WORKER,
         ),
         Read(
             reader="SGLang",
@@ -518,8 +530,8 @@ READS: dict[str, Read] = {
             "entries never reach the model",
             default="every layer full attention, non-causal (use_swa is not read)",
             bad_type="ValueError unless a sequence; an entry other than full_attention/sliding_attention ValueError",
-            source=CHECKED + " sglang/srt/models/dflash.py:166-190 (_get_dflash_layer_attention_params); "
-            "sglang/srt/utils/hf_transformers/config.py:228 (get_config)",
+            source=CHECKED + " sglang/srt/models/dflash.py:_get_dflash_layer_attention_params; "
+            "sglang/srt/utils/hf_transformers/config.py:HfModelConfigParser.parse (AutoConfig.from_pretrained)",
         ),
         Read(
             reader="SGLang",
@@ -527,8 +539,7 @@ READS: dict[str, Read] = {
             order="text_config.sliding_window -> top level (swa_window_size only for the Nemotron-3.5 layout)",
             default="ValueError 'DFLASH sliding_attention layers require config.sliding_window' (also for null)",
             bad_type="int(); window_left = sliding_window - 1, so 0 gives -1: the sliding layers run unwindowed",
-            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:400-417 "
-            "(get_dflash_attention_sliding_window_size)",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:get_dflash_attention_sliding_window_size",
         ),
         Read(
             reader="SGLang",
@@ -536,7 +547,7 @@ READS: dict[str, Read] = {
             order="top level (text config): an explicit true/false applies to every layer",
             default="sliding layers causal, full layers non-causal",
             bad_type="-",
-            source=CHECKED + " sglang/srt/models/dflash.py:160-163",
+            source=CHECKED + " sglang/srt/models/dflash.py:_get_dflash_attention_type",
         ),
         Read(
             reader="SGLang",
@@ -544,7 +555,7 @@ READS: dict[str, Read] = {
             order="dflash_config.attention_sink_bias",
             default="false",
             bad_type="ValueError unless a bool",
-            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:651-655 (parse_dflash_draft_config)",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
         ),
         Read(
             reader="SGLang",
@@ -553,7 +564,7 @@ READS: dict[str, Read] = {
             "drafter without full-attention layers uses the file's rope_theta for every layer",
             default="10000 (the config class default)",
             bad_type="passed to get_rope: a string raises TypeError",
-            source=CHECKED + " sglang/srt/configs/laguna.py:201-228 (LagunaConfig.__init__)",
+            source=CHECKED + " sglang/srt/configs/laguna.py:LagunaConfig.__init__",
         ),
         Read(
             reader="SGLang",
@@ -570,17 +581,18 @@ READS: dict[str, Read] = {
             order="dflash_config.attention_sink_bias, output_multiplier, final_logit_softcapping",
             default="no sink; output_multiplier 1.0; no soft cap (a top-level copy is not read)",
             bad_type="sink: ValueError unless a bool; output_multiplier: float(), ValueError unless > 0",
-            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:651-655, 705-711 (parse_dflash_draft_config)",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
         ),
         Read(
             reader="SGLang",
             key="sample_from_anchor",
             order="not read by the DFlash worker or model: only is_nemotron_35_draft_config reads it, as one marker of "
             "the Nemotron-3.5 layout (false there, with has_embed_tokens, no lm_head and W4A16_NVFP4 weights); "
-            "SGLang's DSpark drafters read it (dspark_config.py:29)",
+            "SGLang's DSpark drafters read it "
+            "(sglang/srt/speculative/dspark_components/dspark_config.py:get_dspark_sample_from_anchor)",
             default="-",
             bad_type="-",
-            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:480-498 (is_nemotron_35_draft_config)",
+            source=CHECKED + " sglang/srt/speculative/dflash_utils.py:is_nemotron_35_draft_config",
         ),
         Read(
             reader="SGLang",
@@ -596,7 +608,7 @@ READS: dict[str, Read] = {
             order="rope_is_neox_style -> is_neox_style (top level)",
             default="true",
             bad_type="bool()",
-            source=CHECKED + " sglang/srt/models/dflash.py:265-277 (DFlashAttention)",
+            source=CHECKED + " sglang/srt/models/dflash.py:DFlashAttention.__init__",
         ),
         Read(
             reader="SGLang",
@@ -604,7 +616,7 @@ READS: dict[str, Read] = {
             order="top level: silu, or swigluoai (which also needs swiglu_alpha and swiglu_limit)",
             default="silu",
             bad_type="ValueError 'Unsupported DFlash activation: ... Supported activations are silu and swigluoai.'",
-            source=CHECKED + " sglang/srt/models/dflash.py:493-510 (DFlashMLP)",
+            source=CHECKED + " sglang/srt/models/dflash.py:DFlashMLP.__init__",
         ),
         Read(
             reader="SGLang",
@@ -612,7 +624,7 @@ READS: dict[str, Read] = {
             order="top level",
             default="0 -> ValueError",
             bad_type="int(); <= 0 ValueError",
-            source=UNCHECKED + " sglang/srt/models/dflash.py:473-477 as installed (DFlashMLP)",
+            source=UNCHECKED + " sglang/srt/models/dflash.py:DFlashMLP.__init__ as installed",
         ),
         Read(
             reader="SGLang",
@@ -622,7 +634,8 @@ READS: dict[str, Read] = {
             "DFlashDraftModel reads none of them)",
             default="0 (off)",
             bad_type="ValueError unless ints >= 0; each pair set together",
-            source=CHECKED + " sglang/srt/models/dflash.py:719-724 (DFlashDraftModel), 1264-1277 (DFlash2DraftModel)",
+            source=CHECKED + " sglang/srt/models/dflash.py:DFlashDraftModel.__init__.grouped_conv, "
+            "sglang/srt/models/dflash.py:DFlash2DraftModel.__init__",
         ),
         Read(
             reader="SGLang",
@@ -631,7 +644,7 @@ READS: dict[str, Read] = {
             "is not read); the target's embeddings are fed in",
             default="-",
             bad_type="int()",
-            source=CHECKED + " sglang/srt/models/dflash.py:764-777 (DFlashDraftModel.__init__)",
+            source=CHECKED + " sglang/srt/models/dflash.py:DFlashDraftModel.__init__",
         ),
         Read(
             reader="SGLang",
@@ -664,7 +677,7 @@ READS: dict[str, Read] = {
             "but 1 when it is set up",
             default="-",
             bad_type="-",
-            source=CHECKED + " sglang/srt/arg_groups/speculative_hook.py:319 (_handle_dflash; run by "
+            source=CHECKED + " sglang/srt/arg_groups/speculative_hook.py:_handle_dflash (its pp_size check; run by "
             "tests/engines/test_launch_checks.py)",
         ),
         Read(
@@ -675,8 +688,9 @@ READS: dict[str, Read] = {
             "--attn-cp-size 1 and SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION off",
             default="-",
             bad_type="-",
-            source=CHECKED + " sglang/srt/arg_groups/speculative_hook.py:303-316 (_handle_dflash), "
-            "parallel_hook.py:39 (run by tests/engines/test_launch_checks.py)",
+            source=CHECKED + " sglang/srt/arg_groups/speculative_hook.py:_handle_dflash (its dp attention checks), "
+            "sglang/srt/arg_groups/parallel_hook.py:handle_deprecated_dp_attention (run by "
+            "tests/engines/test_launch_checks.py)",
         ),
         # --- transformers: how both engines get config.json (AutoConfig) ---
         Read(
@@ -688,7 +702,8 @@ READS: dict[str, Read] = {
             bad_type="invalid JSON, an empty or cut-off file, a UTF-8 byte-order mark ('Unexpected UTF-8 BOM') or "
             "bytes that are not UTF-8: OSError 'not a valid JSON file'; a top level that is not an object "
             "has no model_type: AutoConfig raises ValueError",
-            source=TRANSFORMERS_CHECKED + " configuration_utils.py:1032, 1134 (_dict_from_json_file)",
+            source=TRANSFORMERS_CHECKED + " transformers/configuration_utils.py:PreTrainedConfig._get_config_dict, "
+            "transformers/configuration_utils.py:PreTrainedConfig._dict_from_json_file",
         ),
         Read(
             reader="transformers",
@@ -696,7 +711,8 @@ READS: dict[str, Read] = {
             order="json.loads keeps the last value of a key repeated in one object, without a word",
             default="-",
             bad_type="-",
-            source=TRANSFORMERS_CHECKED + " configuration_utils.py:1134 (_dict_from_json_file); Python's json",
+            source=TRANSFORMERS_CHECKED
+            + " transformers/configuration_utils.py:PreTrainedConfig._dict_from_json_file; Python's json",
         ),
         Read(
             reader="transformers",
@@ -705,7 +721,8 @@ READS: dict[str, Read] = {
             "a float (1e400) becomes inf; _decode_special_floats passes them on",
             default="-",
             bad_type="-",
-            source=TRANSFORMERS_CHECKED + " configuration_utils.py:1167 (_decode_special_floats); Python's json",
+            source=TRANSFORMERS_CHECKED
+            + " transformers/configuration_utils.py:PreTrainedConfig._decode_special_floats; Python's json",
         ),
         Read(
             reader="transformers",
@@ -715,8 +732,9 @@ READS: dict[str, Read] = {
             default="derived by the config class (Qwen3Config: from sliding_window and max_window_layers)",
             bad_type="an entry outside the allowed attention types, or a length other than num_hidden_layers: "
             "a validation error (DF301 shows what the installed version does)",
-            source=TRANSFORMERS_CHECKED
-            + " configuration_utils.py:94-125 (_LEGACY_LAYER_TYPE_REMAP), 703 (validate_layer_type)",
+            source=TRANSFORMERS_CHECKED + " transformers/configuration_utils.py:_LEGACY_LAYER_TYPE_REMAP, "
+            "transformers/configuration_utils.py:remap_legacy_layer_types, "
+            "transformers/configuration_utils.py:PreTrainedConfig.validate_layer_type",
         ),
         Read(
             reader="transformers",
@@ -727,7 +745,7 @@ READS: dict[str, Read] = {
             "absent",
             default="the class defaults (Qwen3Config: hidden_size 4096, num_key_value_heads 32, head_dim 128)",
             bad_type="transformers type-checks fields ('head_dim' expected int, got str) and raises",
-            source=TRANSFORMERS_CHECKED + " models/qwen3/configuration_qwen3.py:85-92 (Qwen3Config.__post_init__)",
+            source=TRANSFORMERS_CHECKED + " transformers/models/qwen3/configuration_qwen3.py:Qwen3Config.__post_init__",
         ),
         # --- vLLM's speculators translator ---
         Read(
@@ -735,17 +753,17 @@ READS: dict[str, Read] = {
             key="aux_hidden_state_layer_ids",
             order="top level; becomes eagle_aux_hidden_state_layer_ids "
             "as is and dflash_config.target_layer_ids = each id - 1",
-            default="KeyError (algos.py:114): vLLM refuses the file, served or through --speculative-config",
+            default="KeyError (update_dflash): vLLM refuses the file, served or through --speculative-config",
             bad_type="arithmetic on each element, TypeError",
-            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:114 (update_dflash)",
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:update_dflash",
         ),
         Read(
             reader="speculators",
             key="mask_token_id",
             order="top level; becomes dflash_config.mask_token_id",
-            default="KeyError (algos.py:119): vLLM refuses the file, served or through --speculative-config",
+            default="KeyError (update_dflash): vLLM refuses the file, served or through --speculative-config",
             bad_type="used as a token id",
-            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:119 (update_dflash)",
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:update_dflash",
         ),
         Read(
             reader="speculators",
@@ -754,25 +772,27 @@ READS: dict[str, Read] = {
             "speculator reads",
             default="false",
             bad_type="a truthy value: vLLM refuses the file at start-up (see vLLM's sample_from_anchor)",
-            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:121 (update_dflash)",
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:update_dflash",
         ),
         Read(
             reader="speculators",
             key="transformer_layer_config",
             order="the base of the translated config (every decoder key)",
-            default="`vllm serve <dir>`: ValueError 'Must provide transformer_layer_config' (base.py:89); "
-            "--speculative-config accepts the file without it",
+            default="`vllm serve <dir>`: ValueError 'Must provide transformer_layer_config' "
+            "(validate_speculators_config); --speculative-config accepts the file without it",
             bad_type="TypeError unless an object",
-            source=CHECKED + " vllm/transformers_utils/configs/speculators/base.py:89",
+            source=CHECKED
+            + " vllm/transformers_utils/configs/speculators/base.py:SpeculatorsConfig.validate_speculators_config",
         ),
         Read(
             reader="speculators",
             key="speculators_config",
             order="speculators_config.proposal_methods[0].speculative_tokens and verifier.name_or_path",
-            default="`vllm serve <dir>`: ValueError 'Invalid speculators config structure' (base.py:86); "
-            "--speculative-config accepts the file without it",
+            default="`vllm serve <dir>`: ValueError 'Invalid speculators config structure' "
+            "(validate_speculators_config); --speculative-config accepts the file without it",
             bad_type="ValueError 'Invalid speculators config structure'",
-            source=CHECKED + " vllm/transformers_utils/configs/speculators/base.py:86",
+            source=CHECKED
+            + " vllm/transformers_utils/configs/speculators/base.py:SpeculatorsConfig.validate_speculators_config",
         ),
         Read(
             reader="speculators",
@@ -781,7 +801,7 @@ READS: dict[str, Read] = {
             "top-level copies are not passed through (update_dflash copies only the DFlash fields)",
             default="transformer_layer_config's values",
             bad_type="as in the DFlash model",
-            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:91-124 (update_dflash)",
+            source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:update_dflash",
         ),
         Read(
             reader="speculators",
@@ -799,8 +819,8 @@ READS: dict[str, Read] = {
 # Checked by running both engines on each (tests/engines/test_truth.py): vLLM registers DFlash2BeamDraftModel too,
 # but its beam drafter refuses a DFlash2 file without final_logit_softcapping, so only SGLang builds it.
 # XPress: a DFlash drafter with a refiner head, served under method dflash (vLLM's EAGLEConfig rewrites the
-# architecture to DFlash{arch}, so both names are registered: vllm/config/speculative.py:98); SGLang 0.5.23 has
-# no XPress model.
+# architecture to DFlash{arch}, so both names are registered: vllm/config/speculative.py:XPRESS_ARCHITECTURES); the
+# pinned SGLang has no XPress model.
 XPRESS_ARCHITECTURES = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
 
 REGISTERED_ARCHITECTURES: dict[str, tuple[Reader, ...]] = {

@@ -16,7 +16,7 @@ from typing import Any
 
 from dflash_cfg.jsondoc.pointer import pointer
 
-# Top-level decoder keys vLLM passes through from the file into the translated config: none in vLLM 0.33.0
+# Top-level decoder keys vLLM passes through from the file into the translated config: none in the pinned vLLM
 # (update_dflash copies only draft_vocab_size, target_hidden_size, aux_hidden_state_layer_ids and mask_token_id;
 # a top-level layer_types or sliding_window is ignored, transformer_layer_config's counts; checked by running it).
 PASSED_THROUGH: tuple[str, ...] = ()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -26,16 +27,27 @@ TABLE = ROOT / "dflash_cfg" / "lint" / "cited_lines.py"
 SCANNED = ("dflash_cfg/**/*.py", "docs/**/*.md", "tests/**/*.py", "tests/**/*.yaml", "tests/**/*.toml", "*.md")
 
 
+# A Markdown backslash escape (CommonMark: any ASCII punctuation). Generated pages escape the `_` of names
+# outside code spans (docs/rules.md renders the `lint.engines` rows so), which would cut a citation short.
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
 def scanned_files(root: Path = ROOT) -> list[Path]:
     files = {p for pattern in SCANNED for p in root.glob(pattern) if p.is_file()}
     return sorted(files - {root / TABLE.relative_to(ROOT)})
+
+
+def text_of(path: Path) -> str:
+    """The text a citation is read from: a Markdown page's as rendered (its backslash escapes undone)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return _MD_ESCAPE.sub(r"\1", text) if path.suffix == ".md" else text
 
 
 def collect(root: Path = ROOT) -> dict[str, list[str]]:
     """Every citation in the repository -> the files that cite it (relative paths)."""
     found: dict[str, list[str]] = {}
     for path in scanned_files(root):
-        for cited in citations(path.read_text(encoding="utf-8", errors="replace")):
+        for cited in citations(text_of(path)):
             found.setdefault(cited, [])
             if (rel := str(path.relative_to(root))) not in found[cited]:
                 found[cited].append(rel)
@@ -47,7 +59,7 @@ def by_line(root: Path = ROOT) -> list[str]:
     return [
         f"{path.relative_to(root)}: {m.group(0)}"
         for path in scanned_files(root)
-        for m in BY_LINE.finditer(path.read_text(encoding="utf-8", errors="replace"))
+        for m in BY_LINE.finditer(text_of(path))
     ]
 
 

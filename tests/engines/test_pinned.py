@@ -1,4 +1,5 @@
-"""The pinned releases are written once (dflash_cfg/pinned.py) and that table is the lock's (fast: no engine)."""
+"""The pinned releases are written once (dflash_cfg/pinned.py) and that table is the lock's, and engine code is
+cited by name (fast: no engine)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import re
 
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.pinned import PINNED, PLACEHOLDERS, expand, named
-from engines import build
+from engines import build, citations
 
 
 def locked() -> dict[str, str]:
@@ -31,3 +32,7 @@ def test_placeholders_expand_to_the_pinned_releases() -> None:
 def test_no_rule_text_keeps_a_placeholder() -> None:
     left = [r.id for r in ALL if any(p in r.doc for p in PLACEHOLDERS)]
     assert left == []
+
+
+def test_engine_code_is_cited_by_name_not_by_line() -> None:
+    assert citations.by_line() == [], "cite engine code as PACKAGE/PATH.py:QUALNAME (dflash_cfg/lint/citations.py)"

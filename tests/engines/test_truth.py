@@ -118,7 +118,7 @@ def _eagle_off_dflash_on(d: dict[str, Any]) -> None:
 
 
 def _top_level_swa(d: dict[str, Any]) -> None:
-    # Keys a speculators file could carry beside transformer_layer_config: vLLM 0.33.0 does not pass them on.
+    # Keys a speculators file could carry beside transformer_layer_config: the pinned vLLM does not pass them on.
     d["layer_types"] = [F] * len(d["transformer_layer_config"].get("layer_types") or [F])
     d["sliding_window"] = 7
     d["use_sliding_window"] = True

@@ -28,9 +28,9 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     vLLM and SGLang pick the drafter class from ``architectures``: ``DFlashDraftModel``, ``DFlash2DraftModel``,
     ``DFlashLagunaForCausalLM`` and ``MuseGlimmerAssistantModel`` are registered in both; a trainer-specific name
     (e.g. ``Qwen3DFlashDraftModel``) in neither, an error. Some classes only one engine builds (checked by running
-    both): ``DFlash2BeamDraftModel`` and ``MiniMaxDFlash2DraftModel`` only SGLang 0.5.23 (vLLM 0.33.0 refuses them),
+    both): ``DFlash2BeamDraftModel`` and ``MiniMaxDFlash2DraftModel`` only {SGLang} ({vLLM} refuses them),
     the XPress drafters ``Qwen3XPressModel`` and ``DFlashQwen3XPressModel`` (a DFlash drafter with a refiner head,
-    served under method dflash) only vLLM 0.33.0 (SGLang 0.5.23 has no XPress model and refuses the file). Such a
+    served under method dflash) only {vLLM} ({SGLang} has no XPress model and refuses the file). Such a
     file is made for the engine that builds it, so ``check`` warns and names the engine that refuses it;
     ``preflight`` errs when the launch's engine is the one that refuses it, and says nothing when it builds it.
     An XPress label on a plain DFlash checkpoint builds too (the refiner's sizes have defaults), but its weights
@@ -39,8 +39,8 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     ``AutoConfig``, i.e. the class registered for ``model_type`` (``qwen3``, ``gpt_oss``, ``laguna``, ...); an
     exporter's invented type (``qwen3_dflash``) has none. A DFlash2 file must name ``DFlash2DraftModel``, or engines
     build the plain DFlash model without its convolution and selector: a DFlash2 checkpoint
-    (``conv_*``/``selector_*`` keys in ``dflash_config``) labelled ``DFlashDraftModel`` makes vLLM 0.33.0 build the
-    v1 drafter and ignore those keys, and SGLang 0.5.23 build the convolution but no selector.
+    (``conv_*``/``selector_*`` keys in ``dflash_config``) labelled ``DFlashDraftModel`` makes {vLLM} build the
+    v1 drafter and ignore those keys, and {SGLang} build the convolution but no selector.
 
     A drafter class followed by other entries is a warning: both engines build the first (checked by running
     them) and ignore the rest.

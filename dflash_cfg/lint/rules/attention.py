@@ -110,7 +110,7 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
 def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     """Layers are ``sliding_attention`` but no positive ``sliding_window`` gives their window.
 
-    What the engines do depends on the value (checked by running vLLM 0.33.0 and SGLang 0.5.23):
+    What the engines do depends on the value (checked by running {vLLM} and {SGLang}):
 
     - null: vLLM raises "DFlash sliding attention requires a window size" unless
       ``dflash_config.swa_window_size`` gives one; SGLang reads only ``sliding_window`` and raises
@@ -242,7 +242,7 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     ``max_window_layers`` full, the rest sliding, and all full unless ``use_sliding_window`` is true).
 
     Shows the derived layout. An error when the file gives a sliding window but the derived layout has no
-    sliding layer: vLLM 0.33.0 and SGLang 0.5.23 then run every layer as full attention (checked by running
+    sliding layer: {vLLM} and {SGLang} then run every layer as full attention (checked by running
     them on drafters whose ``layer_types`` was dropped, misspelled or moved into ``dflash_config``, where
     neither reads it), and every published drafter that sets a window lists its sliding layers. Information
     only when ``dflash_config.use_swa`` says every layer slides (MiMo-style drafters, which vLLM resolves
@@ -442,7 +442,7 @@ def neox_style(ctx: Context) -> Iterator[Problem]:
     """The file asks for a RoPE layout other than NeoX (``rope_is_neox_style`` or ``is_neox_style`` false).
 
     Each engine rotates the drafter's queries and keys as the file says, but they read different keys:
-    vLLM 0.33.0 only ``is_neox_style`` (default true), SGLang 0.5.23 ``rope_is_neox_style``, then
+    {vLLM} only ``is_neox_style`` (default true), {SGLang} ``rope_is_neox_style``, then
     ``is_neox_style`` (default true). Error: the two keys say different layouts, or only
     ``rope_is_neox_style`` is false, so one engine rotates differently from training (checked by running
     both). Info: both engines rotate non-NeoX as the file says; Qwen-family drafters are trained NeoX, so
@@ -509,8 +509,8 @@ def rope_type_conflict(ctx: Context) -> Iterator[Problem]:
     """``rope_scaling`` (or ``rope_parameters``) gives a modern ``rope_type`` and a legacy ``type`` that
     disagree.
 
-    vLLM 0.33.0's ``get_config`` refuses the file ("Found conflicts between 'rope_type=...' (modern
-    field) and 'type=...' (legacy field)"); SGLang 0.5.23 runs it with the modern field's scaling (YaRN
+    {vLLM}'s ``get_config`` refuses the file ("Found conflicts between 'rope_type=...' (modern
+    field) and 'type=...' (legacy field)"); {SGLang} runs it with the modern field's scaling (YaRN
     when ``rope_type`` is ``yarn``), on every layer. Which of the two the drafter was trained with the file
     cannot show. vLLM lets ``type`` ``su`` with ``rope_type`` ``longrope`` and ``mrope`` with ``default``
     through.

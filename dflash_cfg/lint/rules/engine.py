@@ -9,6 +9,7 @@ from typing import Any
 from dflash_cfg.lint.engine_reads import differences, file_says, shortened_context
 from dflash_cfg.lint.rules.base import Context, rule
 from dflash_cfg.model import Problem, Severity
+from dflash_cfg.pinned import named
 
 NAMES = {"vllm": "vLLM", "sglang": "SGLang", "speculators": "speculators"}
 _POINTERS = {
@@ -20,7 +21,7 @@ _POINTERS = {
 
 
 def engine_name(record: Any) -> str:
-    """`vLLM 0.33.0`: the engine as a reader knows it, with the version it reported."""
+    """The engine as a reader knows it, with the version it reported (`vLLM 1.2.3`)."""
     name = NAMES.get(record.engine, record.engine)
     return f"{name} {record.version}" if record.version else name
 
@@ -46,7 +47,7 @@ def engine_refuses(ctx: Context) -> Iterator[Problem]:
     engine version the adapters were not checked against reports a warning. ``--no-engine-check`` (or
     ``engine-check = false`` in the project config) skips the step.
 
-    Fail: SGLang 0.5.23 with taps ``[1, 17, 33, 49, 63]`` on a 64-layer Qwen3.5 target: IndexError
+    Fail: {SGLang} with taps ``[1, 17, 33, 49, 63]`` on a 64-layer Qwen3.5 target: IndexError
     Pass: the same launch with taps ``[1, 16, 31, 46, 61]``
     """
     for record in _records(ctx):
@@ -148,7 +149,7 @@ def engine_not_asked(ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 "",
                 f"engine check: {engine_name(record)} is not a version the adapters were checked against "
-                f"(they pin vLLM 0.33.0, SGLang 0.5.23); the static rules still apply",
+                f"(they pin {named('vllm')}, {named('sglang')}); the static rules still apply",
             )
 
 

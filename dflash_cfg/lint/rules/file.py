@@ -133,8 +133,8 @@ def _as_bool(value: Any) -> bool | None:
     return bool(value) if is_int(value) and value in (0, 1) else None
 
 
-# Values of the wrong JSON type that every engine reads as meant, checked by running vLLM 0.33.0 and SGLang
-# 0.5.23 (tests/engines/test_truth.py): SGLang int()s num_target_layers and block_size, which vLLM does not
+# Values of the wrong JSON type that every engine reads as meant, checked by running the pinned vLLM and SGLang
+# (dflash_cfg.pinned; tests/engines/test_truth.py): SGLang int()s num_target_layers and block_size, which vLLM does not
 # read; both read is_causal, and dflash_config's causal and use_swa, by truthiness. Elsewhere a wrong type
 # stays an error: the config class refuses "2048" or 2048.0 for sliding_window, SGLang refuses a string
 # mask_token_id or attention_sink_bias 0, vLLM a string tap.
@@ -149,8 +149,8 @@ COERCED: dict[str, Callable[[Any], Any]] = {
 }
 
 
-# Wrong types an engine's own code fails on, where no rule owns the key (checked by running vLLM 0.33.0 and SGLang
-# 0.5.23): RoPE builds base ** (arange / dim) from a string theta (TypeError).
+# Wrong types an engine's own code fails on, where no rule owns the key (checked by running the pinned vLLM and
+# SGLang): RoPE builds base ** (arange / dim) from a string theta (TypeError).
 REFUSED_TYPE: dict[str, str] = {"/rope_theta": "vLLM and SGLang"}
 
 
@@ -212,7 +212,7 @@ def schema_violation(ctx: Context) -> Iterator[Problem]:
 
     A check of dflash-cfg's own, not an engine read: the schema is stricter than any one engine so that a
     wrong type is caught even where an engine would coerce it. Where every engine coerces the value and
-    reads it as meant (checked by running vLLM 0.33.0 and SGLang 0.5.23: ``"36"`` or ``36.0`` for
+    reads it as meant (checked by running {vLLM} and {SGLang}: ``"36"`` or ``36.0`` for
     ``num_target_layers``, ``"16"`` or ``16.0`` for ``block_size``, ``0``/``1`` for ``is_causal``), the
     finding is a warning about portability, with a safe fix that writes the value as the type the schema
     asks for; elsewhere it is an error (the config class refuses ``"2048"`` and ``2048.0`` for

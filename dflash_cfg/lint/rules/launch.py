@@ -127,7 +127,7 @@ def method(ctx: Context) -> Iterator[Problem]:
 def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
     """An SGLang launch of a speculators-format drafter: SGLang cannot load it.
 
-    SGLang 0.5.23 reads the drafter's config.json through transformers, which finds no top-level
+    {SGLang} reads the drafter's config.json through transformers, which finds no top-level
     ``model_type`` in the speculators format and raises "Unrecognized model ... Should have a
     `model_type` key" (DF162, checked by running it). ``check`` warns; a launch that will not start is
     an error.
@@ -189,12 +189,13 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
 def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch that runs the V1 model runner for a drafter that mixes sliding and full attention layers.
 
-    vLLM 0.33.0's DFlash drafter needs one KV-cache group per attention kind, which only the V2 runner
+    {vLLM}'s DFlash drafter needs one KV-cache group per attention kind, which only the V2 runner
     has: ``qwen3_dflash.py`` raises NotImplementedError "DFlash drafters with mixed sliding/full attention
     require the V2 model runner" at start-up. V1 runs when ``VLLM_USE_V2_MODEL_RUNNER`` is false, read as the
     engine will get it (``NAME=value`` and ``env`` before the command, ``docker run -e``/``--env-file``, or
     this environment); with the variable unset, when the launch asks for what V2 lacks: pipeline parallelism
-    with ``--distributed-executor-backend external_launcher`` (``vllm/config/vllm.py:3061``).
+    with ``--distributed-executor-backend external_launcher``
+    (``vllm/config/vllm.py:VllmConfig._get_v2_model_runner_unsupported_features``).
 
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``layer_types`` ``[sliding, full, ...]``;
     ``--distributed-executor-backend external_launcher -pp 2`` with the same drafter
@@ -215,8 +216,8 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
         )
 
 
-# Drafters only vLLM's V2 model runner serves: VllmConfig._is_dflash_candidate_draft (vllm/config/vllm.py:769
-# in 0.33.0) and SpeculativeConfig.is_xpress (XPRESS_ARCHITECTURES, vllm/config/speculative.py:98).
+# Drafters only vLLM's V2 model runner serves: vllm/config/vllm.py:VllmConfig._is_dflash_candidate_draft and
+# SpeculativeConfig.is_xpress (vllm/config/speculative.py:XPRESS_ARCHITECTURES).
 V2_ONLY = {
     "DFlash2DraftModel": "candidate head",
     "DFlash2BeamDraftModel": "candidate head",
@@ -238,9 +239,10 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     one with a candidate head (DFlash2, its beam variant, LiLiCorr) or an XPress refiner.
 
     Only the V2 runner's speculators call those parts; on V1 the same checkpoint would draft as a plain
-    DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
-    (``VllmConfig._validate_v1_model_runner``, ``vllm/config/vllm.py:3115`` and ``:3137``: "Model Runner V1
-    does not support: DFlash candidate-head drafts" / "xpress speculative decoding").
+    DFlash drafter, so {vLLM} refuses the launch while it builds its configuration
+    (``vllm/config/vllm.py:VllmConfig._validate_v1_model_runner``, with what
+    ``vllm/config/vllm.py:VllmConfig._get_v1_model_runner_unsupported_features`` lists: "Model Runner V1 does
+    not support: DFlash candidate-head drafts" / "xpress speculative decoding").
 
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``"architectures": ["DFlash2DraftModel"]``
     Pass: the same without the variable (or ``=1``), or a ``DFlashDraftModel`` drafter
@@ -262,9 +264,10 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
 def draft_window(ctx: Context) -> Iterator[Problem]:
     """An SGLang launch whose ``--speculative-draft-window-size`` is smaller than the block it drafts.
 
-    For DFLASH the draft worker keeps a window of recent target tokens in its own KV cache, and SGLang
-    0.5.23 refuses a window smaller than ``--speculative-num-draft-tokens`` at start-up
-    (``_handle_dflash``, ``sglang/srt/arg_groups/speculative_hook.py:427``). When the launch does not set
+    For DFLASH the draft worker keeps a window of recent target tokens in its own KV cache, and {SGLang}
+    refuses a window smaller than ``--speculative-num-draft-tokens`` at start-up
+    (``sglang/srt/arg_groups/speculative_hook.py:_handle_dflash``: "--speculative-draft-window-size must be >=
+    --speculative-num-draft-tokens"). When the launch does not set
     the draft tokens, SGLang takes them from the drafter: ``dflash_config.block_size``, else the top-level
     ``block_size``, else 16; so the same launch starts with one drafter and not with another.
 
@@ -303,8 +306,8 @@ def draft_window(ctx: Context) -> Iterator[Problem]:
 def sglang_dflash_parallelism(ctx: Context) -> Iterator[Problem]:
     """An SGLang DFLASH launch with a parallel layout SGLang refuses for DFLASH.
 
-    SGLang 0.5.23 checks the layout when it sets DFLASH up (``_handle_dflash``,
-    ``sglang/srt/arg_groups/speculative_hook.py:303-321``), before it loads anything: pipeline parallelism
+    {SGLang} checks the layout when it sets DFLASH up
+    (``sglang/srt/arg_groups/speculative_hook.py:_handle_dflash``), before it loads anything: pipeline parallelism
     (``--pp-size`` other than 1) is refused; so is attention data parallelism (``--attn-dp-size N``, or the
     deprecated ``--dp-size N --enable-dp-attention``) without ``--enable-dp-lm-head`` (the draft borrows the
     target's LM head), with attention context parallelism (``--attn-cp-size`` other than 1), or with
@@ -337,10 +340,10 @@ def sglang_dflash_parallelism(ctx: Context) -> Iterator[Problem]:
                       f" {refused} (DFLASH with dp attention requires it off)")  # fmt: skip
 
 
-# vllm/config/speculative.py:104 _CACHE_ONLY_ROPE_TYPES: a drafter whose RoPE types are all of these has its
+# vllm/config/speculative.py:_CACHE_ONLY_ROPE_TYPES: a drafter whose RoPE types are all of these has its
 # max_position_embeddings raised to the target's length; any other type sizes more than a cache.
 CACHE_ONLY_ROPE = frozenset({"default", "linear", "llama3", "ntk", "proportional"})
-# vllm/config/model.py:2612 _get_and_verify_max_len: these leave max_position_embeddings already scaled.
+# vllm/config/model.py:_get_and_verify_max_len: these leave max_position_embeddings already scaled.
 PRESCALED_ROPE = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})
 
 
@@ -356,11 +359,11 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch whose ``--max-model-len`` is longer than a drafter with scaled RoPE can serve: vLLM serves
     the drafter's length instead, with only a log line to say so.
 
-    vLLM 0.33.0 raises a drafter's ``max_position_embeddings`` to the target's length when its RoPE only sizes
+    {vLLM} raises a drafter's ``max_position_embeddings`` to the target's length when its RoPE only sizes
     a cache (types default, linear, llama3, ntk, proportional). Any other type (``yarn``, ``dynamic``, ...)
     keeps the drafter's length (``max_position_embeddings``, times the RoPE ``factor`` for types that do not
     come pre-scaled), and the V2 model runner then lowers the whole server's ``max_model_len`` to it
-    (``VllmConfig._limit_max_model_len_to_draft``, ``vllm/config/vllm.py:3025``): requests longer than that are
+    (``vllm/config/vllm.py:VllmConfig._limit_max_model_len_to_draft``): requests longer than that are
     refused, for the target too. Checked against ``--max-model-len``; without it vLLM takes the target's length,
     which only the engine derives: preflight's engine step (vLLM installed) reports that case as DF904.
 
@@ -416,7 +419,7 @@ def _sglang_true(value: str | None) -> bool:
 
 def _v1_forced(launch: Launch) -> tuple[str, str] | None:
     """Why a vLLM launch runs the V1 model runner, and what would change it; None when it runs V2.
-    VllmConfig.use_v2_model_runner (vllm/config/vllm.py:731): the variable decides when it is set; unset, V1 is
+    vllm/config/vllm.py:VllmConfig.use_v2_model_runner: the variable decides when it is set; unset, V1 is
     chosen for what V2 lacks that a launch line shows (pipeline parallelism under external_launcher)."""
     if launch.engine != "vllm":
         return None

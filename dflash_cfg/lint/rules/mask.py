@@ -25,8 +25,8 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
 
     Missing everywhere (error): vLLM refuses the file ("Model config must specify
     ``dflash_config.mask_token_id``"), and SGLang would add a new, untrained ``<|MASK|>`` token. Only at
-    the top level (information): vLLM 0.33.0 (``get_parallel_drafting_token_id``, the proposer and
-    ``DFlashQwen3Model``) and SGLang 0.5.23 (``parse_dflash_draft_config``) both fall back to it and draft
+    the top level (information): {vLLM} (``get_parallel_drafting_token_id``, the proposer and
+    ``DFlashQwen3Model``) and {SGLang} (``parse_dflash_draft_config``) both fall back to it and draft
     with the trained id; loaders that read only ``dflash_config`` would not, so the safe fix mirrors the same
     id into ``dflash_config``.
 

@@ -20,8 +20,8 @@ QWEN_STACK = ("DFlashDraftModel", "DFlash2DraftModel")
 def hidden_act(ctx: Context) -> Iterator[Problem]:
     """``hidden_act`` is not ``silu`` on a Qwen-stack drafter (``DFlashDraftModel``/``DFlash2DraftModel``).
 
-    vLLM 0.33.0 builds the MLP as ``Qwen2MLP`` (imported as ``Qwen3MLP``), which raises "Unsupported
-    activation: ... Only silu is supported for now."; SGLang 0.5.23's ``DFlashMLP`` builds silu and
+    {vLLM} builds the MLP as ``Qwen2MLP`` (imported as ``Qwen3MLP``), which raises "Unsupported
+    activation: ... Only silu is supported for now."; {SGLang}'s ``DFlashMLP`` builds silu and
     ``swigluoai`` and raises "Unsupported DFlash activation" for anything else (both checked by running
     them). Drafters of other families (Laguna) have their own engine model and are not checked here.
 
@@ -126,7 +126,7 @@ def laguna_mixed_layers(ctx: Context) -> Iterator[Problem]:
 
     vLLM's Laguna DFlash model builds one attention flavour for every layer and raises "Laguna DFlash
     drafter requires a uniform `layer_types`": the server does not start. SGLang builds each layer as
-    listed. The published Laguna drafters are all sliding (checked by running vLLM 0.33.0 on them and on
+    listed. The published Laguna drafters are all sliding (checked by running {vLLM} on them and on
     mutants with one layer flipped).
 
     Fail: ``"architectures": ["DFlashLagunaForCausalLM"]``, ``"layer_types": ["full_attention",

@@ -92,7 +92,7 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     is too small to hold the taps (error).
 
     vLLM does not read it. SGLang's ``DFlashDraftModel`` bounds the taps with it (``dflash_config``
-    first) and refuses a tap at or past it; when it is absent, SGLang 0.5.23 bounds them by
+    first) and refuses a tap at or past it; when it is absent, {SGLang} bounds them by
     ``max(taps) + 1`` and builds the model (the runner then captures with the running target's depth).
     The April reference and MLX require it at the top level, so a missing value is a warning (none of
     the three third-party copies of z-lab/gpt-oss-20b-DFlash shows the key: all partial, so whether the
@@ -138,10 +138,10 @@ def sample_from_anchor(ctx: Context) -> Iterator[Problem]:
 
     A DFlash block is the anchor (the last verified token, the bonus) followed by masks, and only the masks
     are predicted; ``sample_from_anchor`` true is the DSpark layout, where the anchor position is itself a
-    prediction, so a drafter carrying it was trained for other queries. vLLM 0.33.0's DFlash speculator (the
+    prediction, so a drafter carrying it was trained for other queries. {vLLM}'s DFlash speculator (the
     V2 model runner's, which DFlash2 and XPress inherit) refuses any truthy value at start-up
     ("sample_from_anchor=True is not supported for DFlash"); XPress's refuses a top-level one too, and the
-    speculators format's top-level key is what vLLM writes into ``dflash_config``. SGLang 0.5.23's DFlash
+    speculators format's top-level key is what vLLM writes into ``dflash_config``. {SGLang}'s DFlash
     path does not read the key (only its DSpark drafters do) and drafts in the DFlash layout, not the trained
     one. The key is the layout the drafter was trained in: serve it as the DSpark drafter it is, or take the
     file from upstream; never just delete the key.

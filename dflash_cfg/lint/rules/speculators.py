@@ -28,16 +28,16 @@ SPECULATORS_REQUIRED = (
 def speculators_structure(ctx: Context) -> Iterator[Problem]:
     """A speculators-format file lacks what vLLM's translator needs, so vLLM refuses it.
 
-    ``update_dflash`` indexes ``aux_hidden_state_layer_ids`` and ``mask_token_id``: vLLM 0.33.0 raises
+    ``update_dflash`` indexes ``aux_hidden_state_layer_ids`` and ``mask_token_id``: {vLLM} raises
     KeyError without them however it is launched. ``transformer_layer_config`` (an object) and
     ``speculators_config.proposal_methods[0].speculative_tokens`` and ``verifier.name_or_path`` are
     required only when the directory is the served model (``vllm serve <dir>``: ``SpeculatorsConfig``
-    raises); through ``--speculative-config '{"model": "<dir>"}'`` vLLM 0.33.0 accepts the file without
+    raises); through ``--speculative-config '{"model": "<dir>"}'`` {vLLM} accepts the file without
     them (the launch gives the target and the token count).
 
     A file whose ``speculators_config.algorithm`` is ``dflash`` but whose ``speculators_model_type`` says
     otherwise (``eagle3``) is refused too: vLLM picks its translator by the label and finds no DFlash mask
-    token ("Model config must specify ... for parallel drafting", checked by running vLLM 0.33.0).
+    token ("Model config must specify ... for parallel drafting", checked by running {vLLM}).
 
     SGLang cannot load the format at all: DF162.
 
@@ -88,7 +88,7 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
 def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
     """A speculators-format drafter: SGLang cannot load it.
 
-    SGLang 0.5.23's ``ModelConfig`` reads the directory's config.json through transformers, which finds no
+    {SGLang}'s ``ModelConfig`` reads the directory's config.json through transformers, which finds no
     top-level ``model_type`` in the speculators format and raises "Unrecognized model ... Should have a
     `model_type` key" whatever else the file holds (checked by running it). A warning, not an error: a real
     published drafter (RedHatAI/DeepSeek-V4-Flash-speculator.dflash) is in this format on purpose and serves

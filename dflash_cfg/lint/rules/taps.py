@@ -72,7 +72,7 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     the April z-lab reference and SGLang before ``parse_dflash_draft_config`` (models/dflash.py @7f151c5e,
     which then sizes ``fc`` by the draft depth) read only ``dflash_config.target_layer_ids``. vLLM's Laguna
     drafter (``DFlashLagunaForCausalLM``) reads only ``dflash_config.target_layer_ids`` and refuses the file
-    without it (KeyError, checked by running vLLM 0.33.0): there the top-level list is an error, same fix.
+    without it (KeyError, checked by running {vLLM}): there the top-level list is an error, same fix.
 
     Fail: ``"dflash_config": {"mask_token_id": 151669}``
     Pass: ``"dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]}``
@@ -125,7 +125,7 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
     id leaves ``fc`` short of features (it raises at the first step), a negative -1 reads the embeddings,
     and a list out of order reaches ``fc`` in layer order, not in the order of the list. Every published
     drafter lists unique taps in increasing order. An integral float (``16.0``) is a warning about
-    portability: vLLM 0.33.0 and SGLang 0.5.23 both read it as the integer (checked by running them).
+    portability: {vLLM} and {SGLang} both read it as the integer (checked by running them).
 
     Fail: ``[1, 16, 16, 46, 61]``, ``[61, 1]``, ``[]``, ``[-1, 5]``
     Warn: ``[1.0, 16.0, 31.0, 46.0, 61.0]``
@@ -210,8 +210,8 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
     """A tap reads the target's last layer (``num_target_layers - 1``).
 
     Engines capture the state *entering* layer t+1; for the last layer that is the state after it, and
-    whether a target can capture it depends on the target's model code: SGLang 0.5.23's Qwen3.5 target raises
-    IndexError at start-up (#32204; checked by running it on the incident's drafter); vLLM 0.33.0's Llama-style
+    whether a target can capture it depends on the target's model code: {SGLang}'s Qwen3.5 target raises
+    IndexError at start-up (#32204; checked by running it on the incident's drafter); {vLLM}'s Llama-style
     and Qwen3-Next/Qwen3.5 loops both capture after the last layer (read in the installed code: a target
     forward pass cannot run in the engine suite). A warning, not an error, because a published drafter does it
     on purpose (MiMo-V2.5-Pro's, for its own target); the standard selection ends at N-3, so in a Qwen
@@ -282,8 +282,11 @@ def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
         )
 
 
-# Keys both engines read only inside dflash_config (vLLM: qwen3_dflash.py:317, qwen3_dflash2.py:401-404;
-# SGLang: parse_dflash_draft_config). vLLM's top-level add_swa_attention_sink_bias is DF210's. The logit
+# Keys both engines read only inside dflash_config (vLLM:
+# vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__,
+# vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3ForCausalLM.__init__; SGLang:
+# sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config). vLLM's top-level add_swa_attention_sink_bias
+# is DF210's. The logit
 # scalars only for DFlash2, the only drafter that reads them: a top-level final_logit_softcapping is also
 # Gemma's own config key (the gemma-4 drafters have it), which no DFlash v1 model reads.
 DFLASH_ONLY = ("attention_sink_bias", "attention_value_scale", "use_swa", "swa_window_size")
@@ -301,7 +304,7 @@ DFLASH2_ONLY = ("output_multiplier", "final_logit_softcapping")
 def dflash_key_top_level(ctx: Context) -> Iterator[Problem]:
     """A key engines read only inside ``dflash_config`` is only at the top level.
 
-    vLLM 0.33.0 and SGLang 0.5.23 read ``attention_sink_bias``, ``attention_value_scale`` and DFlash2's
+    {vLLM} and {SGLang} read ``attention_sink_bias``, ``attention_value_scale`` and DFlash2's
     ``output_multiplier`` and ``final_logit_softcapping`` from ``dflash_config`` alone, and vLLM its
     ``use_swa`` and ``swa_window_size`` (MiMo-style sliding attention): at the top level the engines
     silently draft with their defaults (no sink, no value scale, multiplier 1, no soft cap, no sliding

@@ -69,7 +69,7 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     one, done on purpose by published drafters (XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash: 152064 for a target
     padded to 152576): ids past it are never drafted; info when the target's tokenizer ends below it (only
     padding rows are cut). A file with its own ``draft_vocab_size`` is not checked, except a
-    ``DFlashLagunaForCausalLM`` drafter: vLLM 0.33.0's Laguna drafter raises unless its
+    ``DFlashLagunaForCausalLM`` drafter: {vLLM}'s Laguna drafter raises unless its
     ``draft_vocab_size`` equals the target's vocabulary (an error; checked by running it).
 
     Fail: ``"vocab_size": 262144`` for Qwen3.6-27B (248320)

@@ -162,7 +162,7 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     Errors: the installed transformers reads a different θ than the file states (4.x ignores
     ``rope_parameters`` and uses 10000; any version lets a ``rope_scaling`` dict replace
     ``rope_parameters``); no θ at all: the config class fills ``rope_parameters`` with its default 10000
-    before vLLM 0.33.0's ``set_default_rope_theta(1e6)`` could apply, so vLLM and SGLang 0.5.23 both build
+    before {vLLM}'s ``set_default_rope_theta(1e6)`` could apply, so vLLM and {SGLang} both build
     RoPE with base 10000, silently replacing the trained θ (1e7 for the Qwen3.5/3.6 drafters).
 
     Not a finding: a Laguna drafter's flat ``rope_theta``. vLLM builds Laguna through transformers'
@@ -173,7 +173,7 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     and 500000 in SGLang; which one it was trained with the file cannot show, and it is what poolside
     publishes, so dflash-cfg does not flag it.
 
-    Warning: flat ``rope_theta`` and ``rope_parameters.rope_theta`` disagree. vLLM 0.33.0 and SGLang 0.5.23
+    Warning: flat ``rope_theta`` and ``rope_parameters.rope_theta`` disagree. {vLLM} and {SGLang}
     both read ``rope_parameters`` (checked by running them), as transformers v5 does; 4.x reads the flat
     one. Which copy was trained the file cannot show, as for the other duplicated values (DF112, DF121).
 

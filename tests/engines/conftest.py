@@ -26,6 +26,14 @@ def engine_patience(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DFLASH_CFG_ENGINE_TIMEOUT", "1500")
 
 
+@pytest.fixture(autouse=True)
+def vllm_model_info(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM's cache of what each model class supports (its "modelinfos", keyed by the class's source hash) kept
+    across tests, as on a user's host: cold, each vLLM adapter start inspects every architecture in a subprocess of
+    its own (a vLLM import each, a minute per adapter here); the per-test XDG_CACHE_HOME would make it always cold."""
+    monkeypatch.setenv("VLLM_CACHE_ROOT", str(CACHE / "vllm-cache"))
+
+
 @pytest.fixture(scope="session")
 def engine_python() -> Path:
     """The pinned engine venv's python ($DFLASH_CFG_TEST_CACHE or ~/.cache/dflash-cfg-tests/engines-<hash>)."""

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, ROOT, Result
 
-from dflash_cfg.pinned import PINNED, named
+from dflash_cfg.pinned import DISPLAY, PINNED
+from engines import build
 
 Run = Callable[..., Result]
 
@@ -28,6 +29,18 @@ QWEN36 = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
 README = ROOT / "README.md"
 # The README's engines sample: `<!-- engine-sample: ARGS -->` ($ENGINE_PYTHON: the pinned engine venv's python).
 ENGINE_SAMPLE = re.compile(r"<!-- engine-sample: (?P<args>.+?) -->\n```\n(?P<out>.*?)```\n", re.DOTALL)
+# The releases the suite runs: the repository's lock, or a staged release's ($DFLASH_CFG_ENGINES_LOCK).
+RUNNING = build.locked()
+
+
+def named(dist: str) -> str:
+    """`vLLM 0.33.0`: the release under test as the records name it."""
+    return f"{DISPLAY[dist]} {RUNNING[dist]}"
+
+
+def pinned(dist: str) -> bool:
+    """Whether the release under test is the one PINNED names (checked; else the tool says it was not)."""
+    return RUNNING[dist] == PINNED[dist]
 
 
 def by_engine(result: Result) -> dict[str, dict]:
@@ -42,11 +55,11 @@ def test_the_incident_with_its_target_sglang_refuses(dflash: Run, engine_python:
     engines = by_engine(result)
     assert set(engines) == {"vllm", "sglang"}  # speculators reads speculators-format files only
     sglang = engines["sglang"]
-    assert sglang["version"] == PINNED["sglang"] and sglang["python"] and sglang["reads"] is None
+    assert sglang["version"] == RUNNING["sglang"] and sglang["python"] and sglang["reads"] is None
     assert sglang["refused"]["type"] == "IndexError"
     assert re.fullmatch(r"sglang/\S+\.py:\d+", sglang["refused"]["where"]), sglang["refused"]
     vllm = engines["vllm"]
-    assert vllm["version"] == PINNED["vllm"] and vllm["checked"] is True
+    assert vllm["version"] == RUNNING["vllm"] and vllm["checked"] is pinned("vllm")
     assert vllm["refused"] is None and vllm["reads"]["target_layer_ids"] == [1, 17, 33, 49, 63]
     for key in ("mask_token_id", "layer_types", "sliding_window", "causal", "rope_theta", "num_draft_tokens"):
         assert key in vllm["reads"], key

@@ -200,6 +200,9 @@ def test_records_are_compared_field_by_field_and_refusals_by_qualname(tmp_path: 
     assert upgrade.record_changes(_record(moved[0]), _record(), old, new) == [
         "refused: ValueError: no [at vllm/config.py:Config.check] -> reads"
     ]
+    assert upgrade.record_changes(_record(), _record(moved[1]), old, new) == [
+        "refused: reads -> ValueError: no [at vllm/config.py:Config.check]"
+    ]
     failed = {**_record(), "failed": "the adapter exited with code 1\ntraceback"}
     assert upgrade.record_changes(_record(), failed, old, new) == [
         "failed: answered -> failed (the adapter exited with code 1)"

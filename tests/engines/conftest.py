@@ -36,5 +36,7 @@ def vllm_model_info(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def engine_python() -> Path:
-    """The pinned engine venv's python ($DFLASH_CFG_TEST_CACHE or ~/.cache/dflash-cfg-tests/engines-<hash>)."""
-    return build.engine_python(CACHE)
+    """The pinned engine venv's python ($DFLASH_CFG_TEST_CACHE or ~/.cache/dflash-cfg-tests/engines-<hash>), of
+    tests/engines/requirements.lock.txt or of the lock $DFLASH_CFG_ENGINES_LOCK names (a release's, to run the
+    suite on it before it is adopted)."""
+    return build.engine_python(CACHE, lock=build.default_lock())

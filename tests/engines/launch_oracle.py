@@ -145,11 +145,20 @@ def _vllm_config() -> Any:
             "method": spec.method,
             "tokens": spec.num_speculative_tokens,
             "draft_tp": spec.draft_tensor_parallel_size,
-            "v2_runner": config.use_v2_model_runner,
+            "v2_runner": _v2_runner(config),
             "max_model_len": config.model_config.max_model_len,
         }
 
     return build
+
+
+def _v2_runner(config: Any) -> bool:
+    """Whether this configuration runs vLLM's V2 model runner, as the installed release offers the choice: a
+    release with both runners says it (`VllmConfig.use_v2_model_runner`, from VLLM_USE_V2_MODEL_RUNNER and the
+    layout); a release that has no V1 runner left has nothing to choose, and runs V2."""
+    if not hasattr(type(config), "use_v2_model_runner"):
+        return True
+    return bool(config.use_v2_model_runner)
 
 
 def _sglang_dflash() -> Any:

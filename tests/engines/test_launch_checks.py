@@ -8,23 +8,33 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, Result
+from helpers import Result
 
 from dflash_cfg.errors import LaunchError
 from dflash_cfg.launch import parse_launch
 from dflash_cfg.launch.speculators import served_speculators
+from engines.launches import (
+    MAX_LENGTHS,
+    PARALLEL_ENVS,
+    QWEN3_4B,
+    dflash_case,
+    draft_tp_rows,
+    draft_window_argvs,
+    launch_line_runner_cases,
+    max_len_cases,
+    parallel_layout_argvs,
+    served_speculators_lines,
+    v1_runner_pairs,
+)
 
 Run = Callable[..., Result]
 ORACLE = Path(__file__).with_name("launch_oracle.py")
-B16 = FIXTURES / "upstream" / "z-lab__Qwen3-4B-DFlash-b16" / "config.json"
-SLIDING = ["sliding_attention"] * 4 + ["full_attention"]
 
 
 def oracle(engine_python: Path, request: dict[str, Any], cwd: Path, **env: str) -> list[dict[str, Any]]:
@@ -45,20 +55,6 @@ def oracle(engine_python: Path, request: dict[str, Any], cwd: Path, **env: str) 
     return answers
 
 
-def drafter(folder: Path, name: str, source: Path = B16, **change: Any) -> Path:
-    """A drafter dir: `source`'s config.json with top-level keys changed (None drops one)."""
-    data = json.loads(source.read_text())
-    for key, value in change.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value
-    path = folder / f"{name}-DFlash"
-    path.mkdir()
-    (path / "config.json").write_text(json.dumps(data, indent=2))
-    return path
-
-
 def findings(dflash: Run, argv: list[str]) -> dict[str, str]:
     """preflight's launch findings (rule -> severity) for a launch, the engine step off."""
     result = dflash("preflight", "--no-engine-check", "--format", "json", "--", *argv)
@@ -69,22 +65,10 @@ def findings(dflash: Run, argv: list[str]) -> dict[str, str]:
 def test_v1_runner_refusals_are_df806_and_df807(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
     # VLLM_USE_V2_MODEL_RUNNER=0: VllmConfig._validate_v1_model_runner refuses a DFlash drafter that mixes
     # sliding and full layers (DF806) or has a candidate head or an XPress refiner (DF807); =1 builds them all.
-    qwen3_4b = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")
-    pairs = {
-        "full": (qwen3_4b, drafter(tmp_path, "full")),
-        "mixed": (qwen3_4b, drafter(tmp_path, "mixed", layer_types=SLIDING, sliding_window=2048,
-                                    use_sliding_window=True)),
-        "sliding": (qwen3_4b, drafter(tmp_path, "sliding", layer_types=["sliding_attention"] * 5,
-                                      sliding_window=2048, use_sliding_window=True)),
-        "published-mixed": (str(FIXTURES / "targets" / "Qwen__Qwen3.6-27B"),
-                            FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash"),
-        "dflash2": (qwen3_4b, FIXTURES / "upstream" / "z-lab__Qwen3.8-27B-DFlash2"),
-        "xpress": (qwen3_4b, drafter(tmp_path, "xpress", architectures=["DFlashQwen3XPressModel"])),
-    }  # fmt: skip
+    pairs = v1_runner_pairs(tmp_path)
     reasons = {"DF806": ("mixed sliding/full dflash drafts",),
                "DF807": ("DFlash candidate-head drafts", "xpress speculative decoding")}  # fmt: skip
-    cases: list[dict[str, Any]] = [{"target": t, "speculative_config": {"method": "dflash", "model": str(d),
-              "num_speculative_tokens": 15}} for t, d in pairs.values()]  # fmt: skip
+    cases = [dflash_case(t, d) for t, d in pairs.values()]
     fired: set[str] = set()
     for value in ("0", "1"):
         answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path,
@@ -106,19 +90,8 @@ def test_draft_tensor_parallel_and_draft_heads(engine_python: Path, dflash: Run,
     # SpeculativeConfig._verify_and_get_draft_tp: draft_tensor_parallel_size is 1 or the TP size, and the draft
     # ModelConfig's heads must divide by the draft's TP size (DF802). preflight refuses the first (exit 2, a
     # launch vLLM refuses whatever the drafter) and reports the second.
-    target = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")  # 32 heads, 8 KV heads
-    narrow = drafter(tmp_path, "heads20", num_attention_heads=20, num_key_value_heads=4, head_dim=128)
-    plain = drafter(tmp_path, "plain")
-    rows: list[tuple[Path, int, int | None]] = [
-        (plain, tp, draft) for tp in (1, 2, 4) for draft in (None, 1, 2, 3, 4) if draft is None or draft <= tp
-    ]
-    rows += [(narrow, tp, None) for tp in (2, 4, 8)]
-    cases = []
-    for path, tp, draft in rows:
-        spec: dict[str, Any] = {"method": "dflash", "model": str(path), "num_speculative_tokens": 15}
-        if draft is not None:
-            spec["draft_tensor_parallel_size"] = draft
-        cases.append({"target": target, "speculative_config": spec, "tp": tp})
+    target = QWEN3_4B  # 32 heads, 8 KV heads
+    cases = draft_tp_rows(tmp_path)
     answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, VLLM_USE_V2_MODEL_RUNNER="1")
     seen = {"refused-launch": 0, "df802": 0, "accepted": 0}
     for case, answer in zip(cases, answers, strict=True):
@@ -140,32 +113,7 @@ def test_draft_tensor_parallel_and_draft_heads(engine_python: Path, dflash: Run,
 def test_served_speculators_model_is_read_as_vllm_reads_it(engine_python: Path, tmp_path: Path) -> None:
     # vllm serve SPEC_DIR: maybe_override_with_speculators swaps in the verifier as the target, SPEC_DIR as the
     # drafter, the file's method; a --speculative-config adds keys but its model and method are overwritten.
-    source = FIXTURES / "upstream" / "RedHatAI__DeepSeek-V4-Flash-speculator.dflash" / "config.json"
-    data = json.loads(source.read_text())
-    spec = tmp_path / "spec"
-    spec.mkdir()
-    (spec / "config.json").write_text(json.dumps(data))
-    dflash2 = tmp_path / "spec2"
-    dflash2.mkdir()
-    (dflash2 / "config.json").write_text(json.dumps(data | {"speculators_model_type": "dflash2"}))
-    local = tmp_path / "local"
-    local.mkdir()
-    (local / "config.json").write_text(json.dumps(data | {"speculators_config": data["speculators_config"]
-                                                          | {"verifier": {"name_or_path": "local"}}}))  # fmt: skip
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    (broken / "config.json").write_text(json.dumps({k: v for k, v in data.items() if k != "transformer_layer_config"}))
-    plain = tmp_path / "plain-DFlash"
-    shutil.copytree(B16.parent, plain)
-    lines = [
-        ["./spec"],
-        ["./spec2", "--revision", "main"],
-        ["./spec", "-sc", json.dumps({"model": "z-lab/other", "num_speculative_tokens": 3, "method": "eagle3"})],
-        ["./spec", "-sc.num_speculative_tokens", "7", "-tp", "2"],
-        ["./local"],
-        ["./broken"],
-        ["./plain-DFlash", "-sc", json.dumps({"model": "./plain-DFlash", "num_speculative_tokens": 15})],
-    ]
+    lines = served_speculators_lines(tmp_path)
     answers = oracle(engine_python, {"engine": "vllm", "lines": lines, "speculators": True}, tmp_path)
     for line, answer in zip(lines, answers, strict=True):
         launch = parse_launch(["vllm", "serve", *line])
@@ -195,23 +143,7 @@ def test_served_speculators_model_is_read_as_vllm_reads_it(engine_python: Path, 
 def test_sglang_draft_window_is_df808(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
     # _handle_dflash: the draft window must hold --speculative-num-draft-tokens, which it takes from the
     # drafter's block size when the launch does not give them.
-    target = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")
-    drafters = {
-        "b16": B16.parent,
-        "b8": drafter(tmp_path, "b8", block_size=8),
-        "nested-b10": drafter(
-            tmp_path, "nested", dflash_config={**json.loads(B16.read_text())["dflash_config"], "block_size": 10}
-        ),
-        "none": drafter(tmp_path, "none", block_size=None),
-    }
-    lines: list[tuple[str, list[str]]] = []
-    for name in drafters:
-        for window in ("7", "8", "10", "15", "16"):
-            lines.append((name, ["--speculative-draft-window-size", window]))
-        lines.append((name, ["--speculative-draft-window-size", "8", "--speculative-num-draft-tokens", "8"]))
-        lines.append((name, ["--speculative-draft-window-size", "8", "--speculative-dflash-block-size", "12"]))
-    argvs = [["--model-path", target, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path",
-              str(drafters[name]), *extra] for name, extra in lines]  # fmt: skip
+    argvs = draft_window_argvs(tmp_path)
     answers = oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path)
     outcomes = set()
     for argv, answer in zip(argvs, answers, strict=True):
@@ -226,26 +158,11 @@ def test_sglang_draft_window_is_df808(engine_python: Path, dflash: Run, tmp_path
 def test_sglang_parallel_layouts_are_df809(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
     # _handle_dflash: DFLASH refuses pipeline parallelism, and attention DP without --enable-dp-lm-head, with
     # context parallelism, or with SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION on.
-    target = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")
-    layouts = [[], ["--pp-size", "2"], ["--pipeline-parallel-size", "1"], ["--pp-size=3", "--tp-size", "2"],
-               ["--dp-size", "2"], ["--dp-size", "2", "--enable-dp-attention"], ["--enable-dp-attention"],
-               ["--dp-size", "4", "--enable-dp-attention", "--enable-dp-lm-head"], ["--attn-dp-size", "2"],
-               ["--attention-data-parallel-size", "2", "--enable-dp-lm-head"],
-               ["--attn-dp-size", "2", "--enable-dp-lm-head", "--attn-cp-size", "2"],
-               ["--attn-dp-size", "2", "--dp-size", "4", "--enable-dp-attention", "--enable-dp-lm-head"]]  # fmt: skip
-    head = [
-        "--model-path",
-        target,
-        "--speculative-algorithm",
-        "DFLASH",
-        "--speculative-draft-model-path",
-        str(B16.parent),
-    ]
     reasons = ("pp_size == 1", "requires --enable-dp-lm-head", "does not support context parallel",
                "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION=0")  # fmt: skip
     outcomes = set()
-    for env in ({}, {"SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION": "1"}):
-        argvs = [[*head, *layout] for layout in layouts]
+    for env in PARALLEL_ENVS:
+        argvs = parallel_layout_argvs()
         answers = oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path, **env)
         for argv, answer in zip(argvs, answers, strict=True):
             prefix = [f"{k}={v}" for k, v in env.items()]
@@ -260,24 +177,11 @@ def test_sglang_parallel_layouts_are_df809(engine_python: Path, dflash: Run, tmp
 def test_a_drafter_shorter_than_max_model_len_is_df810(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
     # VllmConfig._limit_max_model_len_to_draft: with RoPE that does more than size a cache, the V2 runner serves
     # the drafter's length (max_position_embeddings, times the factor of types not pre-scaled).
-    target = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")  # max_position_embeddings 40960
-    ropes: dict[str, dict[str, Any] | None] = {
-        "default": None,
-        "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096},
-        "linear": {"rope_type": "linear", "factor": 2.0},
-        "dynamic": {"rope_type": "dynamic", "factor": 2.0},
-        "legacy-type-key": {"type": "yarn", "factor": 2.0},
-    }
-    drafters = {
-        name: drafter(tmp_path, name, max_position_embeddings=4096, rope_scaling=rope) for name, rope in ropes.items()
-    }
-    lengths = ["2048", "4096", "8k", "16K", "32768"]
-    cases = [{"target": target, "max_model_len": _vllm_int(length), "speculative_config": {"method": "dflash",
-              "model": str(path), "num_speculative_tokens": 15}}
-             for path in drafters.values() for length in lengths]  # fmt: skip
+    target = QWEN3_4B  # max_position_embeddings 40960
+    cases = max_len_cases(tmp_path)
     answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, VLLM_USE_V2_MODEL_RUNNER="1")
     lowered = set()
-    for case, answer, length in zip(cases, answers, lengths * len(drafters), strict=True):
+    for case, answer, length in zip(cases, answers, MAX_LENGTHS * (len(cases) // len(MAX_LENGTHS)), strict=True):
         argv = ["vllm", "serve", target, "--max-model-len", length, "-sc", json.dumps(case["speculative_config"])]
         ours = findings(dflash, argv).get("DF810")
         served = answer["read"]["max_model_len"]
@@ -290,33 +194,14 @@ def test_a_drafter_shorter_than_max_model_len_is_df810(engine_python: Path, dfla
     assert lowered == {4096, 8192}, lowered
 
 
-def _vllm_int(text: str) -> int:
-    return int(text[:-1]) * (1000 if text.endswith("k") else 1024) if text[-1] in "kK" else int(text)
-
-
 def test_v1_runner_chosen_by_the_launch_line_is_df806_and_df807(
     engine_python: Path, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # VllmConfig.use_v2_model_runner with the variable unset: pipeline parallelism under external_launcher is
     # something V2 lacks, so V1 runs, and refuses what DF806/DF807 say.
     monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
-    qwen3_4b = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")
-    drafters = {
-        "full": drafter(tmp_path, "full"),
-        "mixed": drafter(tmp_path, "mixed", layer_types=SLIDING, sliding_window=2048, use_sliding_window=True),
-        "dflash2": FIXTURES / "upstream" / "z-lab__Qwen3.8-27B-DFlash2",
-    }
-    layouts: list[dict[str, Any]] = [
-        {"executor": "external_launcher", "pp": 2},
-        {"executor": "external_launcher", "pp": 1},
-        {"pp": 2},
-    ]
-    spec = {"method": "dflash", "num_speculative_tokens": 15}
-    cases: list[dict[str, Any]] = [
-        {"target": qwen3_4b, **layout, "speculative_config": {**spec, "model": str(path)}}
-        for path in drafters.values()
-        for layout in layouts
-    ]
+    qwen3_4b = QWEN3_4B
+    cases = launch_line_runner_cases(tmp_path)
     answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path)
     fired = set()
     for case, answer in zip(cases, answers, strict=True):

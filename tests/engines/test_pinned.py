@@ -3,23 +3,13 @@ cited by name (fast: no engine)."""
 
 from __future__ import annotations
 
-import re
-
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.pinned import PINNED, PLACEHOLDERS, expand, named
 from engines import build, citations
 
 
-def locked() -> dict[str, str]:
-    pins = {}
-    for line in build.LOCK.read_text(encoding="utf-8").splitlines():
-        if m := re.fullmatch(r"([A-Za-z0-9_.-]+)==([^\s;#]+).*", line.strip()):
-            pins[m.group(1).lower().replace("_", "-")] = m.group(2)
-    return pins
-
-
 def test_the_pinned_table_is_the_lock() -> None:
-    lock = locked()
+    lock = build.locked(build.LOCK)  # the repository's lock, whichever DFLASH_CFG_ENGINES_LOCK names
     assert {name: lock.get(name) for name in PINNED} == dict(PINNED)
 
 

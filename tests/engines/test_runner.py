@@ -136,8 +136,12 @@ def test_an_engine_installed_without_bytecode_gets_it_kept_in_our_cache(tmp_path
 
 def test_an_engine_installed_with_its_bytecode_is_left_as_it_is(tmp_path: Path) -> None:
     site, python = _engine_without_bytecode(tmp_path)
-    compiled = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    # Into the package's own tree, as pip installs it (not under ./dev's PYTHONPYCACHEPREFIX).
+    compiled = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(site)], check=True, env=compiled)
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    # A caller's own bytecode prefix does not reach the engine: there it would find none of the engine's bytecode.
+    prefix = tmp_path / "callers-pycache"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPYCACHEPREFIX": str(prefix)}
     adapters.run(python, "vllm", [Request(DRAFTER)], env=env)
     assert not (tmp_path / "cache" / "dflash-cfg" / "bytecode").exists()
+    assert not prefix.exists()

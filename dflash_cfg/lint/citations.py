@@ -18,12 +18,13 @@ from collections.abc import Iterator, Mapping
 # The packages whose code is cited: the engines and the library they load config.json through.
 PACKAGES = ("vllm", "sglang", "speculators", "transformers")
 
+# A path under one of them, not the tail of a longer path or name.
+_PACKAGE = r"(?<![\w/.])(?:" + "|".join(PACKAGES) + r")/"
 CITATION = re.compile(
-    r"(?<![\w/.])(?P<path>(?:" + "|".join(PACKAGES) + r")/(?:[A-Za-z_][\w]*/)*[A-Za-z_]\w*\.py)"
-    r":(?P<qualname>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"
+    r"(?P<path>" + _PACKAGE + r"(?:[A-Za-z_][\w]*/)*[A-Za-z_]\w*\.py):(?P<qualname>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"
 )
 # A citation by line (`PACKAGE/PATH.py:LINE`): what this module replaces; a test finds any left.
-BY_LINE = re.compile(r"(?<![\w/.])(?:" + "|".join(PACKAGES) + r")/(?:[\w]+/)*\w+\.py:[0-9]+")
+BY_LINE = re.compile(_PACKAGE + r"(?:[\w]+/)*\w+\.py:[0-9]+")
 
 
 def citations(text: str) -> Iterator[str]:

@@ -47,6 +47,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from dflash_cfg.pinned import DISPLAY
+from dflash_cfg.sources.adapters import ENGINES
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 if str(ROOT / "tests") not in sys.path:  # run as a script: the engine suite's modules, as pytest finds them
     sys.path.insert(0, str(ROOT / "tests"))
@@ -56,9 +59,6 @@ from engines.launches import OracleRun, oracle_runs  # noqa: E402
 
 PINNED_FILE = ROOT / "dflash_cfg" / "pinned.py"
 RELEASES = ROOT / "docs" / "releases"
-# The engines a lock holds together: a pin one of them asks for is a pin the others must live with.
-ENGINES = ("vllm", "sglang", "speculators")
-DISPLAY = {"vllm": "vLLM", "sglang": "SGLang", "speculators": "speculators", "transformers": "transformers"}
 # The lock header's update paragraph, written by every upgrade (and replacing an older one).
 TO_UPDATE = """\
 # To update: `./dev engines --upgrade NAME==VERSION` re-freezes this file for one engine's release (the pins the

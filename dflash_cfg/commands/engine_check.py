@@ -15,7 +15,7 @@ from pathlib import Path
 from dflash_cfg.launch.wrappers import PYTHON, basename, unwrap
 from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.model import ASSIGNMENT, Launch, Location
-from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, probe, uv_python
+from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, survey, uv_python
 
 
 def interpreter(launch: Launch, cwd: str | None = None) -> str | NotRun:
@@ -71,8 +71,9 @@ def run(launch: Launch, drafter: Location, target: Location, *, cwd: str | None 
         # A container is worth saying (its engine exists, elsewhere); an engine not installed on the host
         # that checks (a CI runner, a laptop) is the common case, and the static rules are the check there.
         return EngineCheck(notes=(python.reason,) if launch.container is not None else ())
-    engines = probe(python)
-    if engines is None or launch.engine not in engines:
+    # One short process, as the adapter would run: which engines `python` imports (found, none imported).
+    found = survey(python)
+    if found is None or launch.engine not in found.engines:
         return EngineCheck()
     tokens = launch.num_speculative_tokens if launch.engine == "vllm" else launch.num_draft_tokens
     spec = {"method": launch.method} if launch.engine == "vllm" and launch.method else None

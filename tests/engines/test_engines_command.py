@@ -141,12 +141,12 @@ def test_an_interpreter_without_engines_exits_2(dflash: Run) -> None:
 
 
 def test_an_adapter_that_fails_is_an_info_line_not_a_crash(dflash: Run, tmp_path: Path) -> None:
-    # A real program in the launch's place: it answers the interpreter probe as one with SGLang installed,
+    # A real program in the launch's place: it answers the interpreter's survey as one with SGLang installed,
     # then dies as the adapter starts (an engine broken on this host).
     python = tmp_path / "bin" / "python3"
     python.parent.mkdir()
     python.write_text(
-        '#!/bin/sh\ncase "$*" in *find_spec*) echo \'["sglang"]\'; exit 0;; esac\n'
+        '#!/bin/sh\ncase "$1" in *dflash_adapter_survey.py) echo \'{"engines": ["sglang"]}\'; exit 0;; esac\n'
         "echo 'ImportError: libcuda.so.1: cannot open shared object file' >&2; exit 1\n",
         encoding="utf-8",
     )

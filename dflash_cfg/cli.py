@@ -495,7 +495,11 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None, fmt
 @hub_options
 @ci_options
 @project_options
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of transformers results.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the caches: transformers results, and the engine step's answers.",
+)
 @click.option("--exec", "exec_", is_flag=True, help="Replace this process with COMMAND when the check is clean.")
 @click.option(
     "--no-engine-check",

@@ -6,12 +6,13 @@ the adapters' environment and as a script from this directory, as the adapters t
 sys.path they will see. Standard library only (the interpreter may not have dflash_cfg); its distinctive name
 keeps it from shadowing anything an engine imports, as for dflash_adapter_io.
 
-The state tells when the installation changed: pip, uv and conda create or remove a `NAME-VERSION.dist-info`
-directory for every install, upgrade and removal, which changes the modification time of the directory holding
-it, so the times of the sys.path directories change whenever anything the engine imports is installed, upgraded
-or removed. Each engine's own metadata (the version the adapters report, as importlib.metadata finds it: the
-first on sys.path) is read as well. The files and directories stated are the survey's witnesses: while none of
-them changes, neither does what this script would print.
+The state tells when the installation changed (preflight's cache of engine answers keys on it, and surveys
+again only when a witness changed: dflash_cfg.sources.engine_cache): pip, uv and conda create or remove a
+`NAME-VERSION.dist-info` directory for every install, upgrade and removal, which changes the modification time
+of the directory holding it, so the times of the sys.path directories change whenever anything the engine
+imports is installed, upgraded or removed. Each engine's own metadata (the version the adapters report, as
+importlib.metadata finds it: the first on sys.path) is read as well. The files and directories stated are the
+survey's witnesses: while none of them changes, neither does what this script would print.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ with the launch's settings, and hand its answer to the DF90x rules.
 The interpreter is the one the launch would start: `python -m sglang.launch_server` that python; `vllm serve`
 the interpreter of vllm's shebang; through `uv run` the project's environment; `env`/`NAME=value` wrappers
 apply their PATH. A `docker run` launch runs its engine inside the image, which is not run here.
+
+An answer (a read or a refusal) is kept in dflash-cfg's cache (sources/engine_cache.py), keyed by everything
+it depends on, so that relaunching the same launch costs one short survey of the interpreter, not the engine's
+import again.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.model import ASSIGNMENT, EngineStatus, EngineStep, Launch, Location
 from dflash_cfg.sources import adapters
 from dflash_cfg.sources.adapters import EngineRecord, Request
-from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, survey, uv_python
+from dflash_cfg.sources.engine_cache import EngineCache, key
+from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, uv_python
 
 
 def interpreter(launch: Launch, cwd: str | None = None) -> str | NotRun:
@@ -64,10 +69,11 @@ def _uv(options: tuple[str, ...], environment: Mapping[str, str], cwd: str) -> s
 
 
 def run(
-    launch: Launch, drafter: Location, target: Location, *, cwd: str | None = None
+    launch: Launch, drafter: Location, target: Location, *, cwd: str | None = None, cache: Path | None = None
 ) -> tuple[EngineCheck, EngineStep]:
     """The launch's engine's answer on this drafter (or notes saying why there is none) for the rules, and
-    what the step did for the report."""
+    what the step did for the report. With a `cache` root (sources.cache.default_root; None: --no-cache), an
+    answer the same engine gave for the same files, installation and launch is taken from there."""
     started = time.monotonic()
     if not isinstance(drafter.model_dir, Path) or not isinstance(target.model_dir, Path):
         reason = "the engine check runs on local files only"
@@ -78,8 +84,10 @@ def run(
         # that checks (a CI runner, a laptop) is the common case, and the static rules are the check there.
         notes = (python.reason,) if launch.container is not None else ()
         return EngineCheck(notes=notes), EngineStep("not-run", launch.engine, reason=python.reason)
-    # One short process, as the adapter would run: which engines `python` imports (found, none imported).
-    found = survey(python)
+    # Which engines `python` imports and what is installed there (the cache key's part): one short process,
+    # or none while what it said before still stands.
+    store = EngineCache(cache)
+    found = store.survey(python)
     if found is None:
         reason = f"{python} does not run as a Python interpreter"
         return EngineCheck(), EngineStep("not-run", launch.engine, python=python, reason=reason)
@@ -97,11 +105,17 @@ def run(
         pipeline_parallel_size=launch.pipeline_parallel_size,
         max_model_len=launch.max_model_len,
     )
-    [record] = adapters.run(python, launch.engine, [request], timeout=engine_timeout(ENGINE_TIMEOUT))
-    return EngineCheck(records=(record,)), step(record, python, time.monotonic() - started)
+    digest = key(launch.engine, python, found.installation, request) if cache is not None else None
+    record = store.get(digest, launch.engine) if digest is not None else None
+    cached = record is not None
+    if record is None:
+        [record] = adapters.run(python, launch.engine, [request], timeout=engine_timeout(ENGINE_TIMEOUT))
+        if digest is not None:
+            store.put(digest, record)
+    return EngineCheck(records=(record,)), step(record, python, time.monotonic() - started, cached)
 
 
-def step(record: EngineRecord, python: str, seconds: float) -> EngineStep:
+def step(record: EngineRecord, python: str, seconds: float, cached: bool) -> EngineStep:
     """The report's account of an engine's record."""
     if record.failed is not None:
         status: EngineStatus = "failed"
@@ -110,7 +124,7 @@ def step(record: EngineRecord, python: str, seconds: float) -> EngineStep:
         status, reason = "refused", f"{record.refused.type}: {' '.join(record.refused.message.split())[:300]}"
     else:
         status, reason = "read", None
-    return EngineStep(status, record.engine, record.version, record.python or python, round(seconds, 3), reason)
+    return EngineStep(status, record.engine, record.version, record.python or python, round(seconds, 3), reason, cached)
 
 
 # An engine import costs 6-12 s here; a cold disk cache can take a minute. Past this the step gives up (info);

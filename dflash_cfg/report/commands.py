@@ -328,12 +328,12 @@ _DID = {"read": "read the drafter", "refused": "refused the drafter", "failed": 
 
 
 def _engine_line(step: EngineStep) -> str:
-    """`vLLM 0.33.0 (/venv/bin/python): read the drafter in 12.9 s`: the engine step when the engine was asked;
-    the findings (DF90x) say what it answered."""
+    """`vLLM 0.33.0 (/venv/bin/python): read the drafter in 12.9 s`, or `... (cached)`: the engine step when the
+    engine was asked (or its answer taken from the cache); the findings (DF90x) say what it answered."""
     from dflash_cfg.lint.rules.engine import NAMES
 
     name = NAMES.get(step.engine, step.engine) + (f" {step.version}" if step.version else "")
-    when = f" in {step.seconds:.1f} s" if step.seconds is not None else ""
+    when = " (cached)" if step.cached else f" in {step.seconds:.1f} s" if step.seconds is not None else ""
     return f"{name} ({step.python}): {_DID[step.status]}{when}"
 
 
@@ -345,5 +345,6 @@ def engine_step_json(step: EngineStep) -> dict[str, Any]:
         "version": step.version,
         "python": step.python,
         "seconds": step.seconds,
+        "cached": step.cached,
         "reason": step.reason,
     }

@@ -1,4 +1,4 @@
-"""preflight's engine step, end to end, with a stand-in interpreter: a `python` script that
+"""preflight's engine step and its cache, end to end, with a stand-in interpreter: a `python` script that
 answers the survey with an installed vLLM and the vLLM adapter with a record it was given, and leaves a mark
 each time either starts. What the user sees (the JSON's engine_check, the text line, the findings and the exit
 code) and how many times the engine was started. The pinned engines' own runs: tests/engines/."""
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -129,32 +130,124 @@ def findings(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(f["rule"], f["severity"], f["message"]) for f in doc["files"][0]["findings"]]
 
 
-def test_the_step_says_what_the_engine_answered(dflash: Run, engine: Engine) -> None:
-    result, doc = preflight(dflash, engine.launch())
+def test_a_repeated_preflight_takes_the_engines_answer_from_the_cache(dflash: Run, engine: Engine) -> None:
+    first, doc = preflight(dflash, engine.launch())
     check = doc["engine_check"]
-    assert check["status"] == "read" and check["reason"] is None and isinstance(check["seconds"], float)
+    assert check["status"] == "read" and check["cached"] is False and check["reason"] is None
     assert check["engine"] == "vllm" and check["version"] == "0.33.0" and check["python"] == str(engine.python)
-    assert result.code == 0 and not [f for f in findings(doc) if f[0].startswith("DF9")] and engine.starts == 1
+    assert isinstance(check["seconds"], float) and engine.starts == 1
+    second, again = preflight(dflash, engine.launch())
+    # Neither the engine nor the interpreter was started: what the survey said still stands (its witnesses).
+    assert again["engine_check"]["cached"] is True and engine.starts == 1 and engine.surveys == 1
+    assert {k: v for k, v in again["engine_check"].items() if k not in ("cached", "seconds")} == {
+        k: v for k, v in check.items() if k not in ("cached", "seconds")
+    }
+    assert second.code == first.code == 0
+    assert findings(again) == findings(doc)
     text = dflash("preflight", "--", *engine.launch())
-    assert f"  engine  vLLM 0.33.0 ({engine.python}): read the drafter in " in text.out
+    assert f"  engine  vLLM 0.33.0 ({engine.python}): read the drafter (cached)\n" in text.out
+    assert engine.starts == 1 and text.code == 0
 
 
-def test_a_refusal_is_said(dflash: Run, engine: Engine) -> None:
+def test_a_refusal_is_kept_and_said_again(dflash: Run, engine: Engine) -> None:
     engine.answer(reads=None, refused={"type": "ValueError", "message": "no", "where": "vllm/config.py:9"})
-    result, doc = preflight(dflash, engine.launch())
-    assert doc["engine_check"]["status"] == "refused" and doc["engine_check"]["reason"] == "ValueError: no"
-    assert result.code == 1 and [f for f in findings(doc) if f[0] == "DF901"]
+    first, doc = preflight(dflash, engine.launch())
+    second, again = preflight(dflash, engine.launch())
+    assert engine.starts == 1 and first.code == second.code == 1
+    assert doc["engine_check"]["status"] == again["engine_check"]["status"] == "refused"
+    assert again["engine_check"]["cached"] is True and again["engine_check"]["reason"] == "ValueError: no"
+    assert findings(again) == findings(doc) and [f for f in findings(again) if f[0] == "DF901"]
 
 
-def test_a_failure_or_a_timeout_is_said(dflash: Run, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_any_change_the_answer_may_depend_on_asks_the_engine_again(
+    dflash: Run, engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drafter, target = tmp_path / "drafter", tmp_path / "target"
+    shutil.copytree(DRAFTER, drafter)
+    shutil.copytree(TARGET, target)
+    preflight(dflash, engine.launch(drafter, target))
+    assert engine.starts == 1
+    config = drafter / "config.json"
+    original = config.read_bytes()
+
+    def asks(launch: list[str], why: str) -> None:
+        starts = engine.starts
+        _, doc = preflight(dflash, launch)
+        assert doc["engine_check"]["cached"] is False and engine.starts == starts + 1, why
+        _, doc = preflight(dflash, launch)
+        assert doc["engine_check"]["cached"] is True and engine.starts == starts + 1, why
+
+    config.write_bytes(original.replace(b'"block_size": 16', b'"block_size":  16'))  # the same JSON, other bytes
+    asks(engine.launch(drafter, target), "the drafter's config.json")
+    config.write_bytes(original)
+    (target / "config.json").write_bytes((target / "config.json").read_bytes() + b"\n")
+    asks(engine.launch(drafter, target), "the target's config.json")
+    (target / "generation_config.json").write_text("{}\n", encoding="utf-8")
+    asks(engine.launch(drafter, target), "a file the engine may read beside the target's config")
+    asks(engine.launch(drafter, target, tokens=7), "num_speculative_tokens")
+    asks(engine.launch(drafter, target, "--tensor-parallel-size", "2"), "the tensor-parallel size")
+    asks(engine.launch(drafter, target, "--max-model-len", "4096"), "--max-model-len")
+    monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
+    asks(engine.launch(drafter, target), "an engine variable")
+    engine.version = "0.33.1"
+    engine.answer()
+    asks(engine.launch(drafter, target), "the installed engine's version")
+    _, doc = preflight(dflash, engine.launch(drafter, target))
+    assert doc["engine_check"]["version"] == "0.33.1"
+
+
+def test_no_cache_asks_the_engine_and_keeps_nothing(dflash: Run, engine: Engine) -> None:
+    for _ in range(2):
+        _, doc = preflight(dflash, engine.launch(), "--no-cache")
+        assert doc["engine_check"]["cached"] is False
+    assert engine.starts == 2
+    assert not (Path(os.environ["XDG_CACHE_HOME"]) / "dflash-cfg" / "engine").exists()
+
+
+def test_a_failure_is_asked_again(dflash: Run, engine: Engine) -> None:
     engine.answer(reads=None, failed="adapter error: RuntimeError: boom")
-    result, doc = preflight(dflash, engine.launch())
-    assert doc["engine_check"]["status"] == "failed" and result.code == 0
-    assert doc["engine_check"]["reason"] == "adapter error: RuntimeError: boom"
+    for _ in range(2):
+        result, doc = preflight(dflash, engine.launch())
+        assert doc["engine_check"]["status"] == "failed" and doc["engine_check"]["cached"] is False
+        assert doc["engine_check"]["reason"] == "adapter error: RuntimeError: boom" and result.code == 0
+    assert engine.starts == 2
+
+
+def test_a_timeout_is_asked_again(dflash: Run, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DFLASH_CFG_ENGINE_TIMEOUT", "1")
     engine.answer(hang=True)
+    for _ in range(2):
+        _, doc = preflight(dflash, engine.launch())
+        assert doc["engine_check"]["status"] == "failed" and "no record within 1 s" in doc["engine_check"]["reason"]
+    assert engine.starts == 2
+    engine.answer()  # the engine answers again: that answer is the one kept
+    preflight(dflash, engine.launch())
     _, doc = preflight(dflash, engine.launch())
-    assert doc["engine_check"]["status"] == "failed" and "no record within 1 s" in doc["engine_check"]["reason"]
+    assert doc["engine_check"]["cached"] is True and engine.starts == 3
+
+
+def test_a_corrupt_cache_is_asked_again_never_an_error(dflash: Run, engine: Engine) -> None:
+    first, doc = preflight(dflash, engine.launch())
+    folder = Path(os.environ["XDG_CACHE_HOME"]) / "dflash-cfg" / "engine"
+    stored = sorted(folder.iterdir())
+    assert len(stored) == 2  # the answer, and the interpreter's survey
+    for path in stored:
+        path.write_bytes(path.read_bytes()[:100])  # truncated, as by a full disk
+    second, again = preflight(dflash, engine.launch())
+    assert again["engine_check"]["cached"] is False and engine.starts == 2 and engine.surveys == 2
+    assert second.code == first.code and findings(again) == findings(doc)
+    _, third = preflight(dflash, engine.launch())  # rewritten by the second run
+    assert third["engine_check"]["cached"] is True and engine.starts == 2 and engine.surveys == 2
+
+
+def test_an_unwritable_cache_means_no_cache(dflash: Run, engine: Engine) -> None:
+    root = Path(os.environ["XDG_CACHE_HOME"]) / "dflash-cfg"
+    root.mkdir(parents=True)
+    (root / "engine").write_text("a file where the cache's folder would be\n", encoding="utf-8")
+    for _ in range(2):
+        result, doc = preflight(dflash, engine.launch())
+        assert result.code == 0 and doc["engine_check"]["status"] == "read" and doc["engine_check"]["cached"] is False
+    assert engine.starts == 2 and result.err == ""
 
 
 def test_the_step_turned_off_or_not_run_says_why(dflash: Run, engine: Engine, tmp_path: Path) -> None:
@@ -165,6 +258,7 @@ def test_the_step_turned_off_or_not_run_says_why(dflash: Run, engine: Engine, tm
         "version": None,
         "python": None,
         "seconds": None,
+        "cached": False,
         "reason": "turned off by --no-engine-check",
     }
     (tmp_path / "dflash-cfg.toml").write_text("engine-check = false\n", encoding="utf-8")

@@ -1,8 +1,10 @@
 """An interpreter's survey (which engines it imports and what is installed there, no engine imported:
-sources/interpreters.survey) on a real interpreter, a venv of this one."""
+sources/interpreters.survey) on a real interpreter, a venv of this one; and the survey remembered beside the
+engine answers (sources/engine_cache.EngineCache.survey), taken while its witnesses stand."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from dflash_cfg.sources.engine_cache import EngineCache
 from dflash_cfg.sources.interpreters import survey
 
 
@@ -61,6 +64,46 @@ def test_an_engine_installed_upgraded_or_removed_changes_the_survey(venv: tuple[
     (site / "other-1.0.dist-info").mkdir()  # any other package installed beside it
     other = survey(str(python))
     assert other is not None and other.installation not in (installed.installation, upgraded.installation)
+
+
+def test_a_remembered_survey_spares_the_interpreters_start(venv: tuple[Path, Path], tmp_path: Path) -> None:
+    python, site = venv
+    install(site, "vllm", "0.33.0")
+    store = EngineCache(tmp_path / "cache")
+    first = store.survey(str(python))
+    assert first is not None and first.versions == {"vllm": "0.33.0"} and starts(python) == 1
+    assert store.survey(str(python)) == first and starts(python) == 1
+    install(site, "vllm", "0.33.1")  # an upgrade: its old metadata gone, new metadata beside it
+    upgraded = store.survey(str(python))
+    assert upgraded is not None and upgraded.versions == {"vllm": "0.33.1"} and starts(python) == 2
+    (site / "extra.pth").write_text(f"{tmp_path}\n", encoding="utf-8")  # sys.path itself changes
+    assert store.survey(str(python)) not in (first, upgraded) and starts(python) == 3
+    assert store.survey(str(python)) is not None and starts(python) == 3
+    assert EngineCache(None).survey(str(python)) is not None and starts(python) == 4  # --no-cache: started
+
+
+@pytest.mark.parametrize("case", ["not json", "truncated", "a foreign engine", "no witnesses", "bad witness"])
+def test_a_corrupt_remembered_survey_starts_the_interpreter(venv: tuple[Path, Path], tmp_path: Path, case: str) -> None:
+    python, site = venv
+    install(site, "vllm", "0.33.0")
+    store = EngineCache(tmp_path / "cache")
+    first = store.survey(str(python))
+    [path] = (tmp_path / "cache" / "engine").glob("survey-*.json")
+    entry = json.loads(path.read_bytes())
+    if case == "not json":
+        path.write_bytes(b"\xff{")
+    elif case == "truncated":
+        path.write_bytes(path.read_bytes()[:50])
+    elif case == "a foreign engine":
+        entry["survey"]["engines"] = ["tensorrt"]
+        path.write_text(json.dumps(entry), encoding="utf-8")
+    elif case == "no witnesses":  # nothing would vouch for it: never taken
+        entry["survey"]["witnesses"] = []
+        path.write_text(json.dumps(entry), encoding="utf-8")
+    else:
+        entry["survey"]["witnesses"][0][1] = ["a"]
+        path.write_text(json.dumps(entry), encoding="utf-8")
+    assert store.survey(str(python)) == first and starts(python) == 2
 
 
 def test_what_is_not_an_interpreter_has_no_survey(tmp_path: Path) -> None:

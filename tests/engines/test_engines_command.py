@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, ROOT, Result
+
+from engines.venvs import other_version
 
 Run = Callable[..., Result]
 
@@ -98,24 +99,6 @@ def test_preflight_runs_the_launchs_own_sglang(dflash: Run, engine_python: Path,
     (tmp_path / "dflash-cfg.toml").write_text("engine-check = false\n", encoding="utf-8")
     off = dflash("preflight", "--config", tmp_path / "dflash-cfg.toml", "--format", "json", "--", *launch)
     assert not [f for f in off.json()["files"][0]["findings"] if f["rule"].startswith("DF9")]
-
-
-def other_version(engine_python: Path, root: Path, versions: dict[str, str]) -> Path:
-    """A real second interpreter whose engines report other versions: a venv of the engine venv's python that
-    sees the engine venv's packages through a .pth file, with its own dist-info of each engine in `versions`
-    (found first, as an installed release would be)."""
-    venv = root / "venv"
-    subprocess.run([str(engine_python), "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    mine = Path(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.strip())
-    theirs = subprocess.run([engine_python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    (mine / "engines.pth").write_text(theirs + "\n", encoding="utf-8")
-    for name, version in versions.items():
-        info = mine / f"{name}-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", "utf-8")
-    return python
 
 
 def test_another_engine_version_runs_but_says_it_was_not_checked(

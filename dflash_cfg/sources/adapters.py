@@ -12,16 +12,18 @@ import contextlib
 import json
 import os
 import selectors
-import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dflash_cfg.sources.cache import default_root
+
+if TYPE_CHECKING:
+    import subprocess
 
 Engine = Literal["vllm", "sglang", "speculators"]
 ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "speculators")
@@ -129,6 +131,8 @@ def run(
     env: Mapping[str, str] | None = None,
 ) -> list[EngineRecord]:
     """One record per request, in order, from one adapter process in `python`."""
+    import subprocess  # here: a cached engine step starts no process, and need not load the module
+
     if not requests:
         return []
     python = str(python)

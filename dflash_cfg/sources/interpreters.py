@@ -14,7 +14,6 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -60,6 +59,8 @@ def engines_here() -> tuple[Engine, ...]:
 
 def probe(python: str) -> tuple[Engine, ...] | None:
     """The engines `python` can import; None when it does not run as a Python interpreter."""
+    import subprocess  # here: a cached engine step starts no process, and need not load the module
+
     try:
         out = subprocess.run(
             [python, "-I", "-c", _PROBE, *ENGINES],
@@ -97,6 +98,8 @@ def survey(python: str) -> Survey | None:
     """`python` surveyed in one short process (no engine imported); None when it does not run as a Python
     interpreter or answers something else. Run as the adapters run (a script, in their environment), so the
     engines found are the ones the adapters can import."""
+    import subprocess  # here: a cached engine step starts no process, and need not load the module
+
     try:
         out = subprocess.run(
             [python, str(SURVEY), *ENGINES],

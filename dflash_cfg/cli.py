@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -32,6 +32,7 @@ from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
 from dflash_cfg.report.commands import (
     diff_json,
     diff_text,
+    engine_step_json,
     error_json,
     fix_advice,
     fix_json,
@@ -209,8 +210,10 @@ def _ci(report: Report, fmt: str) -> Report:
     return attach(report)
 
 
-def _show_report(report: Report, fmt: str, color: str, quiet: bool, statistics: bool) -> None:
-    chunks = render_chunks(_ci(report, fmt), fmt, quiet=quiet, with_statistics=statistics)
+def _show_report(
+    report: Report, fmt: str, color: str, quiet: bool, statistics: bool, extra: Mapping[str, Any] | None = None
+) -> None:
+    chunks = render_chunks(_ci(report, fmt), fmt, quiet=quiet, with_statistics=statistics, extra=extra)
     if fmt != "text":  # a document a machine parses: whole or not at all
         _write_whole("".join(chunks))
         return
@@ -492,7 +495,11 @@ def verify_command(ctx: click.Context, path: str, expect_sha256: str | None, fmt
 @hub_options
 @ci_options
 @project_options
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of transformers results.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the caches: transformers results, and the engine step's answers.",
+)
 @click.option("--exec", "exec_", is_flag=True, help="Replace this process with COMMAND when the check is clean.")
 @click.option(
     "--no-engine-check",
@@ -545,7 +552,8 @@ def preflight_command(
     )
     if fmt == "text" and not quiet:
         click.echo(preflight_text(result), nl=False, color=_colour(color))
-    _show_report(result.report, fmt, color, quiet, statistics)
+    engine = {"engine_check": engine_step_json(result.engine_step)} if result.engine_step is not None else None
+    _show_report(result.report, fmt, color, quiet, statistics, engine)
     for error in result.report.errors:
         _say(f"dflash-cfg: error: {error}")
     code = exit_code(result.report, exit_zero)

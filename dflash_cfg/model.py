@@ -395,12 +395,32 @@ class Location:
         return self.config.parent
 
 
+EngineStatus = Literal["read", "refused", "failed", "not-run"]
+
+
+@dataclass(frozen=True)
+class EngineStep:
+    """What preflight's engine step did: the launch's engine read the drafter, refused it, could not answer
+    (its adapter failed or timed out), or was not run (`reason` says why: turned off, a container, an
+    interpreter without the engine, files not on this host). `cached`: the answer is the one the same engine
+    gave before for the same files and launch (sources/engine_cache.py), not asked again."""
+
+    status: EngineStatus
+    engine: str
+    version: str | None = None
+    python: str | None = None
+    seconds: float | None = None  # the step's own time, this run (a cached answer's is the cache's)
+    reason: str | None = None  # why it refused, failed or did not run
+    cached: bool = False
+
+
 @dataclass(frozen=True)
 class Preflight:
     launch: Launch
     drafter: Location
     target: Location
     report: Report
+    engine_step: EngineStep | None = None
 
 
 @dataclass(frozen=True)

@@ -4,18 +4,26 @@ with the launch's settings, and hand its answer to the DF90x rules.
 The interpreter is the one the launch would start: `python -m sglang.launch_server` that python; `vllm serve`
 the interpreter of vllm's shebang; through `uv run` the project's environment; `env`/`NAME=value` wrappers
 apply their PATH. A `docker run` launch runs its engine inside the image, which is not run here.
+
+An answer (a read or a refusal) is kept in dflash-cfg's cache (sources/engine_cache.py), keyed by everything
+it depends on, so that relaunching the same launch costs one short survey of the interpreter, not the engine's
+import again.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from dflash_cfg.launch.wrappers import PYTHON, basename, unwrap
 from dflash_cfg.lint.engine_reads import EngineCheck
-from dflash_cfg.model import ASSIGNMENT, Launch, Location
-from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, probe, uv_python
+from dflash_cfg.model import ASSIGNMENT, EngineStatus, EngineStep, Launch, Location
+from dflash_cfg.sources import adapters
+from dflash_cfg.sources.adapters import EngineRecord, Request
+from dflash_cfg.sources.engine_cache import EngineCache, key
+from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, uv_python
 
 
 def interpreter(launch: Launch, cwd: str | None = None) -> str | NotRun:
@@ -60,23 +68,35 @@ def _uv(options: tuple[str, ...], environment: Mapping[str, str], cwd: str) -> s
     return uv_python(project, environment, cwd, active="--active" in options)
 
 
-def run(launch: Launch, drafter: Location, target: Location, *, cwd: str | None = None) -> EngineCheck:
-    """The launch's engine's answer on this drafter, or notes saying why there is none."""
-    from dflash_cfg.sources import adapters
-
+def run(
+    launch: Launch, drafter: Location, target: Location, *, cwd: str | None = None, cache: Path | None = None
+) -> tuple[EngineCheck, EngineStep]:
+    """The launch's engine's answer on this drafter (or notes saying why there is none) for the rules, and
+    what the step did for the report. With a `cache` root (sources.cache.default_root; None: --no-cache), an
+    answer the same engine gave for the same files, installation and launch is taken from there."""
+    started = time.monotonic()
     if not isinstance(drafter.model_dir, Path) or not isinstance(target.model_dir, Path):
-        return EngineCheck(notes=("the engine check runs on local files only",))
+        reason = "the engine check runs on local files only"
+        return EngineCheck(notes=(reason,)), EngineStep("not-run", launch.engine, reason=reason)
     python = interpreter(launch, cwd)
     if isinstance(python, NotRun):
         # A container is worth saying (its engine exists, elsewhere); an engine not installed on the host
         # that checks (a CI runner, a laptop) is the common case, and the static rules are the check there.
-        return EngineCheck(notes=(python.reason,) if launch.container is not None else ())
-    engines = probe(python)
-    if engines is None or launch.engine not in engines:
-        return EngineCheck()
+        notes = (python.reason,) if launch.container is not None else ()
+        return EngineCheck(notes=notes), EngineStep("not-run", launch.engine, reason=python.reason)
+    # Which engines `python` imports and what is installed there (the cache key's part): one short process,
+    # or none while what it said before still stands.
+    store = EngineCache(cache)
+    found = store.survey(python)
+    if found is None:
+        reason = f"{python} does not run as a Python interpreter"
+        return EngineCheck(), EngineStep("not-run", launch.engine, python=python, reason=reason)
+    if launch.engine not in found.engines:
+        reason = f"{python} cannot import {launch.engine}"
+        return EngineCheck(), EngineStep("not-run", launch.engine, python=python, reason=reason)
     tokens = launch.num_speculative_tokens if launch.engine == "vllm" else launch.num_draft_tokens
     spec = {"method": launch.method} if launch.engine == "vllm" and launch.method else None
-    request = adapters.Request(
+    request = Request(
         str(drafter.model_dir),
         str(target.model_dir),
         num_speculative_tokens=tokens,
@@ -85,8 +105,26 @@ def run(launch: Launch, drafter: Location, target: Location, *, cwd: str | None 
         pipeline_parallel_size=launch.pipeline_parallel_size,
         max_model_len=launch.max_model_len,
     )
-    records = adapters.run(python, launch.engine, [request], timeout=engine_timeout(ENGINE_TIMEOUT))
-    return EngineCheck(records=tuple(records))
+    digest = key(launch.engine, python, found.installation, request) if cache is not None else None
+    record = store.get(digest, launch.engine) if digest is not None else None
+    cached = record is not None
+    if record is None:
+        [record] = adapters.run(python, launch.engine, [request], timeout=engine_timeout(ENGINE_TIMEOUT))
+        if digest is not None:
+            store.put(digest, record)
+    return EngineCheck(records=(record,)), step(record, python, time.monotonic() - started, cached)
+
+
+def step(record: EngineRecord, python: str, seconds: float, cached: bool) -> EngineStep:
+    """The report's account of an engine's record."""
+    if record.failed is not None:
+        status: EngineStatus = "failed"
+        reason = " ".join(str(record.failed).split())[:300]
+    elif record.refused is not None:
+        status, reason = "refused", f"{record.refused.type}: {' '.join(record.refused.message.split())[:300]}"
+    else:
+        status, reason = "read", None
+    return EngineStep(status, record.engine, record.version, record.python or python, round(seconds, 3), reason, cached)
 
 
 # An engine import costs 6-12 s here; a cold disk cache can take a minute. Past this the step gives up (info);

@@ -25,8 +25,9 @@ from dflash_cfg.launch.environment import (
 )
 from dflash_cfg.launch.speculators import served_speculators
 from dflash_cfg.lint.engine_reads import EngineCheck
-from dflash_cfg.model import Container, Launch, Location, Preflight, Severity
+from dflash_cfg.model import Container, EngineStep, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files, remote, storage
+from dflash_cfg.sources.cache import default_root
 from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.sources.where import is_hub_id, locate
 
@@ -66,6 +67,7 @@ def run(
         target = _locate(launch, where, launch.target, launch.target_revision)
     except LaunchError as exc:  # NotADrafter keeps its exit code
         raise type(exc)(f"launch command: {exc}") from None
+    engine, step = _engine_step(launch, drafter, target, engine_check, config, isolated, no_cache)
     options = CheckOptions(
         (str(drafter.config),),
         str(target.model_dir),
@@ -77,26 +79,35 @@ def run(
         isolated=isolated,
         fail_on=fail_on,
         gate=True,
-        engine=_engine_step(launch, drafter, target, engine_check, config, isolated),
+        engine=engine,
     )
     with _hub_environment(where):
         report = check(options)
-    return Preflight(launch, drafter, target, report)
+    return Preflight(launch, drafter, target, report, step)
 
 
 def _engine_step(
-    launch: Launch, drafter: Location, target: Location, wanted: bool, config: str | None, isolated: bool
-) -> EngineCheck | None:
+    launch: Launch,
+    drafter: Location,
+    target: Location,
+    wanted: bool,
+    config: str | None,
+    isolated: bool,
+    no_cache: bool,
+) -> tuple[EngineCheck | None, EngineStep]:
     """The launch's own engine's answer (commands/engine_check), unless --no-engine-check or the project's
-    `engine-check = false` turns the step off."""
+    `engine-check = false` turns the step off; --no-cache asks the engine even when its answer is cached."""
     if not wanted:
-        return None
-    if isinstance(drafter.config, Path) and not resolve_project(drafter.config, config, isolated).engine_check:
-        return None
+        return None, EngineStep("not-run", launch.engine, reason="turned off by --no-engine-check")
+    if isinstance(drafter.config, Path):
+        project = resolve_project(drafter.config, config, isolated)
+        if not project.engine_check:
+            where = f" in {files.display(project.source)}" if project.source is not None else ""
+            return None, EngineStep("not-run", launch.engine, reason=f"turned off by engine-check = false{where}")
     from dflash_cfg.commands import engine_check
 
     # The directory the launch runs in (env -C, uv run --directory, ...) is where `uv run` finds its venv.
-    return engine_check.run(launch, drafter, target, cwd=launch.cwd)
+    return engine_check.run(launch, drafter, target, cwd=launch.cwd, cache=None if no_cache else default_root())
 
 
 def execute(launch: Launch) -> NoReturn:

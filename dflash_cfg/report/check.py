@@ -3,7 +3,7 @@ no I/O. The CI formats (GitHub workflow commands, SARIF) are in report.github an
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,15 +137,19 @@ def _text_finding(path: str, x: Finding) -> str:
     return f"{where}: {level} {x.rule} {x.name}{ptr}: {printable(x.message)}"
 
 
-def json_chunks(report: Report, *, with_statistics: bool = False) -> Iterator[str]:
+def json_chunks(
+    report: Report, *, with_statistics: bool = False, extra: Mapping[str, Any] | None = None
+) -> Iterator[str]:
     """The JSON document in pieces, a file at a time: the bytes of one dump of the whole document, without
-    ever holding it (for a tree of 10,000 files, about 13 MB of text, and as much again in pieces)."""
+    ever holding it (for a tree of 10,000 files, about 13 MB of text, and as much again in pieces). `extra`:
+    top-level keys a command adds after "summary" (preflight's "engine_check")."""
     doc: dict[str, Any] = {
         "version": JSON_VERSION,
         "tool": {"name": "dflash-cfg", "version": report.tool_version},
         "transformers_version": report.transformers_version,
         "files": [],
         "summary": summary_counts(report),
+        **(extra or {}),
     }
     if with_statistics:
         doc["statistics"] = [s.to_json() for s in statistics(report)]

@@ -19,6 +19,7 @@ from dflash_cfg.model import (
     MISSING,
     NOT_READ,
     DiffResult,
+    EngineStep,
     Entry,
     FixResult,
     HubFile,
@@ -318,4 +319,32 @@ def preflight_text(p: Preflight) -> str:
         f"  drafter {launch.drafter} -> {p.drafter.config}"
         + (f" @ {p.drafter.commit[:12]}" if p.drafter.commit else ""),
     ]
+    if p.engine_step is not None and p.engine_step.status != "not-run":
+        lines.append(f"  engine  {_engine_line(p.engine_step)}")
     return printable("\n".join(lines) + "\n", keep="\n")
+
+
+_DID = {"read": "read the drafter", "refused": "refused the drafter", "failed": "could not answer"}
+
+
+def _engine_line(step: EngineStep) -> str:
+    """`vLLM 0.33.0 (/venv/bin/python): read the drafter in 12.9 s`, or `... (cached)`: the engine step when the
+    engine was asked (or its answer taken from the cache); the findings (DF90x) say what it answered."""
+    from dflash_cfg.lint.rules.engine import NAMES
+
+    name = NAMES.get(step.engine, step.engine) + (f" {step.version}" if step.version else "")
+    when = " (cached)" if step.cached else f" in {step.seconds:.1f} s" if step.seconds is not None else ""
+    return f"{name} ({step.python}): {_DID[step.status]}{when}"
+
+
+def engine_step_json(step: EngineStep) -> dict[str, Any]:
+    """preflight's "engine_check" object."""
+    return {
+        "status": step.status,
+        "engine": step.engine,
+        "version": step.version,
+        "python": step.python,
+        "seconds": step.seconds,
+        "cached": step.cached,
+        "reason": step.reason,
+    }

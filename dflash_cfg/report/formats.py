@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from dflash_cfg.model import Report
 from dflash_cfg.report.check import json_chunks, statistics_text, text
@@ -19,13 +20,20 @@ def render(report: Report, fmt: str, *, quiet: bool = False, with_statistics: bo
     return "".join(render_chunks(report, fmt, quiet=quiet, with_statistics=with_statistics))
 
 
-def render_chunks(report: Report, fmt: str, *, quiet: bool = False, with_statistics: bool = False) -> Iterator[str]:
+def render_chunks(
+    report: Report,
+    fmt: str,
+    *,
+    quiet: bool = False,
+    with_statistics: bool = False,
+    extra: Mapping[str, Any] | None = None,
+) -> Iterator[str]:
     """`render`, in pieces to write as they come: JSON a file at a time (a big tree's report is never one
-    string), the other formats whole."""
+    string), the other formats whole. `extra`: top-level keys a command adds to the JSON document."""
     if fmt == "text":
         yield text(report, quiet=quiet, with_statistics=with_statistics)
     elif fmt == "json":
-        yield from json_chunks(report, with_statistics=with_statistics)
+        yield from json_chunks(report, with_statistics=with_statistics, extra=extra)
     elif fmt == "github":
         yield github(report) + (statistics_text(report) if with_statistics else "")
     elif fmt == "sarif":

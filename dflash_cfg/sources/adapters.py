@@ -12,17 +12,19 @@ import contextlib
 import json
 import os
 import selectors
-import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dflash_cfg.pinned import PINNED
 from dflash_cfg.sources.cache import default_root
+
+if TYPE_CHECKING:
+    import subprocess
 
 Engine = Literal["vllm", "sglang", "speculators"]
 ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "speculators")
@@ -133,6 +135,8 @@ def run(
     env: Mapping[str, str] | None = None,
 ) -> list[EngineRecord]:
     """One record per request, in order, from one adapter process in `python`."""
+    import subprocess  # here: a cached engine step starts no process, and need not load the module
+
     if not requests:
         return []
     python = str(python)
@@ -212,26 +216,59 @@ def _failed(engine: str, python: str, reason: str) -> EngineRecord:
 
 def _parse(engine: str, python: str, line: str) -> EngineRecord:
     try:
-        data = json.loads(line)
-        if not isinstance(data, dict) or data.get("engine") != engine:
-            raise ValueError("not a record of this engine")
-        refused = data.get("refused")
-        reads = data.get("reads")
-        return EngineRecord(
-            engine=engine,
-            version=_opt(data.get("version"), str),
-            python=str(data.get("python") or python),
-            # Checked means: the engine suite compared this adapter's reading with this very release.
-            checked=_opt(data.get("version"), str) == PINNED.get(engine),
-            refused=Refusal(str(refused["type"]), str(refused["message"]), _opt(refused.get("where"), str))
-            if isinstance(refused, dict)
-            else None,
-            reads=_reads(reads) if isinstance(reads, dict) else None,
-            stand_ins=tuple(str(s) for s in data.get("stand_ins") or ()),
-            failed=_opt(data.get("failed"), str),
-        )
+        return from_json(engine, python, json.loads(line))
     except (ValueError, KeyError, TypeError) as error:
         return _failed(engine, python, f"the adapter answered something that is not a record ({error}): {line[:300]}")
+
+
+def from_json(engine: str, python: str, data: Any) -> EngineRecord:
+    """The record an adapter wrote as JSON (`python`: the interpreter, if the record does not name it).
+    Raises ValueError, KeyError or TypeError for something that is not a record of `engine`."""
+    if not isinstance(data, dict) or data.get("engine") != engine:
+        raise ValueError("not a record of this engine")
+    refused = data.get("refused")
+    reads = data.get("reads")
+    return EngineRecord(
+        engine=engine,
+        version=_opt(data.get("version"), str),
+        python=str(data.get("python") or python),
+        # Checked means: the engine suite compared this adapter's reading with this very release.
+        checked=_opt(data.get("version"), str) == PINNED.get(engine),
+        refused=Refusal(str(refused["type"]), str(refused["message"]), _opt(refused.get("where"), str))
+        if isinstance(refused, dict)
+        else None,
+        reads=_reads(reads) if isinstance(reads, dict) else None,
+        stand_ins=tuple(str(s) for s in data.get("stand_ins") or ()),
+        failed=_opt(data.get("failed"), str),
+    )
+
+
+def to_json(record: EngineRecord) -> dict[str, Any]:
+    """The record as its adapter wrote it: `from_json` reads it back as an equal record."""
+    reads = None
+    if record.reads is not None:
+        fields = {name: getattr(record.reads, name) for name in _READ_FIELDS}
+        reads = _lists({**dict(record.reads.extra), **fields})
+    return {
+        "engine": record.engine,
+        "version": record.version,
+        "python": record.python,
+        "refused": None
+        if record.refused is None
+        else {"type": record.refused.type, "message": record.refused.message, "where": record.refused.where},
+        "reads": reads,
+        "stand_ins": list(record.stand_ins),
+        "failed": record.failed,
+    }
+
+
+def _lists(value: Any) -> Any:
+    """`value` with its tuples as JSON lists, as the adapter wrote them."""
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
 
 
 def _opt(value: Any, kind: type) -> Any:

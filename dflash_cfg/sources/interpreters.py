@@ -8,18 +8,19 @@ no import), and the adapters run later in that interpreter (dflash_cfg.sources.a
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from dflash_cfg.sources.adapters import ENGINES, Engine
+from dflash_cfg.sources.adapters import ADAPTERS, ENGINES, Engine, adapter_env
 
 PROBE_TIMEOUT = 30.0
 _PROBE = (
@@ -58,6 +59,8 @@ def engines_here() -> tuple[Engine, ...]:
 
 def probe(python: str) -> tuple[Engine, ...] | None:
     """The engines `python` can import; None when it does not run as a Python interpreter."""
+    import subprocess  # here: a cached engine step starts no process, and need not load the module
+
     try:
         out = subprocess.run(
             [python, "-I", "-c", _PROBE, *ENGINES],
@@ -72,6 +75,78 @@ def probe(python: str) -> tuple[Engine, ...] | None:
     if not isinstance(found, list):
         return None
     return tuple(e for e in ENGINES if e in found)
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What an interpreter has installed, as the adapters will see it (adapters/dflash_adapter_survey.py)."""
+
+    engines: tuple[Engine, ...]  # the engines it can import (found, not imported)
+    versions: Mapping[str, str | None]  # each engine's version, from its metadata (None: no metadata found)
+    # sha256 of everything the survey reported: the interpreter, its sys.path and the state of each directory
+    # on it, each engine's package and metadata. Any install, upgrade or removal there changes it.
+    installation: str
+    # Each file and directory whose state decides what the interpreter imports, and that state (size,
+    # modification time, inode; None: absent), as `stat` gives it: while none changes, neither does the survey.
+    witnesses: tuple[tuple[str, tuple[int, ...] | None], ...] = ()
+
+
+SURVEY = ADAPTERS / "dflash_adapter_survey.py"
+
+
+def survey(python: str) -> Survey | None:
+    """`python` surveyed in one short process (no engine imported); None when it does not run as a Python
+    interpreter or answers something else. Run as the adapters run (a script, in their environment), so the
+    engines found are the ones the adapters can import."""
+    import subprocess  # here: a cached engine step starts no process, and need not load the module
+
+    try:
+        out = subprocess.run(
+            [python, str(SURVEY), *ENGINES],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT,
+            env=adapter_env(),
+        )
+        lines = out.stdout.strip().splitlines() if out.returncode == 0 else []
+        data = json.loads(lines[-1]) if lines else None
+    except (OSError, subprocess.TimeoutExpired, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("engines"), list):
+        return None
+    packages = data.get("packages")
+    packages = packages if isinstance(packages, dict) else {}
+    engines = tuple(e for e in ENGINES if e in data["engines"])
+    versions: dict[str, str | None] = {}
+    for engine in engines:
+        version = packages.get(engine, {}).get("version") if isinstance(packages.get(engine), dict) else None
+        versions[engine] = version if isinstance(version, str) else None
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))  # ASCII: non-ASCII is escaped
+    return Survey(engines, versions, hashlib.sha256(canonical.encode()).hexdigest(), _witnesses(data))
+
+
+def _witnesses(data: dict[str, Any]) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
+    """The survey's witnesses; none when any is malformed (then nothing can vouch for the survey)."""
+    found = []
+    for item in data.get("witnesses") or ():
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            return ()
+        state = item[1]
+        if state is not None and not (
+            isinstance(state, list) and all(isinstance(n, int) and not isinstance(n, bool) for n in state)
+        ):
+            return ()
+        found.append((item[0], tuple(state) if state is not None else None))
+    return tuple(found)
+
+
+def state(path: str) -> tuple[int, ...] | None:
+    """A witness's state as the survey states it (adapters/dflash_adapter_survey.py: _stat)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def shebang_python(script: str) -> str | None:

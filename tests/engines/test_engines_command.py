@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from helpers import FIXTURES, ROOT, Result
 
 from dflash_cfg.pinned import DISPLAY, PINNED
 from engines import build
+from engines.venvs import other_version
 
 Run = Callable[..., Result]
 
@@ -135,24 +135,6 @@ def test_preflight_runs_the_launchs_own_sglang(dflash: Run, engine_python: Path,
     assert not [f for f in off.json()["files"][0]["findings"] if f["rule"].startswith("DF9")]
 
 
-def other_version(engine_python: Path, root: Path, versions: dict[str, str]) -> Path:
-    """A real second interpreter whose engines report other versions: a venv of the engine venv's python that
-    sees the engine venv's packages through a .pth file, with its own dist-info of each engine in `versions`
-    (found first, as an installed release would be)."""
-    venv = root / "venv"
-    subprocess.run([str(engine_python), "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    mine = Path(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.strip())
-    theirs = subprocess.run([engine_python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    (mine / "engines.pth").write_text(theirs + "\n", encoding="utf-8")
-    for name, version in versions.items():
-        info = mine / f"{name}-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", "utf-8")
-    return python
-
-
 def test_another_engine_version_runs_but_says_it_was_not_checked(
     dflash: Run, engine_python: Path, tmp_path: Path
 ) -> None:
@@ -176,12 +158,12 @@ def test_an_interpreter_without_engines_exits_2(dflash: Run) -> None:
 
 
 def test_an_adapter_that_fails_is_an_info_line_not_a_crash(dflash: Run, tmp_path: Path) -> None:
-    # A real program in the launch's place: it answers the interpreter probe as one with SGLang installed,
+    # A real program in the launch's place: it answers the interpreter's survey as one with SGLang installed,
     # then dies as the adapter starts (an engine broken on this host).
     python = tmp_path / "bin" / "python3"
     python.parent.mkdir()
     python.write_text(
-        '#!/bin/sh\ncase "$*" in *find_spec*) echo \'["sglang"]\'; exit 0;; esac\n'
+        '#!/bin/sh\ncase "$1" in *dflash_adapter_survey.py) echo \'{"engines": ["sglang"]}\'; exit 0;; esac\n'
         "echo 'ImportError: libcuda.so.1: cannot open shared object file' >&2; exit 1\n",
         encoding="utf-8",
     )

@@ -1,0 +1,272 @@
+"""preflight's engine step and its cache, end to end, with a stand-in interpreter: a `python` script that
+answers the survey with an installed vLLM and the vLLM adapter with a record it was given, and leaves a mark
+each time either starts. What the user sees (the JSON's engine_check, the text line, the findings and the exit
+code) and how many times the engine was started. The pinned engines' own runs: tests/engines/."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import FIXTURES, Result
+
+Run = Callable[..., Result]
+
+DRAFTER = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash"
+TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
+# What the vLLM adapter answers for the upstream drafter (the shape of dflash_adapter_io.record).
+READS: dict[str, Any] = {
+    "max_model_len": {"served": 262144, "target": 262144},
+    "layer_types": ["sliding_attention"] * 4 + ["full_attention"],
+    "sliding_window": [2048, 2048, 2048, 2048, None],
+    "causal": [False] * 5,
+    "rope": [{"theta": 10000000.0, "scaling": None, "neox": True}] * 5,
+    "rope_theta": 10000000.0,
+    "attention_sink": False,
+    "logit_scalars": {"logit_scale": 1.0, "logit_soft_cap": None},
+    "fc_in_features": 25600,
+    "lm_head_size": 248320,
+    "architecture": "DFlashQwen3ForCausalLM",
+    "target_layer_ids": [1, 16, 31, 46, 61],
+    "engine_layer_ids": [2, 17, 32, 47, 62],
+    "mask_token_id": 248070,
+    "num_draft_tokens": 15,
+    "block_size": None,
+    "vocab_size": 248320,
+}
+
+
+class Engine:
+    """The stand-in interpreter in `root`: `version` is the vLLM it says is installed (its metadata in
+    root/site, replaced as pip replaces it), `answer` the record its adapter prints; `starts` and `surveys`
+    count how many times the adapter and the survey were started."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        (root / "site").mkdir(parents=True, exist_ok=True)
+        self.python = root / "python"
+        self.python.write_text(
+            "#!/bin/sh\n"
+            'case "$1" in\n'
+            f"  *dflash_adapter_survey.py) echo survey >> {root}/surveys; cat {root}/survey.json ;;\n"
+            f"  *adapter_vllm.py) echo started >> {root}/marks; cat > /dev/null; . {root}/answer.sh ;;\n"
+            "  *) exit 1 ;;\n"
+            "esac\n",
+            encoding="utf-8",
+        )
+        self.python.chmod(0o755)
+        self.version = "1.7.0"
+        self.answer()
+
+    @property
+    def version(self) -> str:
+        return str(json.loads((self.root / "survey.json").read_text())["packages"]["vllm"]["version"])
+
+    @version.setter
+    def version(self, value: str) -> None:
+        site = self.root / "site"
+        for old in site.glob("vllm-*.dist-info"):
+            shutil.rmtree(old)
+        metadata = site / f"vllm-{value}.dist-info" / "METADATA"
+        metadata.parent.mkdir()
+        metadata.write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {value}\n", encoding="utf-8")
+        witnesses = [[str(p), [p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_ino]] for p in (site, metadata)]
+        survey = {"engines": ["vllm"], "packages": {"vllm": {"version": value}}, "witnesses": witnesses}
+        (self.root / "survey.json").write_text(json.dumps(survey) + "\n", encoding="utf-8")
+
+    def answer(self, **changes: Any) -> None:
+        """The record the adapter prints: the reads above, with `changes`; `hang=True`: none, ever."""
+        if changes.pop("hang", False):
+            (self.root / "answer.sh").write_text("exec sleep 60\n", encoding="utf-8")
+            return
+        data = {
+            "engine": "vllm",
+            "version": self.version,
+            "python": str(self.python),
+            "refused": None,
+            "reads": copy.deepcopy(READS),
+            "stand_ins": ["tokenizer: not loaded (skip_tokenizer_init)"],
+            "failed": None,
+            **changes,
+        }
+        (self.root / "record.json").write_text(json.dumps(data) + "\n", encoding="utf-8")
+        (self.root / "answer.sh").write_text(f"cat {self.root}/record.json\n", encoding="utf-8")
+
+    @property
+    def starts(self) -> int:
+        marks = self.root / "marks"
+        return len(marks.read_text().splitlines()) if marks.exists() else 0
+
+    @property
+    def surveys(self) -> int:
+        marks = self.root / "surveys"
+        return len(marks.read_text().splitlines()) if marks.exists() else 0
+
+    def launch(self, drafter: Path = DRAFTER, target: Path = TARGET, *more: str, tokens: int = 15) -> list[str]:
+        spec = json.dumps({"method": "dflash", "model": str(drafter), "num_speculative_tokens": tokens})
+        module = "vllm.entrypoints.openai.api_server"
+        return [str(self.python), "-m", module, "--model", str(target), "--speculative-config", spec, *more]
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    return Engine(tmp_path / "engine")
+
+
+def preflight(dflash: Run, launch: list[str], *options: str) -> tuple[Result, dict[str, Any]]:
+    result = dflash("preflight", "--format", "json", *options, "--", *launch)
+    assert "Traceback" not in result.err, result.err
+    return result, result.json()
+
+
+def findings(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(f["rule"], f["severity"], f["message"]) for f in doc["files"][0]["findings"]]
+
+
+def test_a_repeated_preflight_takes_the_engines_answer_from_the_cache(dflash: Run, engine: Engine) -> None:
+    first, doc = preflight(dflash, engine.launch())
+    check = doc["engine_check"]
+    assert check["status"] == "read" and check["cached"] is False and check["reason"] is None
+    assert check["engine"] == "vllm" and check["version"] == "1.7.0" and check["python"] == str(engine.python)
+    assert isinstance(check["seconds"], float) and engine.starts == 1
+    second, again = preflight(dflash, engine.launch())
+    # Neither the engine nor the interpreter was started: what the survey said still stands (its witnesses).
+    assert again["engine_check"]["cached"] is True and engine.starts == 1 and engine.surveys == 1
+    assert {k: v for k, v in again["engine_check"].items() if k not in ("cached", "seconds")} == {
+        k: v for k, v in check.items() if k not in ("cached", "seconds")
+    }
+    assert second.code == first.code == 0
+    assert findings(again) == findings(doc)
+    text = dflash("preflight", "--", *engine.launch())
+    assert f"  engine  vLLM 1.7.0 ({engine.python}): read the drafter (cached)\n" in text.out
+    assert engine.starts == 1 and text.code == 0
+
+
+def test_a_refusal_is_kept_and_said_again(dflash: Run, engine: Engine) -> None:
+    engine.answer(reads=None, refused={"type": "ValueError", "message": "no", "where": None})
+    first, doc = preflight(dflash, engine.launch())
+    second, again = preflight(dflash, engine.launch())
+    assert engine.starts == 1 and first.code == second.code == 1
+    assert doc["engine_check"]["status"] == again["engine_check"]["status"] == "refused"
+    assert again["engine_check"]["cached"] is True and again["engine_check"]["reason"] == "ValueError: no"
+    assert findings(again) == findings(doc) and [f for f in findings(again) if f[0] == "DF901"]
+
+
+def test_any_change_the_answer_may_depend_on_asks_the_engine_again(
+    dflash: Run, engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drafter, target = tmp_path / "drafter", tmp_path / "target"
+    shutil.copytree(DRAFTER, drafter)
+    shutil.copytree(TARGET, target)
+    preflight(dflash, engine.launch(drafter, target))
+    assert engine.starts == 1
+    config = drafter / "config.json"
+    original = config.read_bytes()
+
+    def asks(launch: list[str], why: str) -> None:
+        starts = engine.starts
+        _, doc = preflight(dflash, launch)
+        assert doc["engine_check"]["cached"] is False and engine.starts == starts + 1, why
+        _, doc = preflight(dflash, launch)
+        assert doc["engine_check"]["cached"] is True and engine.starts == starts + 1, why
+
+    config.write_bytes(original.replace(b'"block_size": 16', b'"block_size":  16'))  # the same JSON, other bytes
+    asks(engine.launch(drafter, target), "the drafter's config.json")
+    config.write_bytes(original)
+    (target / "config.json").write_bytes((target / "config.json").read_bytes() + b"\n")
+    asks(engine.launch(drafter, target), "the target's config.json")
+    (target / "generation_config.json").write_text("{}\n", encoding="utf-8")
+    asks(engine.launch(drafter, target), "a file the engine may read beside the target's config")
+    asks(engine.launch(drafter, target, tokens=7), "num_speculative_tokens")
+    asks(engine.launch(drafter, target, "--tensor-parallel-size", "2"), "the tensor-parallel size")
+    asks(engine.launch(drafter, target, "--max-model-len", "4096"), "--max-model-len")
+    monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
+    asks(engine.launch(drafter, target), "an engine variable")
+    engine.version = "1.7.1"
+    engine.answer()
+    asks(engine.launch(drafter, target), "the installed engine's version")
+    _, doc = preflight(dflash, engine.launch(drafter, target))
+    assert doc["engine_check"]["version"] == "1.7.1"
+
+
+def test_no_cache_asks_the_engine_and_keeps_nothing(dflash: Run, engine: Engine) -> None:
+    for _ in range(2):
+        _, doc = preflight(dflash, engine.launch(), "--no-cache")
+        assert doc["engine_check"]["cached"] is False
+    assert engine.starts == 2
+    assert not (Path(os.environ["XDG_CACHE_HOME"]) / "dflash-cfg" / "engine").exists()
+
+
+def test_a_failure_is_asked_again(dflash: Run, engine: Engine) -> None:
+    engine.answer(reads=None, failed="adapter error: RuntimeError: boom")
+    for _ in range(2):
+        result, doc = preflight(dflash, engine.launch())
+        assert doc["engine_check"]["status"] == "failed" and doc["engine_check"]["cached"] is False
+        assert doc["engine_check"]["reason"] == "adapter error: RuntimeError: boom" and result.code == 0
+    assert engine.starts == 2
+
+
+def test_a_timeout_is_asked_again(dflash: Run, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DFLASH_CFG_ENGINE_TIMEOUT", "1")
+    engine.answer(hang=True)
+    for _ in range(2):
+        _, doc = preflight(dflash, engine.launch())
+        assert doc["engine_check"]["status"] == "failed" and "no record within 1 s" in doc["engine_check"]["reason"]
+    assert engine.starts == 2
+    engine.answer()  # the engine answers again: that answer is the one kept
+    preflight(dflash, engine.launch())
+    _, doc = preflight(dflash, engine.launch())
+    assert doc["engine_check"]["cached"] is True and engine.starts == 3
+
+
+def test_a_corrupt_cache_is_asked_again_never_an_error(dflash: Run, engine: Engine) -> None:
+    first, doc = preflight(dflash, engine.launch())
+    folder = Path(os.environ["XDG_CACHE_HOME"]) / "dflash-cfg" / "engine"
+    stored = sorted(folder.iterdir())
+    assert len(stored) == 2  # the answer, and the interpreter's survey
+    for path in stored:
+        path.write_bytes(path.read_bytes()[:100])  # truncated, as by a full disk
+    second, again = preflight(dflash, engine.launch())
+    assert again["engine_check"]["cached"] is False and engine.starts == 2 and engine.surveys == 2
+    assert second.code == first.code and findings(again) == findings(doc)
+    _, third = preflight(dflash, engine.launch())  # rewritten by the second run
+    assert third["engine_check"]["cached"] is True and engine.starts == 2 and engine.surveys == 2
+
+
+def test_an_unwritable_cache_means_no_cache(dflash: Run, engine: Engine) -> None:
+    root = Path(os.environ["XDG_CACHE_HOME"]) / "dflash-cfg"
+    root.mkdir(parents=True)
+    (root / "engine").write_text("a file where the cache's folder would be\n", encoding="utf-8")
+    for _ in range(2):
+        result, doc = preflight(dflash, engine.launch())
+        assert result.code == 0 and doc["engine_check"]["status"] == "read" and doc["engine_check"]["cached"] is False
+    assert engine.starts == 2 and result.err == ""
+
+
+def test_the_step_turned_off_or_not_run_says_why(dflash: Run, engine: Engine, tmp_path: Path) -> None:
+    _, doc = preflight(dflash, engine.launch(), "--no-engine-check")
+    assert doc["engine_check"] == {
+        "status": "not-run",
+        "engine": "vllm",
+        "version": None,
+        "python": None,
+        "seconds": None,
+        "cached": False,
+        "reason": "turned off by --no-engine-check",
+    }
+    (tmp_path / "dflash-cfg.toml").write_text("engine-check = false\n", encoding="utf-8")
+    _, doc = preflight(dflash, engine.launch(), "--config", str(tmp_path / "dflash-cfg.toml"))
+    assert doc["engine_check"]["reason"] == f"turned off by engine-check = false in {tmp_path / 'dflash-cfg.toml'}"
+    (engine.root / "survey.json").write_text('{"engines": [], "packages": {}}\n', encoding="utf-8")
+    _, doc = preflight(dflash, engine.launch())
+    assert doc["engine_check"]["status"] == "not-run" and doc["engine_check"]["python"] == str(engine.python)
+    assert doc["engine_check"]["reason"] == f"{engine.python} cannot import vllm"
+    text = dflash("preflight", "--", *engine.launch())
+    assert "  engine  " not in text.out  # the text says what the engine answered, not that it was not asked
+    assert engine.starts == 0

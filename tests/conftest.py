@@ -4,6 +4,7 @@ the Hub servers. Plain constants and helpers live in helpers.py."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +33,16 @@ def dflash(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) 
         return Result(code, captured.out, captured.err)
 
     return invoke
+
+
+@pytest.fixture(autouse=True, scope="session")
+def ctrl_c_as_a_terminal_sends_it() -> None:
+    """A run started in the background (CI's, `nohup`, `cmd &` in a script) and pytest-xdist's workers inherit
+    SIGINT ignored, and so would every command the tests start: an ignored Ctrl-C stays ignored across exec,
+    and the interrupt tests of tests/cli/ would test nothing. Python's own handler here is reset to the
+    default in every process the tests start, as a terminal's shell would have it."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # Hypothesis keeps its example database (and its unicode tables) under the tests' cache, not in

@@ -552,7 +552,8 @@ def preflight_command(
     )
     if fmt == "text" and not quiet:
         click.echo(preflight_text(result), nl=False, color=_colour(color))
-    engine = {"engine_check": engine_step_json(result.engine_step)} if result.engine_step is not None else None
+    step = result.engine_step
+    engine = {"engine_check": engine_step_json(step, result.launch.engine_version)} if step is not None else None
     _show_report(result.report, fmt, color, quiet, statistics, engine)
     for error in result.report.errors:
         _say(f"dflash-cfg: error: {error}")

@@ -101,6 +101,9 @@ class Problem:
     severity: Severity | None = None
     # Line and column, when the pointer cannot give them (the decoder's position of a syntax error).
     at: tuple[int, int] | None = None
+    # The engine releases the finding holds for, as requirements ("vllm>=0.34.0", "vllm<0.34.0"); empty: any
+    # engine that serves the file.
+    engines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,9 +116,10 @@ class Finding:
     column: int | None
     message: str
     fix: Fix | None = field(default=None, compare=False)
+    engines: tuple[str, ...] = ()  # Problem.engines: the releases it holds for (empty: whatever serves the file)
 
     def to_json(self) -> dict[str, JSON]:
-        return {
+        out: dict[str, JSON] = {
             "rule": self.rule,
             "name": self.name,
             "severity": self.severity.label,
@@ -125,6 +129,9 @@ class Finding:
             "message": self.message,
             "fix": self.fix.to_json() if self.fix else None,
         }
+        if self.engines:  # absent, not empty, for a finding about the file: the reports of before stay as they were
+            out["engines"] = list(self.engines)
+        return out
 
 
 Kind = Literal["dflash", "dflash2", "speculators", "skipped"]
@@ -636,6 +643,9 @@ class Launch:
     attention_dp_size: int = 1
     dp_lm_head: bool = False
     attention_cp_size: int = 1
+    # The release of the engine the launch runs, from its interpreter's package metadata (set by preflight;
+    # None: not known here, and the rules say what each release they know would do).
+    engine_version: str | None = None
 
     @property
     def environment(self) -> tuple[tuple[str, str], ...]:

@@ -94,6 +94,30 @@ def tool_venv(name: str, requirement: str, script: str) -> Path:
     return exe
 
 
+def installed_release(root: Path, name: str, version: str) -> Path:
+    """A real interpreter (a venv of this python, no pip) on which `name` `version` is installed as far as its
+    package metadata and an importable package go: what preflight reads to learn which release a launch runs,
+    without importing it. Not an engine: preflight's engine step must stay off for its launches."""
+    venv = root / f"{name}-{version}"
+    python = venv / "bin" / "python"
+    if python.exists():
+        return python
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    package = Path(purelib) / name
+    package.mkdir()
+    (package / "__init__.py").write_text("raise ImportError('metadata only: not an engine')\n", encoding="utf-8")
+    info = Path(purelib) / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    return python
+
+
 def offline_hub_cache(repo: str, data: bytes, monkeypatch: pytest.MonkeyPatch) -> str:
     """`data` as config.json of `repo` at main in the Hugging Face cache under this test's HF_HOME, laid
     out as huggingface_hub leaves it (a small file's blob is named by its git blob sha1), offline.

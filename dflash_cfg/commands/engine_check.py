@@ -13,6 +13,7 @@ import again.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -66,6 +67,25 @@ def _uv(options: tuple[str, ...], environment: Mapping[str, str], cwd: str) -> s
         if token in ("--with", "--isolated") or token.startswith("--with="):
             return NotRun("uv run builds a temporary environment for this launch (--with/--isolated), not run here")
     return uv_python(project, environment, cwd, active="--active" in options)
+
+
+# An engine's official image tagged with its release: vllm/vllm-openai:v0.34.0, lmsysorg/sglang:v0.5.23-cu129.
+_IMAGE_RELEASE = re.compile(r"(?:^|/)(?:vllm-openai|vllm|sglang)(?:-[\w.-]+)?:v?(\d+\.\d+(?:\.\d+)?)(?:$|[-+.])")
+
+
+def installed(launch: Launch, *, cwd: str | None = None, cache: Path | None = None) -> str | None:
+    """The release of the launch's engine where the launch runs it, from package metadata (nothing imports the
+    engine): the interpreter's survey (kept in the cache like the answers), or the release an official image's
+    tag names for a `docker run` launch. None: not known here."""
+    if launch.container is not None:
+        found = _IMAGE_RELEASE.search(launch.container.image)
+        image_engine = "sglang" if "sglang" in launch.container.image.lower() else "vllm"
+        return found.group(1) if found is not None and image_engine == launch.engine else None
+    python = interpreter(launch, cwd)
+    if isinstance(python, NotRun):
+        return None
+    survey = EngineCache(cache).survey(python)
+    return survey.versions.get(launch.engine) if survey is not None and launch.engine in survey.engines else None
 
 
 def run(

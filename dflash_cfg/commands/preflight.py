@@ -68,6 +68,8 @@ def run(
     except LaunchError as exc:  # NotADrafter keeps its exit code
         raise type(exc)(f"launch command: {exc}") from None
     engine, step = _engine_step(launch, drafter, target, engine_check, config, isolated, no_cache)
+    # The rules of the release the launch runs (lint.releases): the one that answered, else its metadata.
+    launch = replace(launch, engine_version=step.version or _installed(launch, no_cache))
     options = CheckOptions(
         (str(drafter.config),),
         str(target.model_dir),
@@ -84,6 +86,12 @@ def run(
     with _hub_environment(where):
         report = check(options)
     return Preflight(launch, drafter, target, report, step)
+
+
+def _installed(launch: Launch, no_cache: bool) -> str | None:
+    from dflash_cfg.commands import engine_check
+
+    return engine_check.installed(launch, cwd=launch.cwd, cache=None if no_cache else default_root())
 
 
 def _engine_step(

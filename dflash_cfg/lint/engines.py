@@ -425,6 +425,19 @@ READS: dict[str, Read] = {
         ),
         Read(
             reader="vLLM",
+            key="VLLM_USE_V2_MODEL_RUNNER",
+            order="the engine's environment, not the file. vLLM 0.33: set, it chooses the model runner (false: V1, "
+            "which refuses mixed sliding/full and candidate-head drafters); unset, V1 runs for what V2 lacks "
+            "(pipeline parallelism under external_launcher). vLLM 0.34: V1 is removed; a false value refuses every "
+            "launch, and so does pipeline parallelism under external_launcher",
+            default="unset: the V2 runner",
+            bad_type="bool(int(value)); a value that is not an integer fails vLLM's start on its own",
+            source=CHECKED
+            + " vllm/platforms/interface.py:Platform.validate_environ (0.34.0), vllm/config/vllm.py:VllmConfig"
+            ".use_v2_model_runner (0.33.0) (run by tests/engines/test_launch_checks.py)",
+        ),
+        Read(
+            reader="vLLM",
             key="max_position_embeddings",
             order="top level: the draft ModelConfig's length, times the RoPE factor for types not pre-scaled "
             "(_get_and_verify_max_len); raised to the target's max_model_len when every RoPE type only sizes a "

@@ -145,7 +145,17 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
                 problem = _into_file(problem, translation)
             where = problem.at or doc.locate(problem.pointer) or (None, None)
             findings.append(
-                Finding(r.id, r.name, severity, problem.pointer, where[0], where[1], problem.message, problem.fix)
+                Finding(
+                    r.id,
+                    r.name,
+                    severity,
+                    problem.pointer,
+                    where[0],
+                    where[1],
+                    problem.message,
+                    problem.fix,
+                    problem.engines,
+                )
             )
     findings.sort(key=lambda f: (f.line or 0, f.column or 0, f.rule, f.pointer))
     up = inputs.upstream

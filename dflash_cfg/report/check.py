@@ -12,6 +12,7 @@ import click
 from dflash_cfg.jsondoc.encode import dumps_printable
 from dflash_cfg.model import FileReport, Finding, Report, Severity
 from dflash_cfg.report.escape import printable
+from dflash_cfg.report.scope import message
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 JSON_VERSION = 1
@@ -134,7 +135,7 @@ def _text_finding(path: str, x: Finding) -> str:
     where = printable(f"{path}:{x.line}:{x.column}" if x.line is not None else path)
     level = click.style(x.severity.label, fg=COLOURS[x.severity], bold=x.severity == Severity.ERROR)
     ptr = printable(f" {x.pointer}") if x.pointer else ""
-    return f"{where}: {level} {x.rule} {x.name}{ptr}: {printable(x.message)}"
+    return f"{where}: {level} {x.rule} {x.name}{ptr}: {printable(message(x))}"
 
 
 def json_chunks(

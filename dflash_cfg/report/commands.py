@@ -313,7 +313,8 @@ def preflight_text(p: Preflight) -> str:
         else f"num_draft_tokens {launch.num_draft_tokens}"
     )
     lines = [
-        f"preflight {launch.engine}: method {launch.method or '(auto)'}, {tokens}, "
+        f"preflight {launch.engine}{' ' + launch.engine_version if launch.engine_version else ''}:"
+        f" method {launch.method or '(auto)'}, {tokens}, "
         f"tensor-parallel {launch.tensor_parallel_size}",
         f"  target  {launch.target} -> {p.target.config}" + (f" @ {p.target.commit[:12]}" if p.target.commit else ""),
         f"  drafter {launch.drafter} -> {p.drafter.config}"
@@ -337,12 +338,14 @@ def _engine_line(step: EngineStep) -> str:
     return f"{name} ({step.python}): {_DID[step.status]}{when}"
 
 
-def engine_step_json(step: EngineStep) -> dict[str, Any]:
-    """preflight's "engine_check" object."""
+def engine_step_json(step: EngineStep, release: str | None) -> dict[str, Any]:
+    """preflight's "engine_check" object; `release`: the engine release whose rules were applied (the one that
+    answered, else the one installed where the launch runs; None: not known)."""
     return {
         "status": step.status,
         "engine": step.engine,
         "version": step.version,
+        "release": release,
         "python": step.python,
         "seconds": step.seconds,
         "cached": step.cached,

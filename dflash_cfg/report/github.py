@@ -14,6 +14,7 @@ from __future__ import annotations
 from dflash_cfg.model import FileReport, Finding, Report, Severity
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.regions import Text
+from dflash_cfg.report.scope import message
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -53,10 +54,11 @@ def _finding(path: str, text: Text | None, x: Finding) -> str:
     region = text.region(x) if text is not None else None
     # GitHub takes columns only for an annotation on one line.
     one_line = region is None or region.one_line
-    message = f"{x.pointer}: {x.message}" if x.pointer else x.message
+    said = message(x)
+    said = f"{x.pointer}: {said}" if x.pointer else said
     return command(
         COMMANDS[x.severity],
-        message,
+        said,
         file=path,
         line=x.line,
         col=x.column if one_line else None,

@@ -20,6 +20,7 @@ from dflash_cfg.model import Artifact, FileReport, Finding, Fix, Report, Severit
 from dflash_cfg.report.catalogue import markdown, plain
 from dflash_cfg.report.check import statistics
 from dflash_cfg.report.regions import Region, Text
+from dflash_cfg.report.scope import message
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/dflash-cfg/dflash-cfg"
@@ -81,7 +82,7 @@ def _results(f: FileReport, index: dict[str, int]) -> Iterable[dict[str, Any]]:
             "ruleId": x.rule,
             "ruleIndex": index[x.rule],
             "level": LEVELS[x.severity],
-            "message": {"text": x.message},
+            "message": {"text": message(x)},
             "locations": [
                 {
                     "physicalLocation": {"artifactLocation": location, "region": _region(x, region)},
@@ -89,7 +90,7 @@ def _results(f: FileReport, index: dict[str, int]) -> Iterable[dict[str, Any]]:
                 }
             ],
             "partialFingerprints": fingerprints,
-            "properties": {"pointer": x.pointer},
+            "properties": {"pointer": x.pointer, **({"engines": list(x.engines)} if x.engines else {})},
         }
         if x.fix is not None:
             fix, why = _fix(x.fix, location, text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES
+from dflash_cfg.lint.releases import VLLM_0_34
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.model import Launch, Problem, Severity
 
@@ -187,22 +188,24 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
 
 @rule("DF806", "launch-v1-runner-mixed-attention", Severity.ERROR, "data", "launch", reads=("vLLM:layer_types",))
 def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
-    """A vLLM launch that runs the V1 model runner for a drafter that mixes sliding and full attention layers.
+    """A vLLM launch that runs the V1 model runner for a drafter that mixes sliding and full attention layers
+    (vLLM before 0.34.0; 0.34.0 has no V1 runner and refuses such a launch whatever the drafter: DF811).
 
-    {vLLM}'s DFlash drafter needs one KV-cache group per attention kind, which only the V2 runner
+    vLLM 0.33's DFlash drafter needs one KV-cache group per attention kind, which only the V2 runner
     has: ``qwen3_dflash.py`` raises NotImplementedError "DFlash drafters with mixed sliding/full attention
     require the V2 model runner" at start-up. V1 runs when ``VLLM_USE_V2_MODEL_RUNNER`` is false, read as the
     engine will get it (``NAME=value`` and ``env`` before the command, ``docker run -e``/``--env-file``, or
     this environment); with the variable unset, when the launch asks for what V2 lacks: pipeline parallelism
     with ``--distributed-executor-backend external_launcher``
-    (``vllm/config/vllm.py:VllmConfig._get_v2_model_runner_unsupported_features``).
+    (``vllm/config/vllm.py:VllmConfig._get_v2_model_runner_unsupported_features`` in vLLM 0.33.0).
 
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``layer_types`` ``[sliding, full, ...]``;
     ``--distributed-executor-backend external_launcher -pp 2`` with the same drafter
     Pass: the same without the variable (or ``=1``), or a drafter whose layers are all of one kind
     """
-    forced = _v1_forced(_launch(ctx))
-    if forced is None:
+    launch = _launch(ctx)
+    forced = _v1_forced(launch)
+    if forced is None or not VLLM_0_34.sides(launch)[0]:
         return
     types = ctx.data.get("layer_types")
     if not isinstance(types, list):
@@ -213,6 +216,7 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
             "/layer_types",
             f"{forced[0]} makes vLLM use its V1 model runner, which refuses a drafter mixing sliding and full"
             f" attention ({sliding} of {len(types)} layers sliding); {forced[1]}",
+            engines=(VLLM_0_34.before,),
         )
 
 
@@ -236,10 +240,11 @@ V2_ONLY = {
 )
 def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch that runs the V1 model runner (as DF806 tells) for a drafter only the V2 runner serves:
-    one with a candidate head (DFlash2, its beam variant, LiLiCorr) or an XPress refiner.
+    one with a candidate head (DFlash2, its beam variant, LiLiCorr) or an XPress refiner (vLLM before 0.34.0;
+    0.34.0 has no V1 runner and refuses such a launch whatever the drafter: DF811).
 
     Only the V2 runner's speculators call those parts; on V1 the same checkpoint would draft as a plain
-    DFlash drafter, so {vLLM} refuses the launch while it builds its configuration
+    DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
     (``vllm/config/vllm.py:VllmConfig._validate_v1_model_runner``, with what
     ``vllm/config/vllm.py:VllmConfig._get_v1_model_runner_unsupported_features`` lists: "Model Runner V1 does
     not support: DFlash candidate-head drafts" / "xpress speculative decoding").
@@ -247,9 +252,10 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``"architectures": ["DFlash2DraftModel"]``
     Pass: the same without the variable (or ``=1``), or a ``DFlashDraftModel`` drafter
     """
-    forced = _v1_forced(_launch(ctx))
+    launch = _launch(ctx)
+    forced = _v1_forced(launch)
     architectures = ctx.data.get("architectures")
-    if forced is None or not isinstance(architectures, list):
+    if forced is None or not VLLM_0_34.sides(launch)[0] or not isinstance(architectures, list):
         return
     found = [a for a in architectures if isinstance(a, str) and a in V2_ONLY]
     if found:
@@ -257,7 +263,48 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
             "/architectures",
             f"{forced[0]} makes vLLM use its V1 model runner, which refuses a {found[0]} drafter (its"
             f" {V2_ONLY[found[0]]} runs only in the V2 runner); {forced[1]}",
+            engines=(VLLM_0_34.before,),
         )
+
+
+@rule(
+    "DF811",
+    "launch-v1-runner-removed",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=("vLLM:VLLM_USE_V2_MODEL_RUNNER",),
+)
+def v1_runner_removed(ctx: Context) -> Iterator[Problem]:
+    """A vLLM 0.34 launch that asks for the V1 model runner, which 0.34.0 removed: the server does not start,
+    whatever the drafter.
+
+    ``VLLM_USE_V2_MODEL_RUNNER`` set to anything but ``1`` (read as DF806 reads it: before the command, ``env``,
+    ``docker run -e``, or this environment) is refused at start-up with ValueError "... is no longer supported:
+    Model Runner V1 has been removed. Unset this variable." (``vllm/platforms/interface.py:Platform.validate_environ``);
+    pipeline parallelism under ``--distributed-executor-backend external_launcher``, which made vLLM 0.33 fall
+    back to V1, is refused while vLLM builds its configuration: "The GPU model runner does not support:
+    pipeline parallelism with external_launcher". For a launch whose vLLM release preflight cannot read, the
+    finding holds for 0.34.0 and later, beside DF806/DF807's for the releases before.
+
+    Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` run by vLLM 0.34.0, with any drafter
+    Pass: the same without the variable (or ``=1``)
+    """
+    launch = _launch(ctx)
+    if launch.engine != "vllm" or not VLLM_0_34.sides(launch)[1]:
+        return
+    value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
+    if value is not None and value != "1":  # 0.34 compares the string: "true" and "01" are refused too
+        said = f"vLLM 0.34 refuses to start with VLLM_USE_V2_MODEL_RUNNER={value}: its V1 model runner is removed;"
+        said += " unset the variable"
+    elif launch.distributed_executor_backend == "external_launcher" and launch.pipeline_parallel_size > 1:
+        said = (
+            f"vLLM 0.34 refuses --distributed-executor-backend external_launcher with pipeline parallel size"
+            f" {launch.pipeline_parallel_size}: its only model runner does not run pipeline parallelism there"
+        )
+    else:
+        return
+    yield Problem("", said, engines=(VLLM_0_34.on,))
 
 
 @rule("DF808", "launch-draft-window", Severity.ERROR, "data", "launch", reads=("SGLang:block_size",))
@@ -452,4 +499,5 @@ RULES = (
     draft_window,
     sglang_dflash_parallelism,
     draft_context,
+    v1_runner_removed,
 )

@@ -39,11 +39,14 @@ The vocabulary of a row (only `base` or `raw` is required):
   launch: {...}               preflight `vllm serve TARGET --speculative-config SPEC ARGS`: {method: eagle3,
                               num_speculative_tokens: 7, args: [-tp, "4"]} (SPEC defaults: dflash, 15 tokens);
                               env: {NAME: value} prefixes NAME=value; engine: sglang runs `python -m
-                              sglang.launch_server --model-path TARGET ... --speculative-draft-model-path DIR ARGS`
+                              sglang.launch_server --model-path TARGET ... --speculative-draft-model-path DIR ARGS`;
+                              release: "0.34.0" runs vLLM in an interpreter with that release installed (its
+                              metadata only: the engine step is off), else the release is not known
 
   expect: ["DF104 error /dflash_config/target_layer_ids/7", ...]
       "RULE SEVERITY POINTER" (no pointer: the whole file), or {finding: "...", message: [fragments],
-      message_without: [fragments], count: 2, fix: {safe: true, patch: [...], summary: fragment}}.
+      message_without: [fragments], count: 2, fix: {safe: true, patch: [...], summary: fragment},
+      engines: ["vllm<0.34.0"]} (the releases it holds for; none: a finding about the file, whatever serves it).
       For each rule named here the findings of that rule are exactly these (as a multiset);
       `{transformers}` in a fragment is the installed transformers version.
   absent: [DF104, DF5]        rules, or id prefixes ("DF" for everything), that must not fire, apart from
@@ -85,7 +88,7 @@ import numpy as np
 import pytest
 import yaml
 from checkpoints import lfs_pointer, save, save_sharded, save_sparse, small_config, small_shapes
-from helpers import FIXTURES, Result, offline_hub_cache
+from helpers import FIXTURES, Result, installed_release, offline_hub_cache
 
 from dflash_cfg.cli import cli, run
 
@@ -245,6 +248,7 @@ class Expected:
     message: tuple[str, ...] = ()
     message_without: tuple[str, ...] = ()
     fix: dict[str, Any] | None = None
+    engines: tuple[str, ...] = ()  # the releases it holds for: exactly these (empty: absent from the JSON)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -260,7 +264,7 @@ ROW_KEYS = {
     "base", "raw", "move", "drop", "set", "edit", "checkpoint", "pointers", "files", "clone", "target", "hub",
     "setup", "options", "launch", "expect", "absent", "exit", "text_output", "fix_brings",
 }  # fmt: skip
-FINDING_KEYS = {"finding", "message", "message_without", "count", "fix"}
+FINDING_KEYS = {"finding", "message", "message_without", "count", "fix", "engines"}
 
 
 def parse_expected(entry: Any, where: str) -> list[Expected]:
@@ -280,6 +284,7 @@ def parse_expected(entry: Any, where: str) -> list[Expected]:
         fragments("message"),
         fragments("message_without"),
         spec.get("fix"),
+        fragments("engines"),
     )
     return [one] * int(spec.get("count", 1))
 
@@ -605,8 +610,14 @@ def prepare(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPat
             command = ["python", "-m", "sglang.launch_server", "--model-path", str(target), "--speculative-algorithm",
                        "DFLASH", "--speculative-draft-model-path", str(folder), *args]  # fmt: skip
             return Prepared(folder, ("preflight", *options, "--", *env, *command))
+        release = launch.pop("release", None)
         speculative = {"method": "dflash", "model": str(folder), "num_speculative_tokens": 15} | launch
-        command = ["vllm", "serve", str(target), "--speculative-config", json.dumps(speculative), *args]
+        serve = ["vllm", "serve", str(target)]
+        if release is not None:  # the launch runs an interpreter with that vLLM release installed
+            python = installed_release(tmp_path / "engines", "vllm", str(release))
+            serve = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(target)]
+            options.append("--no-engine-check")
+        command = [*serve, "--speculative-config", json.dumps(speculative), *args]
         return Prepared(folder, ("preflight", *options, "--", *env, *command))
     if target is not None:
         options += ["--target", str(target)]
@@ -646,6 +657,8 @@ def matches(expected: Expected, found: dict[str, Any]) -> bool:
     if not all(fragment(m) in found["message"] for m in expected.message):
         return False
     if any(fragment(m) in found["message"] for m in expected.message_without):
+        return False
+    if list(expected.engines) != found.get("engines", []):
         return False
     if expected.fix is not None:
         fix = found["fix"] or {}

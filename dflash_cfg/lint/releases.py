@@ -1,0 +1,62 @@
+"""Engine releases as the rules compare them: which side of a change a launch's engine is on.
+
+A behaviour that starts with a release (vLLM 0.34.0 removed its V1 model runner) is a `Since`. A rule asks
+whether the launch's engine has it: yes, no, or not known (preflight could not read the release; `check` has no
+launch). When it is not known, the rule says what each side does, and each finding carries the releases it
+holds for (`Problem.engines`), so the user running one of them reads which one applies.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from dflash_cfg.model import Launch
+
+_RELEASE = re.compile(r"\s*v?(\d+(?:\.\d+)*)")
+
+
+def release(version: str) -> tuple[int, ...] | None:
+    """`0.34.0` -> (0, 34, 0); a pre-release or local build counts as its release (`0.34.0rc1`, `0.34.0+cpu`:
+    the changes of a release land before its final tag). None: not a version."""
+    found = _RELEASE.match(version)
+    return tuple(int(p) for p in found.group(1).split(".")) if found else None
+
+
+@dataclass(frozen=True)
+class Since:
+    """A behaviour of `engine` from release `version` on."""
+
+    engine: str
+    version: str
+
+    @property
+    def on(self) -> str:
+        """The requirement for the releases that have it (`Problem.engines`)."""
+        return f"{self.engine}>={self.version}"
+
+    @property
+    def before(self) -> str:
+        """The requirement for the releases that do not."""
+        return f"{self.engine}<{self.version}"
+
+    def holds(self, launch: Launch) -> bool | None:
+        """Whether the launch's engine has the behaviour; None when its release is not known (or the launch runs
+        another engine, for which the question does not arise: the rules ask only about their own engine)."""
+        if launch.engine != self.engine or launch.engine_version is None:
+            return None
+        running, first = release(launch.engine_version), release(self.version)
+        if running is None or first is None:
+            return None
+        width = max(len(running), len(first))
+        return running + (0,) * (width - len(running)) >= first + (0,) * (width - len(first))
+
+    def sides(self, launch: Launch) -> tuple[bool, bool]:
+        """(the launch may run a release before the change, it may run one with it)."""
+        holds = self.holds(launch)
+        return holds is not True, holds is not False
+
+
+# vLLM 0.34.0: the V1 model runner is removed (vllm/platforms/interface.py:Platform.validate_environ), the
+# drafter's class declares its method, and SpeculativeConfig refuses the keys it dropped.
+VLLM_0_34 = Since("vllm", "0.34.0")

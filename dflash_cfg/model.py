@@ -646,6 +646,9 @@ class Launch:
     # The release of the engine the launch runs, from its interpreter's package metadata (set by preflight;
     # None: not known here, and the rules say what each release they know would do).
     engine_version: str | None = None
+    # vLLM: the speculative_config dict as vLLM builds it from the command line, each key with its value as JSON
+    # (frozen, and what a SpeculativeConfig of one release or another accepts is decided from it by the rules).
+    speculative_config: tuple[tuple[str, str], ...] = ()
 
     @property
     def environment(self) -> tuple[tuple[str, str], ...]:

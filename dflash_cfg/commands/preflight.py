@@ -57,11 +57,8 @@ def run(
         raise type(exc)(f"launch command: {exc}") from None
     if launch.drafter is None:
         raise UsageError(f"the {launch.engine} command has no speculative drafter model: nothing to preflight")
-    if launch.method is None and "dflash" not in launch.drafter.lower():
-        raise UsageError(
-            f"the {launch.engine} command names no speculative method and its drafter "
-            f"{launch.drafter!r} does not say dflash: is this a DFlash launch?"
-        )
+    # No method and no "dflash" in the drafter's path is still a DFlash launch for vLLM 0.34 (the drafter's class
+    # declares its method): the drafter's config decides (`_drafter`), and DF803 says what vLLM 0.33 makes of it.
     try:
         drafter = _drafter(launch, where)
         target = _locate(launch, where, launch.target, launch.target_revision)

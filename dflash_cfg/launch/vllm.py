@@ -111,6 +111,7 @@ def vllm_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch
         max_model_len=_max_model_len(last(found, MAX_LEN)),
         pipeline_parallel_size=size(found, PP),
         distributed_executor_backend=None if executor is None else executor[1],
+        speculative_config=tuple((str(k), json.dumps(v, sort_keys=True)) for k, v in (spec or {}).items()),
     )
 
 

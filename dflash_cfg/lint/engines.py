@@ -109,7 +109,6 @@ VLLM_WEIGHTS = (
     "safetensors_weights_iterator); the two loader messages as vLLM logs quote them (index snapshots "
     "51891195477, 71243218755), the loader code not read"
 )
-VLLM_SPEC_CONFIG = "vllm-project/vllm vllm/config/speculative.py (method detection; index snapshot 59096089249)"
 SGLANG_WORKER = (
     "sgl-project/sglang python/sglang/srt/speculative/dflash_worker.py @0468412f (DFlashWorker.__init__); "
     "_resolve_mask_token_id: index snapshot 67143010715"
@@ -416,12 +415,41 @@ READS: dict[str, Read] = {
         Read(
             reader="vLLM",
             key="method",
-            order="the launch's speculative_config.method: 'dflash' as given; absent, 'dflash' in the draft model's "
-            "path selects it (later copies also a DFlashDraftModel architecture); another method builds "
-            "that method's drafter",
+            order="the launch's speculative_config.method. vLLM 0.33: as given; absent or 'draft_model', 'dflash' "
+            "when the drafter's path says dflash, else a plain draft model (the architecture is not looked at). "
+            "vLLM 0.34: absent, the method the drafter's class declares ('dflash' for DFlash and DFlash2); an "
+            "explicit method that differs from it is refused",
             default="-",
-            bad_type="-",
-            source=UNCHECKED + " " + VLLM_SPEC_CONFIG,
+            bad_type="0.33: a method outside its literal list is refused (dflash2 too); 0.34: 'Unknown speculative "
+            "method' with the built-in list",
+            source=CHECKED + " vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0, "
+            "vllm/v1/worker/gpu/spec_decode/speculator_config.py:_resolve_checkpoint_config_class, "
+            "vllm/config/speculative.py:SpeculativeConfig._validate_method "
+            "(run by tests/engines/test_launch_checks.py)",
+        ),
+        Read(
+            reader="vLLM",
+            key="speculative_config keys",
+            order="the launch's --speculative-config dict, not the file: every key a keyword of SpeculativeConfig "
+            "(the fields of each release: lint/speculative_fields.py, read from the installed code by the engine "
+            "suite)",
+            default="-",
+            bad_type="a key that is not a field: ValidationError 'Unexpected keyword argument', the server does not "
+            "start",
+            source=CHECKED + " vllm/engine/arg_utils.py:EngineArgs.create_speculative_config "
+            "(tests/engines/test_speculative_fields.py)",
+        ),
+        Read(
+            reader="vLLM",
+            key="draft_decode_context_parallel_size",
+            order="the launch's --speculative-config (vLLM 0.34 on; 0.33 refuses the key): the drafter's decode "
+            "context parallel size, 1 or the target's; unset, 1 for a drafter with any sliding layer "
+            "(dflash_config.use_swa or sliding_attention in layer_types)",
+            default="1 for DFlash (a full-attention MLA drafter takes the target's)",
+            bad_type="> 1 with sliding layers: ValueError when the speculator loads the drafter on the GPU worker",
+            source=unexecutable("the drafter loads on a GPU worker")
+            + " vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.load_model, "
+            "vllm/model_executor/models/qwen3_dflash.py:dflash_has_any_sliding",
         ),
         Read(
             reader="vLLM",

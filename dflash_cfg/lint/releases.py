@@ -9,6 +9,7 @@ holds for (`Problem.engines`), so the user running one of them reads which one a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from dflash_cfg.model import Launch
@@ -21,6 +22,43 @@ def release(version: str) -> tuple[int, ...] | None:
     the changes of a release land before its final tag). None: not a version."""
     found = _RELEASE.match(version)
     return tuple(int(p) for p in found.group(1).split(".")) if found else None
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return release(version) or ()
+
+
+def ordered(releases: Iterable[str]) -> list[str]:
+    """Oldest first, as releases compare (0.9 before 0.10)."""
+    return sorted(releases, key=_key)
+
+
+def candidates(launch: Launch, engine: str, known: Iterable[str]) -> tuple[str, ...]:
+    """Of the releases a table `known` has entries for, those whose behaviour the launch may get: the one the
+    launch runs (else the newest before it, else the oldest: a release between two behaves as the one before
+    it until a table says otherwise), or every one when its release is not known."""
+    known = ordered(known)
+    if launch.engine != engine or launch.engine_version is None or release(launch.engine_version) is None:
+        return tuple(known)
+    running = _key(launch.engine_version)
+    before = [r for r in known if _key(r) <= running]
+    return (before[-1],) if before else tuple(known[:1])
+
+
+def scope(engine: str, holds: Mapping[str, bool]) -> tuple[str, ...] | None:
+    """The releases of a table for which something holds, as `Problem.engines`: () when it holds for each,
+    None when for none; `engine>=R` when from R on, `engine<R` when before R, else `engine==R` for each."""
+    every = ordered(holds)
+    yes = [r for r in every if holds[r]]
+    if not yes:
+        return None
+    if len(yes) == len(every):
+        return ()
+    if yes == every[len(every) - len(yes) :]:
+        return (f"{engine}>={yes[0]}",)
+    if yes == every[: len(yes)]:
+        return (f"{engine}<{every[len(yes)]}",)
+    return tuple(f"{engine}=={r}" for r in yes)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES
-from dflash_cfg.lint.releases import VLLM_0_34
+from dflash_cfg.lint.releases import VLLM_0_34, candidates, ordered, scope
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
+from dflash_cfg.lint.speculative_fields import FIELDS
 from dflash_cfg.model import Launch, Problem, Severity
 
 DEFAULT_BLOCK_SIZE = 16  # what newer loaders assume when the file has no block_size
@@ -100,20 +102,53 @@ def tensor_parallel(ctx: Context) -> Iterator[Problem]:
 
 @rule("DF803", "launch-method", Severity.ERROR, "data", "launch", reads=("vLLM:method",))
 def method(ctx: Context) -> Iterator[Problem]:
-    """The launch names a speculative method other than DFlash for a DFlash drafter.
+    """The launch's speculative method does not build this DFlash drafter: the engine refuses the launch, or
+    builds a drafter of another kind around these weights.
 
-    The engine would build a different drafter (e.g. EAGLE-3) around these weights. vLLM takes an explicit
-    method as given and chooses ``dflash`` by itself only when the method is absent.
+    vLLM 0.33 takes an explicit method as given; absent (or ``draft_model``), it chooses ``dflash`` only when
+    "dflash" is in the drafter's path, and otherwise builds a plain draft model that runs the DFlash checkpoint
+    as an autoregressive drafter, in silence
+    (``vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0``). vLLM 0.34 takes the method the
+    drafter's class declares (``dflash``, for DFlash2 too) when none is given, and refuses another explicit one:
+    "... is a 'dflash' checkpoint ... Pass a matching method or a matching draft checkpoint"
+    (``vllm/v1/worker/gpu/spec_decode/speculator_config.py:_resolve_checkpoint_config_class``). ``dflash2`` is a
+    method of neither release (0.34: "Unknown speculative method",
+    ``vllm/config/speculative.py:SpeculativeConfig._validate_method``), and both refuse EAGLE methods on these
+    weights. SGLang: an algorithm other than DFLASH builds another drafter.
 
-    Fail: vLLM ``"method": "eagle3"`` with a ``DFlashDraftModel`` drafter
-    Pass: ``"method": "dflash"`` (or no method and "dflash" in the drafter path, which vLLM detects)
+    Fail: vLLM ``"method": "eagle3"``; ``"method": "draft_model"`` (vLLM 0.34 refuses it; vLLM 0.33 serves a plain
+    draft model unless the path says dflash); no method and a drafter path without "dflash" (vLLM 0.33)
+    Pass: ``"method": "dflash"``, or no method and "dflash" in the drafter path
     """
     launch = _launch(ctx)
-    if launch.method is not None and launch.method.lower() not in ("dflash", "dflash2"):
+    given = launch.method
+    if launch.engine != "vllm":
+        if given is not None and given.lower() not in ("dflash", "dflash2"):
+            yield Problem(
+                "/architectures",
+                f"the {launch.engine} launch uses speculative algorithm {show(given)} for a DFlash drafter",
+            )
+        return
+    if given == "dflash":
+        return
+    old, new = VLLM_0_34.sides(launch)
+    said_dflash = "dflash" in (launch.drafter or "").lower()
+    if given not in (None, "draft_model"):
         yield Problem(
             "/architectures",
-            f"the {launch.engine} launch uses speculative method {show(launch.method)} for a DFlash drafter",
+            f"vLLM refuses speculative method {show(given)} for a DFlash drafter (its method is 'dflash')",
         )
+        return
+    plain = None if said_dflash else "vLLM 0.33 serves it as a plain draft model: its path does not say dflash"
+    refused = "vLLM 0.34 refuses method 'draft_model' for a DFlash drafter" if given == "draft_model" else None
+    sides = ((plain, VLLM_0_34.before, old), (refused, VLLM_0_34.on, new))
+    found = [(said, scope) for said, scope, runs in sides if said is not None and runs]
+    if not found:
+        return
+    how = f"speculative method {show(given)}" if given is not None else "no speculative method"
+    message = f"the vLLM launch gives {how}: " + "; ".join(said for said, _ in found) + '; pass "method": "dflash"'
+    # Said for each side of 0.34 it holds on; on both, it holds for every release (no scope).
+    yield Problem("/architectures", message, engines=() if len(found) == 2 else (found[0][1],))
 
 
 @rule(
@@ -437,6 +472,96 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
         )
 
 
+@rule(
+    "DF812",
+    "launch-speculative-config-key",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=("vLLM:speculative_config keys",),
+    severities=(Severity.INFO,),
+)
+def speculative_config_keys(ctx: Context) -> Iterator[Problem]:
+    """A vLLM launch whose ``--speculative-config`` holds a key the vLLM release it runs does not accept: the
+    server does not start.
+
+    vLLM builds its SpeculativeConfig with every key of the dict as a keyword, so a key that is not one of the
+    release's fields is refused: ValidationError "... Unexpected keyword argument". The fields of each checked
+    release are read from its SpeculativeConfig by the engine suite (``dflash_cfg/lint/speculative_fields.py``):
+    vLLM 0.34 dropped ``disable_padded_drafter_batch`` and ``use_heterogeneous_vocab`` and added
+    ``draft_decode_context_parallel_size``, which 0.33 refuses. When preflight cannot read the release, the
+    finding says which releases refuse the key. An info: ``parallel_drafting``, which vLLM 0.34 deprecates and
+    ignores (DFlash always drafts in parallel: ``vllm/config/speculative.py:SpeculativeConfig.__post_init__``).
+
+    Fail: ``{"method": "dflash", ..., "disable_padded_drafter_batch": true}`` run by vLLM 0.34.0
+    Pass: the same without the key
+    """
+    launch = _launch(ctx)
+    if launch.engine != "vllm":
+        return
+    runs = candidates(launch, "vllm", FIELDS)
+    for key, _ in launch.speculative_config:
+        refused = {r: key not in fields for r, fields in FIELDS.items()}
+        scoped = scope("vllm", refused)
+        if scoped is not None and any(refused[r] for r in runs):
+            names = [r for r in ordered(FIELDS) if refused[r]]
+            yield Problem(
+                "",
+                f"vLLM {' and '.join(names)} refuse{'s' if len(names) == 1 else ''} --speculative-config key"
+                f" {show(key)} (not a field of its SpeculativeConfig: the server does not start); drop it",
+                engines=scoped,
+            )
+        elif key == "parallel_drafting" and VLLM_0_34.sides(launch)[1]:
+            yield Problem(
+                "",
+                'vLLM 0.34 ignores --speculative-config key "parallel_drafting" (deprecated: DFlash always drafts'
+                " in parallel); drop it",
+                severity=Severity.INFO,
+                engines=(VLLM_0_34.on,),
+            )
+
+
+@rule(
+    "DF813",
+    "launch-draft-dcp-sliding",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=("vLLM:draft_decode_context_parallel_size",),
+)
+def draft_dcp_sliding(ctx: Context) -> Iterator[Problem]:
+    """A vLLM 0.34 launch that splits the drafter's decode context (``draft_decode_context_parallel_size`` > 1 in
+    ``--speculative-config``) for a drafter with sliding-window layers: the server fails while it loads the
+    drafter.
+
+    The DFlash speculator refuses it once the layers are built, on the GPU worker: ValueError "DFlash draft
+    layers [...] use sliding-window attention, which cannot run at decode_context_parallel_size=N. Set
+    draft_decode_context_parallel_size=1."
+    (``vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.load_model``). A layer is sliding as
+    vLLM resolves it before the build (``vllm/model_executor/models/qwen3_dflash.py:dflash_has_any_sliding``):
+    ``dflash_config.use_swa``, or ``sliding_attention`` in ``layer_types``. Without the key vLLM picks 1 for such
+    a drafter. vLLM 0.33 has no such key (DF812).
+
+    Fail: ``"draft_decode_context_parallel_size": 2`` with ``layer_types`` ``[sliding, ..., full]``
+    Pass: the same with 1, or a drafter of full-attention layers only
+    """
+    launch = _launch(ctx)
+    value = json.loads(dict(launch.speculative_config).get("draft_decode_context_parallel_size", "null"))
+    if launch.engine != "vllm" or not is_int(value) or value <= 1 or not VLLM_0_34.sides(launch)[1]:
+        return
+    types = ctx.data.get("layer_types")
+    sliding = isinstance(types, list) and "sliding_attention" in types
+    use_swa = bool(ctx.dflash.get("use_swa", False))
+    if sliding or use_swa:
+        why = "dflash_config.use_swa" if use_swa and not sliding else "sliding_attention layers in layer_types"
+        yield Problem(
+            "/dflash_config/use_swa" if use_swa and not sliding else "/layer_types",
+            f"vLLM 0.34 fails to load this drafter at draft_decode_context_parallel_size {value}: its {why} cannot"
+            " run split over the decode context; set it to 1 (or leave it out)",
+            engines=(VLLM_0_34.on,),
+        )
+
+
 def _rope(data: dict[str, object]) -> tuple[set[str], float]:
     """The drafter's RoPE types and the factor vLLM scales its length by (rope_parameters, else rope_scaling;
     flat, or one entry per layer type)."""
@@ -500,4 +625,6 @@ RULES = (
     sglang_dflash_parallelism,
     draft_context,
     v1_runner_removed,
+    speculative_config_keys,
+    draft_dcp_sliding,
 )

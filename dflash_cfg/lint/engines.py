@@ -222,10 +222,21 @@ READS: dict[str, Read] = {
         ),
         Read(
             reader="vLLM",
+            key="no_rope_layers",
+            order="vLLM 0.34: top level, when the first architecture is DFlash2DraftModel and the value is truthy: the "
+            "drafter becomes DFlash2RicursiveDraftModel (RicursiveDFlash2ForCausalLM) and each entry names a layer "
+            "that runs without RoPE. vLLM 0.33 does not read it for a drafter (RoPE on every layer)",
+            default="RoPE on every layer",
+            bad_type="entries are layer indices (a 0/1 flag list names layers 0 and 1); true: TypeError at the build",
+            source=CHECKED + " vllm/config/speculative.py:SpeculativeConfig.hf_config_override, "
+            "vllm/model_executor/models/ricursive_dflash2.py:RicursiveDFlash2ForCausalLM",
+        ),
+        Read(
+            reader="vLLM",
             key="layer_types",
             order="top level, as the config class left it, indexed per draft layer (layer_types[layer_idx]): a list of "
-            "another length than num_hidden_layers is refused before, by transformers' validate_layer_type; mixed "
-            "sliding and full layers need the V2 model runner (NotImplementedError on V1)",
+            "another length than num_hidden_layers is refused before, by transformers' validate_layer_type; vLLM "
+            "0.33: mixed sliding and full layers need the V2 model runner (NotImplementedError on V1; 0.34 has no V1)",
             default="every layer full attention (sliding only if dflash_config.use_swa)",
             bad_type="compared per layer with 'sliding_attention': any other entry runs as full attention",
             source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention",
@@ -562,6 +573,15 @@ READS: dict[str, Read] = {
             "ValueError unless >= 1",
             source=CHECKED + " sglang/srt/speculative/dflash_utils.py:_parse_optional_int, "
             "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config; " + SGLANG_WORKER,
+        ),
+        Read(
+            reader="SGLang",
+            key="no_rope_layers",
+            order="not read by the DFlash drafters (only by the muse_glimmer and iquest_q1 target models): RoPE on "
+            "every layer",
+            default="RoPE on every layer",
+            bad_type="-",
+            source=CHECKED + " sglang/srt/models/dflash.py:DFlash2DraftModel",
         ),
         Read(
             reader="SGLang",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
-from dflash_cfg.lint.rules.base import Context, is_int, rule
+from dflash_cfg.lint.releases import VLLM_0_34
+from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.model import Problem, Severity
 
 DFLASH2_PAIRS = (("conv_kernel_size", "conv_group_size"), ("selector_rank", "selector_top_k"))
@@ -40,4 +41,74 @@ def dflash2_keys(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (dflash2_keys,)
+# The engines that run RoPE on every layer of a DFlash2 drafter, whatever no_rope_layers says.
+ROPE_EVERYWHERE = (VLLM_0_34.before, "sglang")
+
+
+@rule(
+    "DF142",
+    "dflash2-no-rope-layers",
+    Severity.WARNING,
+    reads=("vLLM:no_rope_layers", "SGLang:no_rope_layers"),
+    severities=(Severity.ERROR,),
+)
+def no_rope_layers(ctx: Context) -> Iterator[Problem]:
+    """A DFlash2 drafter with ``no_rope_layers``: the layers it lists run without RoPE in vLLM 0.34 only.
+
+    vLLM 0.34 reads the top-level key when the first architecture is ``DFlash2DraftModel`` and the value is
+    truthy, and then builds the Ricursive variant (``RicursiveDFlash2ForCausalLM``) whose listed layers use no
+    rotary embedding (``vllm/config/speculative.py:SpeculativeConfig.hf_config_override``). Each entry is a layer
+    index: a per-layer 0/1 flag list (Llama 4's convention) makes layers 0 and 1 NoPE instead (an error), and
+    ``true`` fails the build (TypeError, an error). vLLM 0.33 and SGLang 0.5.23 do not read the key for a drafter:
+    they run RoPE on every layer, which a drafter trained with NoPE layers was not (a warning, for them).
+
+    Fail: ``"no_rope_layers": [1, 0, 1, 0, 1]`` (flags, read as indices); ``"no_rope_layers": true``
+    Fail (warning): ``"no_rope_layers": [1, 3]`` served by vLLM 0.33 or SGLang
+    Pass: no ``no_rope_layers``, or an empty list
+    """
+    if ctx.kind != "dflash2":
+        return
+    architectures = ctx.data.get("architectures")
+    value = ctx.data.get("no_rope_layers")
+    first = architectures[0] if isinstance(architectures, list) and architectures else None
+    if first != "DFlash2DraftModel" or not value:
+        return
+    if not isinstance(value, list):
+        yield Problem(
+            "/no_rope_layers",
+            f"vLLM 0.34 fails to build the drafter: no_rope_layers {show(value)} is not a list of layer indices",
+            severity=Severity.ERROR,
+            engines=(VLLM_0_34.on,),
+        )
+        return
+    layers = ctx.int_field("num_hidden_layers")
+    indices = [v for v in value if is_int(v)]
+    if len(indices) == len(value) and len(set(indices)) < len(indices) and set(indices) <= {0, 1}:
+        nope = sorted(set(indices))
+        yield Problem(
+            "/no_rope_layers",
+            f"vLLM 0.34 reads no_rope_layers as layer indices: {show(value)} makes layer(s)"
+            f" {', '.join(map(str, nope))} run without RoPE; a per-layer flag list is not what it reads: list the"
+            " indices of the NoPE layers",
+            severity=Severity.ERROR,
+            engines=(VLLM_0_34.on,),
+        )
+        return
+    outside = [v for v in value if not is_int(v) or (layers is not None and not 0 <= v < layers)]
+    if outside:
+        yield Problem(
+            "/no_rope_layers",
+            f"no_rope_layers names {show(outside[0])}, not a layer of this drafter's {layers} (vLLM 0.34 reads"
+            " layer indices)",
+            engines=(VLLM_0_34.on,),
+        )
+        return
+    yield Problem(
+        "/no_rope_layers",
+        f"layers {', '.join(map(str, value))} run without RoPE in vLLM 0.34 only: vLLM 0.33 and SGLang ignore"
+        " no_rope_layers and rotate every layer, which this drafter was not trained with; serve it with vLLM 0.34",
+        engines=ROPE_EVERYWHERE,
+    )
+
+
+RULES = (dflash2_keys, no_rope_layers)

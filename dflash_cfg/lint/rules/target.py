@@ -70,7 +70,12 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     padded to 152576): ids past it are never drafted; info when the target's tokenizer ends below it (only
     padding rows are cut). A file with its own ``draft_vocab_size`` is not checked, except a
     ``DFlashLagunaForCausalLM`` drafter: {vLLM}'s Laguna drafter raises unless its
-    ``draft_vocab_size`` equals the target's vocabulary (an error; checked by running it).
+    ``draft_vocab_size`` equals the target's vocabulary (an error; checked by running it). A DFlash2 drafter's
+    candidate head draws from min(target vocabulary, ``vocab_size``) in vLLM 0.34 and from the target's in 0.33
+    (``vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3ForCausalLM.__init__``): neither refuses a
+    mismatch, a smaller ``vocab_size`` drafts from its own rows in both, and a larger one makes 0.33 propose ids
+    past the target's vocabulary while 0.34 cuts them, so the error stands for the releases before 0.34 and for
+    every other drafter.
 
     Fail: ``"vocab_size": 262144`` for Qwen3.6-27B (248320)
     Pass: ``"vocab_size": 248320`` for Qwen3.6-27B

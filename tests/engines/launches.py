@@ -53,6 +53,20 @@ def dflash_case(target: str, path: Path, **more: Any) -> dict[str, Any]:
 
 # --- test_launch_checks.py ---
 
+# --speculative-config keys some vLLM release lacks (0.34 dropped the first two and added the third), one it
+# deprecates, and one no release has.
+SPEC_KEYS: tuple[tuple[str, Any], ...] = (
+    ("disable_padded_drafter_batch", False),
+    ("use_heterogeneous_vocab", False),
+    ("draft_decode_context_parallel_size", 1),
+    ("parallel_drafting", True),
+    ("num_spec_tokens", 15),
+)
+# Speculative methods on a DFlash drafter in a folder that says dflash (True) or not (False); None: no method.
+METHOD_CHOICES: tuple[tuple[bool, str | None], ...] = (
+    (True, None), (False, None), (True, "draft_model"), (False, "draft_model"), (True, "eagle3"), (True, "dflash2"),
+)  # fmt: skip
+
 
 def v1_runner_pairs(folder: Path) -> dict[str, tuple[str, Path]]:
     """Drafters the V1 runner refuses (mixed layers, candidate heads, XPress) and ones it builds, with targets."""

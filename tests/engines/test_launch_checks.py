@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +21,18 @@ from helpers import Result
 from dflash_cfg.errors import LaunchError
 from dflash_cfg.launch import parse_launch
 from dflash_cfg.launch.speculators import served_speculators
+from dflash_cfg.lint.releases import VLLM_0_34
+from engines import build
 from engines.launches import (
     MAX_LENGTHS,
+    METHOD_CHOICES,
     PARALLEL_ENVS,
     QWEN3_4B,
+    SPEC_KEYS,
     dflash_case,
     draft_tp_rows,
     draft_window_argvs,
+    drafter,
     launch_line_runner_cases,
     max_len_cases,
     parallel_layout_argvs,
@@ -55,6 +62,11 @@ def oracle(engine_python: Path, request: dict[str, Any], cwd: Path, **env: str) 
     return answers
 
 
+def served_by(engine_python: Path, target: str, *args: str) -> list[str]:
+    """A vLLM launch run by the engine venv's interpreter: preflight reads the release it runs from there."""
+    return [str(engine_python), "-m", "vllm.entrypoints.openai.api_server", "--model", target, *args]
+
+
 def findings(dflash: Run, argv: list[str]) -> dict[str, str]:
     """preflight's launch findings (rule -> severity) for a launch, the engine step off."""
     result = dflash("preflight", "--no-engine-check", "--format", "json", "--", *argv)
@@ -62,12 +74,22 @@ def findings(dflash: Run, argv: list[str]) -> dict[str, str]:
     return {f["rule"]: f["severity"] for f in result.json()["files"][0]["findings"] if f["rule"].startswith("DF8")}
 
 
-def test_v1_runner_refusals_are_df806_and_df807(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
-    # VLLM_USE_V2_MODEL_RUNNER=0: VllmConfig._validate_v1_model_runner refuses a DFlash drafter that mixes
-    # sliding and full layers (DF806) or has a candidate head or an XPress refiner (DF807); =1 builds them all.
+# What refuses a launch that asks for the V1 model runner, by the release the engine venv runs: vLLM 0.33's V1
+# runner refuses some drafters (DF806, DF807); vLLM 0.34 has none left and refuses the launch (DF811).
+V1_GONE = VLLM_0_34.holds(replace(parse_launch(["vllm", "serve", "m"]), engine_version=build.locked()["vllm"]))
+RUNNER_REASONS = (
+    {"DF811": ("Model Runner V1 has been removed", "pipeline parallelism with external_launcher")}
+    if V1_GONE
+    else {"DF806": ("mixed sliding/full dflash drafts",),
+          "DF807": ("DFlash candidate-head drafts", "xpress speculative decoding")}
+)  # fmt: skip
+
+
+def test_v1_runner_refusals_are_df806_df807_or_df811(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
+    # VLLM_USE_V2_MODEL_RUNNER=0: vLLM 0.33's VllmConfig._validate_v1_model_runner refuses a DFlash drafter that
+    # mixes sliding and full layers (DF806) or has a candidate head or an XPress refiner (DF807); vLLM 0.34's
+    # Platform.validate_environ refuses the launch (DF811). =1 builds them all.
     pairs = v1_runner_pairs(tmp_path)
-    reasons = {"DF806": ("mixed sliding/full dflash drafts",),
-               "DF807": ("DFlash candidate-head drafts", "xpress speculative decoding")}  # fmt: skip
     cases = [dflash_case(t, d) for t, d in pairs.values()]
     fired: set[str] = set()
     for value in ("0", "1"):
@@ -75,15 +97,15 @@ def test_v1_runner_refusals_are_df806_and_df807(engine_python: Path, dflash: Run
                          VLLM_USE_V2_MODEL_RUNNER=value)  # fmt: skip
         for (name, (target, path)), answer in zip(pairs.items(), answers, strict=True):
             spec = json.dumps(cases[0]["speculative_config"] | {"model": str(path)})
-            argv = [f"VLLM_USE_V2_MODEL_RUNNER={value}", "vllm", "serve", target, "--speculative-config", spec]
+            argv = [f"VLLM_USE_V2_MODEL_RUNNER={value}", *served_by(engine_python, target, "-sc", spec)]
             found = findings(dflash, argv)
-            ours = {rule for rule in found if rule in reasons}
+            ours = {rule for rule in found if rule in ("DF806", "DF807", "DF811")}
             assert all(found[rule] == "error" for rule in ours)
             refused = answer.get("refused", "")
             assert bool(ours) == bool(refused), f"V2={value} {name}: preflight {ours}, vLLM {answer}"
-            assert all(any(r in refused for r in reasons[rule]) for rule in ours), (name, refused)
+            assert all(any(r in refused for r in RUNNER_REASONS.get(rule, ())) for rule in ours), (name, refused)
             fired |= ours
-    assert fired == set(reasons)  # each rule met a launch vLLM refuses
+    assert fired == set(RUNNER_REASONS)  # each rule met a launch vLLM refuses
 
 
 def test_draft_tensor_parallel_and_draft_heads(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
@@ -194,22 +216,57 @@ def test_a_drafter_shorter_than_max_model_len_is_df810(engine_python: Path, dfla
     assert lowered == {4096, 8192}, lowered
 
 
-def test_v1_runner_chosen_by_the_launch_line_is_df806_and_df807(
+def test_v1_runner_chosen_by_the_launch_line_is_df806_df807_or_df811(
     engine_python: Path, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # VllmConfig.use_v2_model_runner with the variable unset: pipeline parallelism under external_launcher is
-    # something V2 lacks, so V1 runs, and refuses what DF806/DF807 say.
+    # The variable unset, pipeline parallelism under external_launcher: vLLM 0.33's VllmConfig.use_v2_model_runner
+    # runs V1 for it (V2 lacks it), which refuses what DF806/DF807 say; vLLM 0.34 refuses the layout (DF811).
     monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
-    qwen3_4b = QWEN3_4B
     cases = launch_line_runner_cases(tmp_path)
     answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path)
     fired = set()
     for case, answer in zip(cases, answers, strict=True):
-        argv = ["vllm", "serve", qwen3_4b, "-pp", str(case["pp"]), "-sc", json.dumps(case["speculative_config"])]
+        argv = served_by(engine_python, QWEN3_4B, "-pp", str(case["pp"]), "-sc", json.dumps(case["speculative_config"]))
         if "executor" in case:
             argv += ["--distributed-executor-backend", str(case["executor"])]
-        ours = {rule for rule in findings(dflash, argv) if rule in ("DF806", "DF807")}
+        ours = {rule for rule in findings(dflash, argv) if rule in ("DF806", "DF807", "DF811")}
         refused = answer.get("refused", "")
-        assert bool(ours) == ("Model Runner V1 does not support" in refused), (case, answer, ours)
+        by_runner = any(r in refused for reasons in RUNNER_REASONS.values() for r in reasons)
+        assert bool(ours) == by_runner, (case, answer, ours)
+        assert all(any(r in refused for r in RUNNER_REASONS[rule]) for rule in ours), (case, refused)
         fired |= ours
-    assert fired == {"DF806", "DF807"}
+    assert fired == set(RUNNER_REASONS)
+
+
+def test_speculative_config_keys_and_methods_are_df812_and_df803(
+    engine_python: Path, dflash: Run, tmp_path: Path
+) -> None:
+    # SpeculativeConfig takes every key of the launch's dict as a keyword: one its release lacks is refused
+    # ("Unexpected keyword argument", DF812). The method: vLLM 0.33 builds a plain draft model when none is given
+    # (or draft_model) and the path does not say dflash; 0.34 takes the drafter's declared 'dflash' and refuses
+    # any other explicit one (DF803). Each launch runs the engine venv's interpreter, so preflight applies the
+    # rules of the installed release.
+    named = drafter(tmp_path, "full")
+    plain = tmp_path / "plain-draft"
+    shutil.copytree(named, plain)
+    specs: list[tuple[Path, dict[str, Any]]] = [
+        (named, {"method": "dflash"}),
+        *[(named, {"method": "dflash", key: value}) for key, value in SPEC_KEYS],
+        *[(named if says else plain, {} if m is None else {"method": m}) for says, m in METHOD_CHOICES],
+    ]
+    cases = [
+        {"target": QWEN3_4B, "speculative_config": {"model": str(path), "num_speculative_tokens": 15, **spec}}
+        for path, spec in specs
+    ]
+    answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, VLLM_USE_V2_MODEL_RUNNER="1")
+    outcomes = set()
+    for case, answer in zip(cases, answers, strict=True):
+        argv = served_by(engine_python, QWEN3_4B, "-sc", json.dumps(case["speculative_config"]))
+        ours = {rule: level for rule, level in findings(dflash, argv).items() if rule in ("DF803", "DF812")}
+        refused = answer.get("refused", "")
+        built = answer.get("read", {}).get("method")
+        wrong = bool(refused) or built != "dflash"
+        assert ("error" in ours.values()) == wrong, (case, answer, ours)
+        assert (ours.get("DF812") == "error") == ("Unexpected keyword argument" in refused), (case, answer, ours)
+        outcomes.add("refused" if refused else "plain draft model" if wrong else "dflash")
+    assert {"refused", "dflash"} <= outcomes, outcomes

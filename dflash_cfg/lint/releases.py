@@ -61,6 +61,36 @@ def scope(engine: str, holds: Mapping[str, bool]) -> tuple[str, ...] | None:
     return tuple(f"{engine}=={r}" for r in yes)
 
 
+_REQUIREMENT = re.compile(r"([a-z0-9_.-]+)\s*(>=|<|==)?\s*(\S*)")
+
+
+def requirement(text: str) -> tuple[str, str, str] | None:
+    """`vllm>=0.34.0` -> ("vllm", ">=", "0.34.0"); `sglang` -> ("sglang", "", ""); None: not one."""
+    found = _REQUIREMENT.fullmatch(text)
+    return (found.group(1), found.group(2) or "", found.group(3)) if found else None
+
+
+def applies(engines: Iterable[str], engine: str, version: str | None) -> bool:
+    """Whether a finding that holds for `engines` (`Problem.engines`; empty: for every engine) holds for `engine`
+    at release `version` (None: not known, so any release of it may be the one)."""
+    requirements = list(engines)
+    if not requirements:
+        return True
+    for text in requirements:
+        found = requirement(text)
+        if found is None or found[0] != engine:
+            continue
+        _, op, bound = found
+        if not op or version is None or release(version) is None or release(bound) is None:
+            return True
+        running, edge = _key(version), _key(bound)
+        width = max(len(running), len(edge))
+        running, edge = running + (0,) * (width - len(running)), edge + (0,) * (width - len(edge))
+        if (op == ">=" and running >= edge) or (op == "<" and running < edge) or (op == "==" and running == edge):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Since:
     """A behaviour of `engine` from release `version` on."""

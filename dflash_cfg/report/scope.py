@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import re
-
+from dflash_cfg.lint.releases import requirement
 from dflash_cfg.model import Finding
 from dflash_cfg.pinned import DISPLAY
 
-_REQUIREMENT = re.compile(r"([a-z0-9_.-]+)\s*(>=|<|==)?\s*(\S*)")
 _SAID = {">=": "{} {} and later", "<": "{} before {}", "==": "{} {}"}
 
 
 def label(engines: tuple[str, ...]) -> str:
     """("vllm>=0.34.0",) -> "vLLM 0.34.0 and later"; ("vllm<0.34.0", "sglang") -> "vLLM before 0.34.0, SGLang"."""
     said = []
-    for requirement in engines:
-        found = _REQUIREMENT.fullmatch(requirement)
+    for text in engines:
+        found = requirement(text)
         if found is None:
-            said.append(requirement)
+            said.append(text)
             continue
-        name, op, version = found.groups()
+        name, op, version = found
         shown = DISPLAY.get(name, name)
         said.append(_SAID[op].format(shown, version) if op else shown)
     return ", ".join(said)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, Result
+from helpers import FIXTURES, Result, installed_release
 from hubserver import Olah
 
 INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json"
@@ -268,3 +268,38 @@ def test_config_files_are_read(dflash: Run, tmp_path: Path) -> None:
     assert broken.code == 2 and "not YAML" in broken.err and broken.err.count("\n") == 1
     missing = dflash("preflight", "--", "vllm", "serve", "--config", str(tmp_path / "absent.yaml"))
     assert missing.code == 2 and "cannot read" in missing.err
+
+
+def test_the_same_launch_gets_the_verdict_of_the_vllm_release_it_runs(dflash: Run, tmp_path: Path) -> None:
+    """One launch line (the V1 runner asked for, a key vLLM 0.34 dropped) under interpreters with vLLM 0.33.0 and
+    0.34.0 installed: preflight reads the release from the interpreter's metadata and applies that release's rules;
+    where it cannot know (`vllm serve` with no vLLM here), it says what each release does."""
+    d, t = pair(tmp_path, UPSTREAM)
+    spec = json.dumps(
+        {"method": "dflash", "model": str(d), "num_speculative_tokens": 15, "use_heterogeneous_vocab": False}
+    )
+    verdicts = {}
+    for release in ("0.33.0", "0.34.0", None):
+        if release is None:
+            head = ["vllm", "serve", str(t)]
+        else:
+            python = installed_release(tmp_path / "engines", "vllm", release)
+            head = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(t)]
+        argv = ["VLLM_USE_V2_MODEL_RUNNER=0", *head, "--speculative-config", spec]
+        result = dflash("preflight", "--no-engine-check", "--format", "json", "--", *argv)
+        assert result.code == 1, result.err
+        doc = result.json()
+        assert doc["engine_check"]["release"] == release
+        verdicts[release] = {
+            (f["rule"], tuple(f.get("engines", ()))) for f in doc["files"][0]["findings"] if f["rule"].startswith("DF8")
+        }
+    # 0.33: V1 runs and refuses the mixed sliding/full drafter; the key is one of its fields.
+    assert verdicts["0.33.0"] == {("DF806", ("vllm<0.34.0",))}
+    # 0.34: no V1 runner to ask for, and no such key.
+    assert verdicts["0.34.0"] == {("DF811", ("vllm>=0.34.0",)), ("DF812", ("vllm>=0.34.0",))}
+    # Not known: both, each with the releases it holds for.
+    assert verdicts[None] == verdicts["0.33.0"] | verdicts["0.34.0"]
+    text = dflash(
+        "preflight", "--no-engine-check", "--", "VLLM_USE_V2_MODEL_RUNNER=0", "vllm", "serve", str(t), "-sc", spec
+    )
+    assert "[vLLM before 0.34.0]" in text.out and "[vLLM 0.34.0 and later]" in text.out

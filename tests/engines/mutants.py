@@ -479,6 +479,39 @@ def _layout_edits() -> Iterator[Edit]:
     yield "sample-from-anchor", "dflash_config.sample_from_anchor true", sample_from_anchor
 
 
+def _release_edits() -> Iterator[Edit]:
+    # What one engine release reads and another does not (docs/releases/): vLLM 0.34 reads no_rope_layers on a
+    # DFlash2DraftModel (the listed layer indices run without RoPE), vLLM 0.33 and SGLang do not.
+    def nope(value: Callable[[int], Any], inner: bool = False) -> Callable[[Config], bool]:
+        def edit(d: Config) -> bool:
+            archs, layers = d.get("architectures"), d.get("num_hidden_layers")
+            if not isinstance(archs, list) or not archs or archs[0] != "DFlash2DraftModel":
+                return False
+            if not isinstance(layers, int) or layers < 4:
+                return False
+            where = d.get(DC) if inner else d
+            if not isinstance(where, dict):
+                return False
+            where["no_rope_layers"] = value(layers)
+            return True
+
+        return edit
+
+    def on_dflash(d: Config) -> bool:
+        archs = d.get("architectures")
+        if not isinstance(archs, list) or not archs or "DFlash2" in str(archs[0]):
+            return False
+        d["no_rope_layers"] = [1]
+        return True
+
+    yield "nope-layers", "no_rope_layers [1, 3]", nope(lambda n: [1, 3])
+    yield "nope-flags", "no_rope_layers as per-layer 0/1 flags", nope(lambda n: [1 - i % 2 for i in range(n)])
+    yield "nope-true", "no_rope_layers true", nope(lambda n: True)
+    yield "nope-empty", "no_rope_layers []", nope(lambda n: [])
+    yield "nope-in-dflash-config", "dflash_config.no_rope_layers [1, 3]", nope(lambda n: [1, 3], inner=True)
+    yield "nope-on-dflash", "no_rope_layers [1] on a DFlash (not DFlash2) drafter", on_dflash
+
+
 def _put(d: Config, key: str, value: Any) -> bool:
     d[key] = value
     return True
@@ -581,17 +614,26 @@ def generate(seed: int = SEED, limit: int = LIMIT) -> list[Mutant]:
         ("layout", list(_layout_edits())),
     ]
     speculators = [("speculators", list(_speculators_edits()))]
-    candidates = []
+    candidates = _apply(loaded, lambda base: speculators if base.speculators else families)
+    # Every edit of what changed between engine releases, on every base it applies to, after the sample (which
+    # they leave as it was): each release's reading is exercised on each of them.
+    releases = [("release", list(_release_edits()))]
+    return [*_sample(rng, candidates, limit), *_apply(loaded, lambda base: [] if base.speculators else releases)]
+
+
+def _apply(loaded: dict[str, Config], families: Callable[[Base], list[tuple[str, list[Edit]]]]) -> list[Mutant]:
+    """The mutants of every base under its families' edits, in order."""
+    out = []
     for base in BASES:
         original = loaded[base.name]
-        for family, edits in speculators if base.speculators else families:
+        for family, edits in families(base):
             for kind, description, edit in edits:
                 data = copy.deepcopy(original)
                 # Compared as JSON: in Python 16.0 == 16 and 0 == False, and those retypes are mutants.
                 if not edit(data) or _canonical(data) == _canonical(original):
                     continue
-                candidates.append(Mutant(f"{family}/{kind}/{base.name}", family, kind, base, description, data))
-    return _sample(rng, candidates, limit)
+                out.append(Mutant(f"{family}/{kind}/{base.name}", family, kind, base, description, data))
+    return out
 
 
 def _canonical(data: Config) -> str:

@@ -29,9 +29,11 @@ from helpers import FIXTURES
 
 import dflash_cfg
 from dflash_cfg.lint.engine_reads import differences, file_says
+from dflash_cfg.lint.releases import applies, requirement
 from dflash_cfg.model import Severity
 from dflash_cfg.sources import adapters
 from dflash_cfg.sources.adapters import Engine, EngineRecord, Reads, Request
+from engines import build
 from engines.cases import TARGETS, fixture_requests, write_drafter
 from engines.mutants import BASES, LIMIT, Base, Mutant, generate
 
@@ -130,14 +132,19 @@ def _run_engines(python: Path, cases: Sequence[Case]) -> dict[tuple[str, str], E
 
 @dataclass(frozen=True)
 class Lint:
-    errors: tuple[tuple[str, str], ...]  # (rule, message)
+    errors: tuple[tuple[str, str, tuple[str, ...]], ...]  # (rule, message, the releases it holds for)
     summary: str
+
+    def held(self, engine: str, version: str | None) -> list[tuple[str, str]]:
+        """The errors that hold for `engine` at `version`: a finding scoped to other releases says nothing
+        about this one."""
+        return [(rule, message) for rule, message, engines in self.errors if applies(engines, engine, version)]
 
 
 def _lint(case: Case) -> Lint:
     report = dflash_cfg.check([case.request.drafter], target=case.target, isolated=True, use_cache=False)
     findings = [f for file in report.files for f in file.findings]
-    errors = tuple((f.rule, f.message) for f in findings if f.severity is Severity.ERROR)
+    errors = tuple((f.rule, f.message, f.engines) for f in findings if f.severity is Severity.ERROR)
     summary = ",".join(f"{f.rule}:{f.severity.label[0]}" for f in findings) or "-"
     return Lint(errors, summary)
 
@@ -168,12 +175,16 @@ def _hold(
     case: Case, lint: Lint, base_lint: Lint | None, records: Mapping[tuple[str, str], EngineRecord]
 ) -> list[Disagreement]:
     out = []
-    base_rules = {rule for rule, _ in base_lint.errors} if base_lint else set()
-    new_errors = {rule for rule, _ in lint.errors} - base_rules
     same_everywhere = case.base_id is not None
+    new_anywhere: set[str] = set()
     for engine in case.engines:
         record = records[(engine, case.id)]
         base = records[(engine, case.base_id)] if case.base_id else None
+        # Each engine is held to the errors that hold for its release (Problem.engines).
+        errors = lint.held(engine, record.version)
+        base_rules = {rule for rule, _ in base_lint.held(engine, record.version)} if base_lint else set()
+        new_errors = {rule for rule, _ in errors} - base_rules
+        new_anywhere |= new_errors
         if record.failed is not None:
             out.append(Disagreement(case.id, "failed", engine, record.failed[:200]))
             same_everywhere = False
@@ -181,9 +192,9 @@ def _hold(
         if base is None or not _same(record, base):
             same_everywhere = False
         if record.refused is not None:
-            if not any(_names(message, engine) for _, message in lint.errors):
+            if not any(_names(message, engine) for _, message in errors):
                 # a: no error at all; a-unnamed: an error, but none says this engine is the one that refuses.
-                condition = "a-unnamed" if lint.errors else "a"
+                condition = "a-unnamed" if errors else "a"
                 refusal = f"{record.refused.type}: {record.refused.message.splitlines()[0][:160]}"
                 out.append(Disagreement(case.id, condition, engine, f"refused ({refusal}); dflash-cfg: {lint.summary}"))
             continue
@@ -193,16 +204,17 @@ def _hold(
             if changed and not new_errors:
                 shown = "; ".join(f"{f}: {json.dumps(b)} -> {json.dumps(a)}" for f, (b, a) in changed.items())
                 out.append(Disagreement(case.id, "b", engine, f"{shown[:400]}; dflash-cfg: {lint.summary}"))
-    if same_everywhere and new_errors:
-        out.append(Disagreement(case.id, "c", "all", f"new errors {sorted(new_errors)}; dflash-cfg: {lint.summary}"))
-    for rule, message in lint.errors:
+    if same_everywhere and new_anywhere:
+        out.append(Disagreement(case.id, "c", "all", f"new errors {sorted(new_anywhere)}; dflash-cfg: {lint.summary}"))
+    for rule, message, engines in lint.errors:
         if not any(p in message.lower() for p in REFUSAL_PHRASES):
             continue
         named = [e for e in case.engines if _names(message, e)] or list(case.engines)
         named_anywhere = [e for e in adapters.ENGINES if _names(message, e)]
         if named_anywhere and not named:
             continue  # names only an engine this case does not run
-        if not any(records[(e, case.id)].refused is not None for e in named):
+        named = [e for e in named if applies(engines, e, records[(e, case.id)].version)]
+        if named and not any(records[(e, case.id)].refused is not None for e in named):
             out.append(Disagreement(case.id, "d", "+".join(named), f"{rule}: {message[:240]}"))
     return out
 
@@ -215,10 +227,19 @@ class Entry:
     ids: tuple[str, ...]
     conditions: tuple[str, ...]
     engines: tuple[str, ...]  # empty: any
+    # The engine releases it is about ("vllm>=0.34.0"; empty: every one): with another release installed, it
+    # neither matches nor goes stale.
+    releases: tuple[str, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        running = build.locked()
+        return all(applies((r,), name, running.get(name)) for r in self.releases if (name := _name(r)))
 
     def matches(self, d: Disagreement) -> bool:
         return (
-            any(fnmatch.fnmatchcase(d.case, glob) for glob in self.ids)
+            self.active
+            and any(fnmatch.fnmatchcase(d.case, glob) for glob in self.ids)
             and d.condition in self.conditions
             and (not self.engines or d.engine in self.engines)
         )
@@ -238,6 +259,7 @@ def _entries() -> list[Entry]:
                     tuple(entry["ids"]),
                     tuple([conditions] if isinstance(conditions, str) else conditions),
                     tuple(entry.get("engines", ())),
+                    tuple(entry.get("releases", ())),
                 )
             )
     return entries
@@ -298,7 +320,7 @@ def differential(engine_python: Path, tmp_path_factory: pytest.TempPathFactory) 
 def test_the_engines_and_dflash_cfg_agree_on_every_fixture_and_mutant(differential: Outcome) -> None:
     entries = _entries()
     unlisted = [d for d in differential.disagreements if not any(e.matches(d) for e in entries)]
-    stale = [e for e in entries if not any(e.matches(d) for d in differential.disagreements)]
+    stale = [e for e in entries if e.active and not any(e.matches(d) for d in differential.disagreements)]
     print(
         f"differential: {differential.cases} cases ({differential.mutants} mutants), "
         f"{len(differential.disagreements)} disagreements, {differential.seconds:.0f} s; "
@@ -320,13 +342,21 @@ def test_no_published_drafter_is_read_other_than_its_file_says(differential: Out
     assert misread == []
 
 
+def _name(requirement_text: str) -> str:
+    found = requirement(requirement_text)
+    return found[0] if found else requirement_text
+
+
 def test_the_generator_is_deterministic_and_yields_enough_mutants() -> None:
     first, second = generate(), generate()
-    assert len(first) >= 500 and len(first) == LIMIT
+    sampled = [m for m in first if m.family != "release"]
+    assert len(sampled) >= 500 and len(sampled) == LIMIT
+    assert {m.kind for m in first if m.family == "release"} >= {"nope-layers", "nope-flags", "nope-true"}
     assert [(m.id, m.to_json()) for m in first] == [(m.id, m.to_json()) for m in second]
     assert len({m.id for m in first}) == len(first)
     families = {m.family for m in first}
     expected = {"move", "rename", "drop", "type", "taps", "rope", "layers", "window", "label", "layout", "speculators"}
+    expected.add("release")
     assert families == expected
     for base in BASES:
         assert (FIXTURES / base.rel).is_file()

@@ -3,6 +3,7 @@ cited by name (fast: no engine)."""
 
 from __future__ import annotations
 
+from dflash_cfg.lint.releases import CHANGES
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.pinned import PINNED, PLACEHOLDERS, expand, named
 from engines import build, citations
@@ -26,3 +27,9 @@ def test_no_rule_text_keeps_a_placeholder() -> None:
 
 def test_engine_code_is_cited_by_name_not_by_line() -> None:
     assert citations.by_line() == [], "cite engine code as PACKAGE/PATH.py:QUALNAME (dflash_cfg/lint/citations.py)"
+
+
+def test_each_release_change_names_rules_that_exist() -> None:
+    ids = {r.id for r in ALL}
+    for change in CHANGES:
+        assert change.rules and set(change.rules) <= ids, change

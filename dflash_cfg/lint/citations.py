@@ -56,7 +56,7 @@ class Cited:
 
 
 def parse(cited: str) -> Cited:
-    """`vllm/x.py:A.b@0.33.0` -> Cited("vllm/x.py", "A.b", "0.33.0"). Raises ValueError for no citation."""
+    """`PACKAGE/x.py:A.b@0.33.0` -> Cited("PACKAGE/x.py", "A.b", "0.33.0"). Raises ValueError for no citation."""
     m = CITATION.fullmatch(cited)
     if m is None:
         raise ValueError(f"not a citation: {cited!r}")

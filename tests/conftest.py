@@ -85,6 +85,16 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("NO_GCE_CHECK", "true")
 
 
+def pytest_report_header() -> str:
+    """The lock the engine suite runs on: the default one, or the release's `./dev test --lock` (or
+    $DFLASH_CFG_ENGINES_LOCK) names; said once at the top of every run, so a log shows which release it checked."""
+    from engines import build
+
+    lock = build.default_lock()
+    root = build.LOCK.parent.parent.parent
+    return f"engines lock: {lock.relative_to(root) if lock.is_relative_to(root) else lock}"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test served by olah, moto or the GCS emulator is slow: the session starts the server (and may
     build its venv)."""

@@ -36,3 +36,22 @@ def test_the_fast_loop_builds_no_engine_venv(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "test_pinned.py" in done.stdout
     assert not list(cache.glob("engines-*")), "the fast loop built the engine venv"
+
+
+def test_the_lock_flag_runs_the_suite_on_a_release_lock_and_builds_nothing_first(tmp_path: Path) -> None:
+    # `./dev test --lock NAME-VERSION` names a lock under tests/engines/releases/; the run says which lock it is on.
+    # Collecting builds no engine venv: the engine fixture builds it when an engine test runs.
+    release = sorted((ROOT / "tests" / "engines" / "releases").glob("*.lock.txt"))[0]
+    name = release.name.removesuffix(".lock.txt")
+    cache = tmp_path / "test-cache"
+    env = {**os.environ, "DFLASH_CFG_TEST_CACHE": str(cache)}
+    env.pop("DFLASH_CFG_ENGINES_LOCK", None)
+    args = ["sh", str(ROOT / "dev"), "test", "--lock", name, "--collect-only", "tests/engines/test_pinned.py"]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"engines lock: tests/engines/releases/{release.name}" in done.stdout
+    assert not list(cache.glob("engines-*")), "collecting built the engine venv"
+    unknown = subprocess.run(
+        ["sh", str(ROOT / "dev"), "test", "--lock", "no-such-0.0.0"], capture_output=True, text=True, env=env
+    )
+    assert unknown.returncode == 2 and name in unknown.stderr, unknown.stderr

@@ -170,7 +170,7 @@ READS: dict[str, Read] = {
             default="model not found",
             bad_type="model not found",
             source=CHECKED + " vllm/model_executor/models/registry.py:_SPECULATIVE_DECODING_MODELS, "
-            "vllm/config/speculative.py:XPRESS_ARCHITECTURES, "
+            "vllm/config/speculative.py:XPRESS_ARCHITECTURES@0.33.0, "
             "vllm/models/beam/nvidia/dflash2.py:DFlash2BeamForCausalLM.__init__ (final_logit_softcapping)",
         ),
         Read(
@@ -217,7 +217,7 @@ READS: dict[str, Read] = {
             default="ValueError 'Model config must specify `dflash_config.mask_token_id`, `mask_token_id`, ...'",
             bad_type="int() in get_parallel_drafting_token_id: a numeric string or an integral float is read as meant",
             source=CHECKED + " vllm/v1/worker/gpu/spec_decode/utils.py:get_parallel_drafting_token_id, "
-            "vllm/v1/spec_decode/llm_base_proposer.py:SpecDecodeBaseProposer._init_parallel_drafting_params, "
+            "vllm/v1/spec_decode/llm_base_proposer.py:SpecDecodeBaseProposer._init_parallel_drafting_params@0.33.0, "
             "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__",
         ),
         Read(
@@ -473,7 +473,7 @@ READS: dict[str, Read] = {
             bad_type="bool(int(value)); a value that is not an integer fails vLLM's start on its own",
             source=CHECKED
             + " vllm/platforms/interface.py:Platform.validate_environ (0.34.0), vllm/config/vllm.py:VllmConfig"
-            ".use_v2_model_runner (0.33.0) (run by tests/engines/test_launch_checks.py)",
+            ".use_v2_model_runner@0.33.0 (run by tests/engines/test_launch_checks.py)",
         ),
         Read(
             reader="vLLM",
@@ -880,8 +880,8 @@ READS: dict[str, Read] = {
 # Checked by running both engines on each (tests/engines/test_truth.py): vLLM registers DFlash2BeamDraftModel too,
 # but its beam drafter refuses a DFlash2 file without final_logit_softcapping, so only SGLang builds it.
 # XPress: a DFlash drafter with a refiner head, served under method dflash (vLLM's EAGLEConfig rewrites the
-# architecture to DFlash{arch}, so both names are registered: vllm/config/speculative.py:XPRESS_ARCHITECTURES); the
-# pinned SGLang has no XPress model.
+# architecture to DFlash{arch}, so both names are registered:
+# vllm/config/speculative.py:XPRESS_ARCHITECTURES@0.33.0); the pinned SGLang has no XPress model.
 XPRESS_ARCHITECTURES = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
 
 REGISTERED_ARCHITECTURES: dict[str, tuple[Reader, ...]] = {

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from dflash_cfg.pinned import PINNED
+from dflash_cfg.pinned import is_checked
 from dflash_cfg.sources.cache import default_root
 
 if TYPE_CHECKING:
@@ -232,8 +232,9 @@ def from_json(engine: str, python: str, data: Any) -> EngineRecord:
         engine=engine,
         version=_opt(data.get("version"), str),
         python=str(data.get("python") or python),
-        # Checked means: the engine suite compared this adapter's reading with this very release.
-        checked=_opt(data.get("version"), str) == PINNED.get(engine),
+        # Checked means: the engine suite compared this adapter's reading with this very release (the pinned one
+        # or one it also runs, pinned.ALSO_CHECKED).
+        checked=is_checked(engine, _opt(data.get("version"), str)),
         refused=Refusal(str(refused["type"]), str(refused["message"]), _opt(refused.get("where"), str))
         if isinstance(refused, dict)
         else None,

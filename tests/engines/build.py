@@ -4,9 +4,9 @@ a venv outside the checkout, named by the lock's hash, built once and reused whi
 Standard library only, so `./dev engines` runs it with any python3 before dflash-cfg's own venv exists:
     python3 tests/engines/build.py      builds (or finds) the venv and prints its python
 
-$DFLASH_CFG_ENGINES_LOCK names another lock (e.g. tests/engines/releases/vllm-0.34.0.lock.txt, written by
-`./dev engines --upgrade`): the default of every function here and of the suite's `engine_python` fixture, so
-`DFLASH_CFG_ENGINES_LOCK=PATH ./dev test tests/engines` runs the engine suite on that lock.
+$DFLASH_CFG_ENGINES_LOCK names another lock (e.g. tests/engines/releases/vllm-0.33.0.lock.txt, a release the suite
+also runs; `./dev test --lock vllm-0.33.0` sets it): the default of every function here and of the suite's
+`engine_python` fixture, so `DFLASH_CFG_ENGINES_LOCK=PATH ./dev test tests/engines` runs the engine suite on that lock.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ import sys
 from pathlib import Path
 
 LOCK = Path(__file__).resolve().parent / "requirements.lock.txt"
+# The locks of the other releases the suite runs on demand (dflash_cfg/pinned.py ALSO_CHECKED, `./dev test --lock
+# NAME-VERSION`) and of releases staged by `./dev engines --upgrade --lock-out`: NAME-VERSION.lock.txt.
+RELEASES = LOCK.parent / "releases"
 LOCK_VARIABLE = "DFLASH_CFG_ENGINES_LOCK"
 # Written last: a venv without it (a build that died midway) is built again from scratch.
 STAMP = ".dflash-cfg-engines-complete"

@@ -1,11 +1,16 @@
-"""Resolve the repository's engine citations (`path:qualname`, dflash_cfg/lint/citations.py) in an engine venv.
+"""Resolve the repository's engine citations (`path:qualname[@release]`, dflash_cfg/lint/citations.py) in an
+engine venv.
 
     python tests/engines/citations.py [--python PY] [--check]   (from the repository root, in .venv)
 
-writes dflash_cfg/lint/cited_lines.py: the lines of every citation in the venv's installed code (PY: the pinned
-engine venv's python, built if needed), or with --check says what differs and exits 1. A citation that names
-nothing in the installed code is an error either way (exit 1). The engine suite holds the same
-(test_citations.py); `./dev engines --cite` runs this script, and `./dev engines --upgrade` does after a release.
+writes dflash_cfg/lint/cited_lines.py: the lines of every citation the venv holds the release of (PY: an engine
+venv's python; default: the venv of $DFLASH_CFG_ENGINES_LOCK's lock, else the pinned one, built if needed), the
+entries of the other releases kept as they are; or with --check says what differs and exits 1. A venv holds an
+untagged citation when it has the pinned release of the citation's package (pinned.PINNED), a tagged one when it
+has the tag's release: run it once with the pinned venv and once with each release's of pinned.ALSO_CHECKED that a
+citation is tagged with. A citation it holds that names nothing there, or a tag naming a release the suite does not
+run, is an error either way (exit 1). The engine suite holds the same (test_citations.py); `./dev engines --cite`
+runs this script, and `./dev engines --upgrade` does after a release.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dflash_cfg.lint.citations import BY_LINE, PACKAGES, citations
+from dflash_cfg.lint.citations import BY_LINE, PACKAGES, citations, parse
+from dflash_cfg.pinned import ALSO_CHECKED, PINNED
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TABLE = ROOT / "dflash_cfg" / "lint" / "cited_lines.py"
@@ -101,8 +107,10 @@ def _named(body: Iterable[ast.stmt]) -> dict[str, ast.AST]:
 
 
 def resolve(site: Path, cited: str) -> tuple[int, int] | None:
-    """The first and last line of what `cited` names in the code installed under `site`; None if nothing."""
-    path, _, qualname = cited.partition(":")
+    """The first and last line of what `cited` names in the code installed under `site` (a release tag is not looked
+    at: `due` says which venv to ask); None if nothing."""
+    parsed = parse(cited)
+    path, qualname = parsed.path, parsed.qualname
     try:
         tree = ast.parse((site / path).read_bytes())
     except (OSError, SyntaxError, ValueError):
@@ -149,29 +157,78 @@ def qualname_at(site: Path, path: str, line: int) -> str | None:
     return ".".join(best) or None
 
 
+def due(cited: str, installed: Mapping[str, str], pinned: Mapping[str, str] = PINNED) -> bool:
+    """Whether a venv with the `installed` releases holds what `cited` names: the pinned release of its package for
+    an untagged citation, the tag's release for a tagged one."""
+    parsed = parse(cited)
+    want = parsed.release or pinned.get(parsed.package)
+    return want is not None and installed.get(parsed.package) == want
+
+
+def bad_tags(cited: Mapping[str, list[str]], pinned: Mapping[str, str] = PINNED) -> dict[str, list[str]]:
+    """The tagged citations whose release the suite does not run (neither pinned nor ALSO_CHECKED): nothing would
+    ever resolve them. Citation -> the files citing it."""
+    out = {}
+    for name, where in cited.items():
+        parsed = parse(name)
+        runs = {pinned.get(parsed.package), *ALSO_CHECKED.get(parsed.package, ())}
+        if parsed.release is not None and parsed.release not in runs:
+            out[name] = where
+    return out
+
+
 @dataclass(frozen=True)
 class Resolution:
-    lines: dict[str, tuple[int, int]]
-    gone: dict[str, list[str]]  # citation -> the files citing it
-    versions: dict[str, str]
+    lines: dict[str, tuple[int, int]]  # the citations this venv holds -> their lines in it
+    gone: dict[str, list[str]]  # a citation this venv holds that names nothing in it -> the files citing it
+    versions: dict[str, str]  # the venv's release of each cited package
+    cited: frozenset[str]  # every citation of the repository
+    held: frozenset[str]  # those this venv holds (`due`): resolved into `lines` or `gone`
+    bad_tags: dict[str, list[str]]  # see `bad_tags`
 
 
-def resolve_all(site: Path, root: Path = ROOT) -> Resolution:
+def resolve_all(site: Path, root: Path = ROOT, pinned: Mapping[str, str] = PINNED) -> Resolution:
+    """Every citation of the repository the venv under `site` holds (`due`), resolved there. `pinned`: the releases
+    untagged citations name (`./dev engines --upgrade` passes the ones it has just written)."""
     cited = collect(root)
-    lines, gone = {}, {}
+    installed = versions(site)
+    lines, gone, held = {}, {}, set()
     for name, where in cited.items():
+        if not due(name, installed, pinned):
+            continue
+        held.add(name)
         span = resolve(site, name)
         if span is None:
             gone[name] = where
         else:
             lines[name] = span
-    return Resolution(lines, gone, versions(site))
+    return Resolution(lines, gone, installed, frozenset(cited), frozenset(held), bad_tags(cited, pinned))
 
 
-def render(lines: Mapping[str, tuple[int, int]], release: Mapping[str, str]) -> str:
+def table_lines(table: Path = TABLE) -> dict[str, tuple[int, int]]:
+    """The `LINES` a written cited_lines.py holds (read as text: the module imported may be an older one)."""
+    if not table.exists():
+        return {}
+    for node in ast.parse(table.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "LINES":
+            value = ast.literal_eval(node.value) if node.value is not None else {}
+            return {str(k): (int(a), int(b)) for k, (a, b) in value.items()}
+    return {}
+
+
+def merged(result: Resolution, before: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """The table after resolving in one venv: its own citations' lines, and the entries of the citations other
+    venvs hold kept from `before` (while the repository still cites them), so that re-citing with one release's
+    venv keeps the other's lines."""
+    kept = {k: v for k, v in before.items() if k in result.cited and k not in result.held}
+    return dict(sorted({**kept, **result.lines}.items()))
+
+
+def render(lines: Mapping[str, tuple[int, int]], release: Mapping[str, str] = PINNED) -> str:
+    """cited_lines.py: `VERSIONS` the releases the untagged citations name (the pinned ones), `LINES` the table."""
     head = (TABLE.read_text(encoding="utf-8").split('"""', 2)[1]) if TABLE.exists() else ""
     out = [f'"""{head}"""', "", "VERSIONS: dict[str, str] = {"]
-    out += [f'    "{k}": "{v}",' for k, v in release.items() if k in PACKAGES] + ["}", ""]
+    out += [f'    "{k}": "{v}",' for k, v in sorted(release.items()) if k in PACKAGES] + ["}", ""]
     out += ["LINES: dict[str, tuple[int, int]] = {"]
     out += [f'    "{k}": ({a}, {b}),' for k, (a, b) in sorted(lines.items())] + ["}", ""]
     return "\n".join(out)
@@ -186,13 +243,16 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(ROOT / "tests"))
         from engines import build
 
-        args.python = build.engine_python()
+        args.python = build.engine_python()  # of $DFLASH_CFG_ENGINES_LOCK's lock, else the pinned one
     result = resolve_all(site_packages(args.python))
     for name, where in result.gone.items():
         print(f"citations: {name} names nothing in the installed code (cited in {', '.join(where)})", file=sys.stderr)
+    for name, where in result.bad_tags.items():
+        print(f"citations: {name} is tagged with a release the suite does not run (cited in {', '.join(where)}; "
+              "dflash_cfg/pinned.py PINNED, ALSO_CHECKED)", file=sys.stderr)  # fmt: skip
     for stale in by_line():
         print(f"citations: cite by name, not by line: {stale}", file=sys.stderr)
-    text = render(result.lines, result.versions)
+    text = render(merged(result, table_lines()))
     if args.check:
         if TABLE.read_text(encoding="utf-8") != text:
             print(f"citations: {TABLE.relative_to(ROOT)} is stale: run ./dev engines --cite", file=sys.stderr)
@@ -200,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     elif TABLE.read_text(encoding="utf-8") != text:
         TABLE.write_text(text, encoding="utf-8")
         print(f"wrote {TABLE.relative_to(ROOT)}", file=sys.stderr)
-    return 1 if result.gone else 0
+    return 1 if result.gone or result.bad_tags else 0
 
 
 if __name__ == "__main__":

@@ -1,26 +1,28 @@
-"""Every engine citation of the repository (`path:qualname`) names code the pinned engines have, and the line
-table the docs render from (dflash_cfg/lint/cited_lines.py) is the installed code's."""
+"""Every engine citation of the repository (`path:qualname[@release]`) names code the engine venv under test has
+when it holds the citation's release, and the line table the docs render from (dflash_cfg/lint/cited_lines.py) is
+that venv's installed code for those citations (the other releases' entries are another venv's to check)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from engines import build, citations
+from engines import citations
 
 
 def test_every_citation_names_installed_code(engine_python: Path) -> None:
     result = citations.resolve_all(citations.site_packages(engine_python))
-    assert result.gone == {}, "cited code is gone from the pinned engines: re-cite it (./dev engines --cite)"
+    assert result.gone == {}, "cited code is gone from these engines' releases: re-cite it (./dev engines --cite)"
+    assert result.bad_tags == {}, "a citation's tag names a release neither pinned nor ALSO_CHECKED (pinned.py)"
     assert result.lines, "no citation found: the scanner is broken"
 
 
 def test_the_line_table_is_the_installed_code(engine_python: Path) -> None:
-    if build.locked() != build.locked(build.LOCK):
-        pytest.skip("a staged lock: the table is the adopted release's (./dev engines --upgrade rewrites it in place)")
     result = citations.resolve_all(citations.site_packages(engine_python))
-    assert citations.TABLE.read_text(encoding="utf-8") == citations.render(result.lines, result.versions), (
+    table = citations.table_lines()
+    assert {k: table.get(k) for k in result.lines} == result.lines, (
+        "dflash_cfg/lint/cited_lines.py is stale: run ./dev engines --cite (with this lock's venv)"
+    )
+    assert citations.TABLE.read_text(encoding="utf-8") == citations.render(citations.merged(result, table)), (
         "dflash_cfg/lint/cited_lines.py is stale: run ./dev engines --cite"
     )
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, ROOT, Result
 
-from dflash_cfg.pinned import DISPLAY, PINNED
+from dflash_cfg.pinned import DISPLAY, is_checked
 from engines import build
 from engines.venvs import other_version
 
@@ -38,14 +38,15 @@ def named(dist: str) -> str:
     return f"{DISPLAY[dist]} {RUNNING[dist]}"
 
 
-def pinned(dist: str) -> bool:
-    """Whether the release under test is the one PINNED names (checked; else the tool says it was not)."""
-    return RUNNING[dist] == PINNED[dist]
+def checked(dist: str) -> bool:
+    """Whether the release under test is one the suite holds the tool to, PINNED's or ALSO_CHECKED's (the tool says
+    a reading of it is checked; of any other, that it was not)."""
+    return is_checked(dist, RUNNING[dist])
 
 
 def engine_severity(dist: str) -> str:
-    """An engine finding's severity: an error from the pinned release, a warning from one not checked."""
-    return "error" if pinned(dist) else "warning"
+    """An engine finding's severity: an error from a checked release, a warning from one not checked."""
+    return "error" if checked(dist) else "warning"
 
 
 def by_engine(result: Result) -> dict[str, dict]:
@@ -64,7 +65,7 @@ def test_the_incident_with_its_target_sglang_refuses(dflash: Run, engine_python:
     assert sglang["refused"]["type"] == "IndexError"
     assert re.fullmatch(r"sglang/\S+\.py:\d+", sglang["refused"]["where"]), sglang["refused"]
     vllm = engines["vllm"]
-    assert vllm["version"] == RUNNING["vllm"] and vllm["checked"] is pinned("vllm")
+    assert vllm["version"] == RUNNING["vllm"] and vllm["checked"] is checked("vllm")
     assert vllm["refused"] is None and vllm["reads"]["target_layer_ids"] == [1, 17, 33, 49, 63]
     for key in ("mask_token_id", "layer_types", "sliding_window", "causal", "rope_theta", "num_draft_tokens"):
         assert key in vllm["reads"], key
@@ -93,8 +94,8 @@ def test_the_repaired_file_with_the_same_target_reads_as_written(
         return
     # Held apart from the engines' versions: a release changes them (and the columns' width), not the behaviour
     # the sample shows; release day re-records it. A staged release (DFLASH_CFG_ENGINES_LOCK) also says it was not
-    # checked, which the README's pinned sample does not.
-    if not (pinned("vllm") and pinned("sglang")):
+    # checked, which the README's sample of checked releases does not.
+    if not (checked("vllm") and checked("sglang")):
         text = text.replace(" (not checked against this version)", "")
     assert _unversioned(sample["out"]) == _unversioned(text), (
         "README's engines sample is stale: DFLASH_CFG_README=record to regenerate"
@@ -196,7 +197,7 @@ def test_preflight_reports_a_window_the_launchs_vllm_reads_other_than_the_file(
     [misread] = [f for f in findings if f["rule"] == "DF902"]
     assert misread["severity"] == engine_severity("vllm") and misread["pointer"] == "/sliding_window", misread
     said = f"{named('vllm')} reads sliding_window 1024, the file says 2048"
-    unchecked = "" if pinned("vllm") else " (the adapter was not checked against this version)"
+    unchecked = "" if checked("vllm") else " (the adapter was not checked against this version)"
     assert misread["message"] == said + unchecked, misread
     assert result.code == 1
 

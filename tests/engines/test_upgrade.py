@@ -117,10 +117,11 @@ def test_pinned_is_rewritten_entry_by_entry() -> None:
     text = upgrade.PINNED_FILE.read_text(encoding="utf-8")
     from dflash_cfg.pinned import PINNED
 
-    new = upgrade.rewrite_pinned(text, {"vllm": "0.34.0", "torch": "2.15.0"})
+    later = PINNED["vllm"] + ".post1"  # any release but the pinned one
+    new = upgrade.rewrite_pinned(text, {"vllm": later, "torch": "2.15.0"})
     changed = [(a, b) for a, b in zip(text.splitlines(), new.splitlines(), strict=True) if a != b]
-    assert len(changed) == 1
-    assert f'"vllm": "{PINNED["vllm"]}"' in changed[0][0] and '"vllm": "0.34.0"' in changed[0][1]
+    assert len(changed) == 1  # PINNED's entry only: not ALSO_CHECKED's, nor an unpinned name
+    assert f'"vllm": "{PINNED["vllm"]}"' in changed[0][0] and f'"vllm": "{later}"' in changed[0][1]
 
 
 def test_the_venv_is_named_by_the_pins_and_the_lock_chosen_by_the_environment(

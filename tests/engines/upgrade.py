@@ -852,8 +852,13 @@ def main(argv: list[str] | None = None) -> int:
         {r.id: (r.reads, r.doc) for r in ALL},
     )
     if adopted:
-        result = citations.resolve_all(new_site)
-        citations.TABLE.write_text(citations.render(result.lines, result.versions), encoding="utf-8")
+        # Untagged citations now name the new release: PINNED as just written, not as this process imported it.
+        from dflash_cfg.pinned import PINNED
+
+        pinned = {**PINNED, **{k: v for k, v in moves.items() if k in PINNED}}
+        result = citations.resolve_all(new_site, pinned=pinned)
+        table = citations.merged(result, citations.table_lines())
+        citations.TABLE.write_text(citations.render(table, pinned), encoding="utf-8")
     clock = _phase("citations resolved in both", clock, timings)
 
     notes = []

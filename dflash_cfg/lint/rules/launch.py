@@ -232,7 +232,7 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     engine will get it (``NAME=value`` and ``env`` before the command, ``docker run -e``/``--env-file``, or
     this environment); with the variable unset, when the launch asks for what V2 lacks: pipeline parallelism
     with ``--distributed-executor-backend external_launcher``
-    (``vllm/config/vllm.py:VllmConfig._get_v2_model_runner_unsupported_features`` in vLLM 0.33.0).
+    (``vllm/config/vllm.py:VllmConfig._get_v2_model_runner_unsupported_features@0.33.0``).
 
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``layer_types`` ``[sliding, full, ...]``;
     ``--distributed-executor-backend external_launcher -pp 2`` with the same drafter
@@ -255,8 +255,8 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
         )
 
 
-# Drafters only vLLM's V2 model runner serves: vllm/config/vllm.py:VllmConfig._is_dflash_candidate_draft and
-# SpeculativeConfig.is_xpress (vllm/config/speculative.py:XPRESS_ARCHITECTURES).
+# Drafters only vLLM's V2 model runner serves: vllm/config/vllm.py:VllmConfig._is_dflash_candidate_draft@0.33.0 and
+# SpeculativeConfig.is_xpress (vllm/config/speculative.py:XPRESS_ARCHITECTURES@0.33.0).
 V2_ONLY = {
     "DFlash2DraftModel": "candidate head",
     "DFlash2BeamDraftModel": "candidate head",
@@ -280,8 +280,8 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
 
     Only the V2 runner's speculators call those parts; on V1 the same checkpoint would draft as a plain
     DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
-    (``vllm/config/vllm.py:VllmConfig._validate_v1_model_runner``, with what
-    ``vllm/config/vllm.py:VllmConfig._get_v1_model_runner_unsupported_features`` lists: "Model Runner V1 does
+    (``vllm/config/vllm.py:VllmConfig._validate_v1_model_runner@0.33.0``, with what
+    ``vllm/config/vllm.py:VllmConfig._get_v1_model_runner_unsupported_features@0.33.0`` lists: "Model Runner V1 does
     not support: DFlash candidate-head drafts" / "xpress speculative decoding").
 
     Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``"architectures": ["DFlash2DraftModel"]``
@@ -591,7 +591,7 @@ def _sglang_true(value: str | None) -> bool:
 
 def _v1_forced(launch: Launch) -> tuple[str, str] | None:
     """Why a vLLM launch runs the V1 model runner, and what would change it; None when it runs V2.
-    vllm/config/vllm.py:VllmConfig.use_v2_model_runner: the variable decides when it is set; unset, V1 is
+    vllm/config/vllm.py:VllmConfig.use_v2_model_runner@0.33.0: the variable decides when it is set; unset, V1 is
     chosen for what V2 lacks that a launch line shows (pipeline parallelism under external_launcher)."""
     if launch.engine != "vllm":
         return None

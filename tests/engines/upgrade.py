@@ -47,6 +47,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from dflash_cfg.lint.releases import CHANGES
 from dflash_cfg.pinned import DISPLAY
 from dflash_cfg.sources.adapters import ENGINES
 
@@ -574,9 +575,25 @@ def render(report: Report) -> str:
             out.append(f"  - reads: {', '.join(c.reads)}")
         if c.rules:
             out.append(f"  - rules: {', '.join(c.rules)}")
+    out += ["", *rules_section(r.name, r.new)]
     if r.notes:
         out += ["", "## Notes", ""] + [f"- {n}" for n in r.notes]
     return "\n".join(out).rstrip() + "\n"
+
+
+def rules_section(name: str, version: str) -> list[str]:
+    """What the release changed that a drafter or its launch depends on, and the rules that say it
+    (dflash_cfg/lint/releases.py CHANGES, written by hand when the behaviour changes are made)."""
+    said = [c for c in CHANGES if c.since.engine == name and c.since.version == version]
+    out = ["## What the rules say", ""]
+    if not said:
+        return [*out, f"Nothing yet: no entry of dflash_cfg/lint/releases.py CHANGES is about {name} {version}."]
+    out += [
+        "From dflash_cfg/lint/releases.py CHANGES: each finding says the releases it holds for "
+        f"({name}>={version} or {name}<{version}).",
+        "",
+    ]
+    return [*out, *(f"- {_md(c.what)} Rules: {', '.join(c.rules)}." for c in said)]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -471,8 +471,7 @@ READS: dict[str, Read] = {
             "launch, and so does pipeline parallelism under external_launcher",
             default="unset: the V2 runner",
             bad_type="bool(int(value)); a value that is not an integer fails vLLM's start on its own",
-            source=CHECKED
-            + " vllm/platforms/interface.py:Platform.validate_environ (0.34.0), vllm/config/vllm.py:VllmConfig"
+            source=CHECKED + " vllm/platforms/interface.py:Platform.validate_environ, vllm/config/vllm.py:VllmConfig"
             ".use_v2_model_runner@0.33.0 (run by tests/engines/test_launch_checks.py)",
         ),
         Read(

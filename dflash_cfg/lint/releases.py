@@ -25,7 +25,12 @@ def release(version: str) -> tuple[int, ...] | None:
 
 
 def _key(version: str) -> tuple[int, ...]:
-    return release(version) or ()
+    """What releases compare by: the numbers without trailing zeros, so that 0.34 and 0.34.0 are one release
+    and plain tuple order is release order (0.34 < 0.34.1, 0.9 < 0.10)."""
+    parts = list(release(version) or ())
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
 
 
 def ordered(releases: Iterable[str]) -> list[str]:
@@ -84,8 +89,6 @@ def applies(engines: Iterable[str], engine: str, version: str | None) -> bool:
         if not op or version is None or release(version) is None or release(bound) is None:
             return True
         running, edge = _key(version), _key(bound)
-        width = max(len(running), len(edge))
-        running, edge = running + (0,) * (width - len(running)), edge + (0,) * (width - len(edge))
         if (op == ">=" and running >= edge) or (op == "<" and running < edge) or (op == "==" and running == edge):
             return True
     return False
@@ -108,16 +111,18 @@ class Since:
         """The requirement for the releases that do not."""
         return f"{self.engine}<{self.version}"
 
+    def includes(self, version: str) -> bool | None:
+        """Whether release `version` of the engine has the behaviour; None when `version` is not a release."""
+        if release(version) is None or release(self.version) is None:
+            return None
+        return _key(version) >= _key(self.version)
+
     def holds(self, launch: Launch) -> bool | None:
         """Whether the launch's engine has the behaviour; None when its release is not known (or the launch runs
         another engine, for which the question does not arise: the rules ask only about their own engine)."""
         if launch.engine != self.engine or launch.engine_version is None:
             return None
-        running, first = release(launch.engine_version), release(self.version)
-        if running is None or first is None:
-            return None
-        width = max(len(running), len(first))
-        return running + (0,) * (width - len(running)) >= first + (0,) * (width - len(first))
+        return self.includes(launch.engine_version)
 
     def sides(self, launch: Launch) -> tuple[bool, bool]:
         """(the launch may run a release before the change, it may run one with it)."""

@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +75,7 @@ def findings(dflash: Run, argv: list[str]) -> dict[str, str]:
 
 # What refuses a launch that asks for the V1 model runner, by the release the engine venv runs: vLLM 0.33's V1
 # runner refuses some drafters (DF806, DF807); vLLM 0.34 has none left and refuses the launch (DF811).
-V1_GONE = VLLM_0_34.holds(replace(parse_launch(["vllm", "serve", "m"]), engine_version=build.locked()["vllm"]))
+V1_GONE = VLLM_0_34.includes(build.locked()["vllm"])
 RUNNER_REASONS = (
     {"DF811": ("Model Runner V1 has been removed", "pipeline parallelism with external_launcher")}
     if V1_GONE

@@ -65,8 +65,10 @@ def run(
     except LaunchError as exc:  # NotADrafter keeps its exit code
         raise type(exc)(f"launch command: {exc}") from None
     engine, step = _engine_step(launch, drafter, target, engine_check, config, isolated, no_cache)
-    # The rules of the release the launch runs (lint.releases): the one that answered, else its metadata.
-    launch = replace(launch, engine_version=step.version or _installed(launch, no_cache))
+    # The rules of the release the launch runs (lint.releases): the one that answered, else its metadata, which
+    # the step already surveyed when it found no engine in the launch's interpreter (not read twice).
+    absent = step.status == "not-run" and step.python is not None
+    launch = replace(launch, engine_version=step.version or (None if absent else _installed(launch, no_cache)))
     options = CheckOptions(
         (str(drafter.config),),
         str(target.model_dir),

@@ -74,9 +74,16 @@ def no_rope_layers(ctx: Context) -> Iterator[Problem]:
     if first != "DFlash2DraftModel" or not value:
         return
     if not isinstance(value, list):
+        # Each layer asks `layer_idx in no_rope_layers`: a TypeError for a number or a string; an object's keys
+        # are strings, which no layer index equals.
+        said = (
+            "builds the drafter with no layer without RoPE from it (its keys are not layer indices)"
+            if isinstance(value, dict)
+            else "fails to build the drafter"
+        )
         yield Problem(
             "/no_rope_layers",
-            f"vLLM 0.34 fails to build the drafter: no_rope_layers {show(value)} is not a list of layer indices",
+            f"vLLM 0.34 {said}: no_rope_layers {show(value)} is not a list of layer indices",
             severity=Severity.ERROR,
             engines=(VLLM_0_34.on,),
         )

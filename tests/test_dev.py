@@ -1,9 +1,11 @@
-"""`./dev demo`, the README's main job, as a user runs it from the checkout."""
+"""`./dev`, as a user and a contributor run it from the checkout: the demo (the README's main job), the test
+loop and the hooks."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -55,3 +57,23 @@ def test_the_lock_flag_runs_the_suite_on_a_release_lock_and_builds_nothing_first
         ["sh", str(ROOT / "dev"), "test", "--lock", "no-such-0.0.0"], capture_output=True, text=True, env=env
     )
     assert unknown.returncode == 2 and name in unknown.stderr, unknown.stderr
+
+
+def test_the_hooks_command_installs_the_commit_subject_hook(tmp_path: Path) -> None:
+    # `./dev hooks` (run by ./dev when it creates .venv) installs .pre-commit-config.yaml's hooks: a commit whose
+    # subject is over 72 characters is then refused by git itself, and a short one lands.
+    repo = tmp_path / "checkout"
+    repo.mkdir()
+    for name in ("dev", ".pre-commit-config.yaml"):
+        shutil.copy2(ROOT / name, repo / name)
+    (repo / ".venv").symlink_to(ROOT / ".venv")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    done = subprocess.run(["sh", str(repo / "dev"), "hooks"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (repo / "notes.txt").write_text("x\n", encoding="utf-8")
+    subprocess.run([*git, "add", "notes.txt"], check=True)
+    long = subprocess.run([*git, "commit", "-q", "-m", "x" * 73], capture_output=True, text=True)
+    assert long.returncode != 0 and "commit subject" in long.stdout + long.stderr
+    short = subprocess.run([*git, "commit", "-q", "-m", "x" * 72], capture_output=True, text=True)
+    assert short.returncode == 0, short.stdout + short.stderr

@@ -26,8 +26,9 @@ INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
 UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash"
 SPECULATORS = FIXTURES / "upstream" / "RedHatAI__DeepSeek-V4-Flash-speculator.dflash"
 QWEN36 = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
-README = ROOT / "README.md"
-# The README's engines sample: `<!-- engine-sample: ARGS -->` ($ENGINE_PYTHON: the pinned engine venv's python).
+ENGINES_PAGE = ROOT / "docs" / "src" / "engines.md"
+# The engines sample of docs/engines.md, `<!-- engine-sample: ARGS -->` ($ENGINE_PYTHON: the pinned engine venv's
+# python), held in the page's source: ./dev docs renders the page from it.
 ENGINE_SAMPLE = re.compile(r"<!-- engine-sample: (?P<args>.+?) -->\n```\n(?P<out>.*?)```\n", re.DOTALL)
 # The releases the suite runs: the repository's lock, or a staged release's ($DFLASH_CFG_ENGINES_LOCK).
 RUNNING = build.locked()
@@ -75,7 +76,7 @@ def test_the_repaired_file_with_the_same_target_reads_as_written(
     dflash: Run, engine_python: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
-    [sample] = ENGINE_SAMPLE.finditer(README.read_text(encoding="utf-8"))
+    [sample] = ENGINE_SAMPLE.finditer(ENGINES_PAGE.read_text(encoding="utf-8"))
     args = [a.replace("$ENGINE_PYTHON", str(engine_python)) for a in sample["args"].split()]
     result = dflash(*args)
     assert result.code == 0, result.out + result.err
@@ -88,17 +89,17 @@ def test_the_repaired_file_with_the_same_target_reads_as_written(
     assert "*" not in rows["target_layer_ids"] + rows["mask_token_id"] + rows["layer_types"]
     assert text.rstrip().endswith("every engine reads what the file says")
     if os.environ.get("DFLASH_CFG_README") == "record":
-        page = README.read_text(encoding="utf-8")
+        page = ENGINES_PAGE.read_text(encoding="utf-8")
         fresh = f"<!-- engine-sample: {sample['args']} -->\n```\n{text}```\n"
-        README.write_text(page.replace(sample.group(0), fresh), encoding="utf-8")
+        ENGINES_PAGE.write_text(page.replace(sample.group(0), fresh), encoding="utf-8")
         return
     # Held apart from the engines' versions: a release changes them (and the columns' width), not the behaviour
     # the sample shows; release day re-records it. A staged release (DFLASH_CFG_ENGINES_LOCK) also says it was not
-    # checked, which the README's sample of checked releases does not.
+    # checked, which the page's sample of checked releases does not.
     if not (checked("vllm") and checked("sglang")):
         text = text.replace(" (not checked against this version)", "")
     assert _unversioned(sample["out"]) == _unversioned(text), (
-        "README's engines sample is stale: DFLASH_CFG_README=record to regenerate"
+        "docs/engines.md's engines sample is stale: DFLASH_CFG_README=record to regenerate"
     )
 
 

@@ -1,0 +1,33 @@
+"""probe's values: acceptance read from a serving engine's metrics, and judged against a threshold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """How one engine serving one model accepted drafts, over a counters' lifetime or a window between two
+    scrapes. `server`: "vllm" or "sglang"; `engine`: the engine's own label (vLLM's engine index, SGLang's
+    dp_rank, "0" when there is one). `drafts` is None for SGLang, which exports gauges only; a record with
+    no draft scored (`mean_acceptance_length` None) is idle: no traffic to judge."""
+
+    server: str
+    model_name: str
+    engine: str
+    acceptance_rate: float | None
+    mean_acceptance_length: float | None
+    per_position: tuple[float, ...] | None = None
+    drafts: float | None = None
+    draft_tokens: float | None = None
+    accepted_tokens: float | None = None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """An `Acceptance` with the threshold that applied to it and the verdict: "collapse", "healthy" or
+    "idle" (nothing scored in the window)."""
+
+    acceptance: Acceptance
+    threshold: float
+    verdict: str

@@ -3,9 +3,10 @@
 A speculators file (``speculators_model_type: "dflash"``, from vllm-project/speculators) keeps the decoder in
 ``transformer_layer_config`` and the DFlash fields at the top level, with ``aux_hidden_state_layer_ids`` in
 EAGLE semantics (the z-lab tap + 1). vLLM never reads it as written: ``SpeculatorsConfig`` copies
-``transformer_layer_config`` and lets ``update_dflash`` add the DFlash keys (engines.SPECULATORS_TRANSLATOR
-names the code). The rules lint that translated dict, and every finding is pointed back into the file as
-written through the map `translate` returns; fixes are re-addressed to the file's own keys.
+``transformer_layer_config`` and lets ``update_dflash`` add the DFlash keys
+(engines.speculators.SPECULATORS_TRANSLATOR names the code). The rules lint that translated dict, and every finding
+is pointed back into the file as written through the map `translate` returns; fixes are re-addressed to the file's
+own keys.
 """
 
 from __future__ import annotations

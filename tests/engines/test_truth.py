@@ -348,7 +348,7 @@ def test_vllm_serve_of_a_speculators_dir_refuses_what_speculative_config_accepts
 
 
 # How config.json reaches both engines: transformers' AutoConfig, as pinned with them (the transformers rows of
-# lint/engines.py). One process, one answer line per file.
+# lint/engines/transformers.py). One process, one answer line per file.
 _AUTOCONFIG = """
 import json, sys
 from transformers import AutoConfig

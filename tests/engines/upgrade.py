@@ -16,7 +16,7 @@
    concern it, and compares: reads field by field, refusals by type, message and the qualname that raised
    (a frame's line mapped to the function holding it, so code that only moved is no change), failed adapters.
 4. Resolves every engine citation of the repository in both venvs: gone, or its code changed (its source,
-   normalized), with the reads (lint/engines.py) and rules that cite it.
+   normalized), with the reads (lint/engines/) and rules that cite it.
 5. Writes the release report, docs/releases/NAME-VERSION.md: sorted and grouped, the same on a re-run.
 
 The engine runs are kept under the test cache (keyed by both venvs and the cases), so a re-run with nothing

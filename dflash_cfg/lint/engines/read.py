@@ -1,0 +1,77 @@
+"""One row of the engine reads (`Read`), how a row says it was verified (its source's prefix, `MARKERS`), and the
+row as a rule's documentation shows it (`describe`). The rows themselves are in the module of their reader."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from dflash_cfg.lint.citations import with_lines
+from dflash_cfg.lint.cited_lines import LINES, VERSIONS
+from dflash_cfg.pinned import expand, named
+
+# Who reads the file: the two engines, vLLM's speculators translator, and transformers, which both engines
+# load config.json through. (The launch parser's `Engine` is another thing: the id of the engine a
+# command line starts.)
+Reader = Literal["vLLM", "SGLang", "speculators", "transformers"]
+
+# The engine versions the suite runs (tests/engines/requirements.lock.txt); a row checked against them cites the
+# installed code (`path:qualname`) after this prefix.
+CHECKED = (
+    f"checked by execution against {named('vllm')}, {named('sglang')}, {named('speculators')} "
+    "(tests/engines/test_truth.py):"
+)
+
+# The transformers rows checked by execution: the library both engines load config.json through, in the version
+# pinned with them.
+TRANSFORMERS_CHECKED = (
+    f"checked by execution against {named('transformers')}, as pinned with the engines (tests/engines/test_truth.py):"
+)
+# A row whose behaviour cannot be executed here (no GPU, no weights, no target forward pass): it says why and
+# cites the code of the pinned versions instead, read by hand.
+UNEXECUTABLE = "not executable on this CPU-only suite"
+# A row not yet checked by execution, with the code it was transcribed from: said, never silent.
+UNCHECKED = "not yet checked by execution; transcribed from"
+# Every row's source starts with one of these (tests/lint/rules/test_registry.py holds it).
+MARKERS = (CHECKED, TRANSFORMERS_CHECKED, UNEXECUTABLE, UNCHECKED)
+
+
+def unexecutable(why: str) -> str:
+    """The source prefix of a row that cannot be executed here, saying why."""
+    return f"{UNEXECUTABLE} ({why}); read in the installed {named('vllm')} / {named('sglang')} code:"
+
+
+NOT_APPLICABLE = "-"  # a field that does not apply to the row (a launch option has no "absent" in the file)
+
+
+@dataclass(frozen=True)
+class Read:
+    reader: Reader
+    key: str
+    order: str  # where it looks, first to last
+    default: str  # when absent
+    bad_type: str  # what a value of the wrong type (or a wrong value) does
+    source: str
+
+    def to_json(self) -> dict[str, str | None]:
+        """The row as plain fields (`dflash-cfg rules --format json`); a field that does not apply is null."""
+        row = {
+            "reader": self.reader,
+            "key": self.key,
+            "order": self.order,
+            "default": self.default,
+            "bad_type": self.bad_type,
+            "source": self.source,
+        }
+        return {name: None if value == NOT_APPLICABLE else expand(value) for name, value in row.items()}
+
+
+def describe(read: Read) -> str:
+    """One read as a paragraph of a rule's documentation; fields that do not apply are left out."""
+    parts = [f"{read.reader} reads {read.key}: {read.order}."]
+    if read.default != NOT_APPLICABLE:
+        parts.append(f"Absent: {read.default}.")
+    if read.bad_type != NOT_APPLICABLE:
+        parts.append(f"Wrong type or value: {read.bad_type}.")
+    parts.append(f"Source: {with_lines(read.source, LINES, VERSIONS)}.")
+    return expand(" ".join(parts))

@@ -6,7 +6,8 @@ the adapters' "checked" verdict, the `lint.engines` sources, the rules' texts an
 placeholders `expand` fills in), and the tests' expectations. `ALSO_CHECKED` names the releases before it that the
 suite still runs on demand (`./dev test --lock NAME-VERSION`, each with its lock under tests/engines/releases/).
 
-Standard library only, with no dflash_cfg imports: every part of the package may read it.
+The standard library and the model only (the engines' names in prose, model.NAMES): every part of the package that
+may import the model may read it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
+
+from dflash_cfg.model import display
 
 # Distribution name -> the release the suite runs. transformers is the one pinned beside the engines (the
 # library they load config.json through inside their venv), not the one dflash-cfg's own DF3xx view uses.
@@ -28,11 +31,6 @@ PINNED: Mapping[str, str] = MappingProxyType(
 # says so (`PATH.py:QUALNAME@VERSION`, lint/citations.py).
 ALSO_CHECKED: Mapping[str, tuple[str, ...]] = MappingProxyType({"vllm": ("0.33.0",)})
 
-# How each is written in prose.
-DISPLAY: Mapping[str, str] = MappingProxyType(
-    {"vllm": "vLLM", "sglang": "SGLang", "speculators": "speculators", "transformers": "transformers"}
-)
-
 
 def is_checked(dist: str, version: str | None) -> bool:
     """Whether the engine suite runs `version` of `dist`: the pinned release or one of `ALSO_CHECKED`."""
@@ -41,7 +39,7 @@ def is_checked(dist: str, version: str | None) -> bool:
 
 def named(dist: str) -> str:
     """`vLLM 0.34.0`: the pinned release as prose names it."""
-    return f"{DISPLAY[dist]} {PINNED[dist]}"
+    return display(dist, PINNED[dist])
 
 
 # The placeholders a rule's docstring, a `lint.engines` row or a docs template writes for a pinned release:

@@ -17,8 +17,8 @@ from dflash_cfg.commands.common import one_config
 from dflash_cfg.errors import UsageError
 from dflash_cfg.lint.engine_reads import Answer, EnginesResult, differences, file_says
 from dflash_cfg.lint.speculators import is_speculators
+from dflash_cfg.model import Adapted
 from dflash_cfg.sources import adapters, files
-from dflash_cfg.sources.adapters import Engine
 from dflash_cfg.sources.interpreters import discover, engine_timeout
 
 MAX_BYTES = 1024 * 1024
@@ -49,7 +49,7 @@ def engines(drafter: str, target: str | None = None, pythons: Sequence[str] = ()
         )
     request = adapters.Request(str(config.parent), target_dir)
     speculators_format = is_speculators(data)
-    jobs: list[tuple[str, Engine]] = [
+    jobs: list[tuple[str, Adapted]] = [
         (i.python, e) for i in found for e in i.engines if e != "speculators" or speculators_format
     ]
     if not jobs:

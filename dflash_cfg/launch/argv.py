@@ -18,7 +18,7 @@ from typing import Any
 
 from dflash_cfg.errors import LaunchError
 from dflash_cfg.launch.flags import API_SERVER, FLAG, MANY, SPEC_CONFIG, TP
-from dflash_cfg.model import Container, Engine
+from dflash_cfg.model import Container, Launched
 
 # argparse reads "-1" or "-0.5" as a value, not an option, when no option looks like a number.
 _NEGATIVE = re.compile(r"-[0-9]+(\.[0-9]*)?|-\.[0-9]+")
@@ -51,7 +51,7 @@ def _is_option(token: str) -> bool:
     return token.startswith("-") and len(token) > 1 and not _NEGATIVE.fullmatch(token)
 
 
-def scan(args: Sequence[str], table: dict[str, tuple[str, int]], *, engine: Engine, positional: bool) -> Args:
+def scan(args: Sequence[str], table: dict[str, tuple[str, int]], *, engine: Launched, positional: bool) -> Args:
     """Walk the engine arguments once. `positional`: a bare token may be the model (`vllm serve`)."""
     options: dict[str, list[tuple[str, str]]] = {}
     dotted: list[tuple[str, str, str]] = []
@@ -123,7 +123,7 @@ def scan(args: Sequence[str], table: dict[str, tuple[str, int]], *, engine: Engi
     return Args(options=options, dotted=dotted, positional=model)
 
 
-def _positional(token: str, model: str | None, model_fixed: bool, positional: bool, engine: Engine) -> str:
+def _positional(token: str, model: str | None, model_fixed: bool, positional: bool, engine: Launched) -> str:
     if not positional:
         if engine == "vllm":
             raise LaunchError(

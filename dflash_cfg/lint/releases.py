@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from dflash_cfg.model import Launch
+from dflash_cfg.model import Launch, requirement
 
 _RELEASE = re.compile(r"\s*v?(\d+(?:\.\d+)*)")
 
@@ -64,15 +64,6 @@ def scope(engine: str, holds: Mapping[str, bool]) -> tuple[str, ...] | None:
     if yes == every[: len(yes)]:
         return (f"{engine}<{every[len(yes)]}",)
     return tuple(f"{engine}=={r}" for r in yes)
-
-
-_REQUIREMENT = re.compile(r"([a-z0-9_.-]+)\s*(>=|<|==)?\s*(\S*)")
-
-
-def requirement(text: str) -> tuple[str, str, str] | None:
-    """`vllm>=0.34.0` -> ("vllm", ">=", "0.34.0"); `sglang` -> ("sglang", "", ""); None: not one."""
-    found = _REQUIREMENT.fullmatch(text)
-    return (found.group(1), found.group(2) or "", found.group(3)) if found else None
 
 
 def applies(engines: Iterable[str], engine: str, version: str | None) -> bool:

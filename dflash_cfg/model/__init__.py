@@ -1,7 +1,7 @@
 """The values every other module passes around, one module a subject: what was found (`findings`: severities,
 fixes, findings, reports), what was read (`inputs`: paths, targets, weights, upstream copies, engine views, lock
 entries), what the commands return (`results`: diffs, fix plans and outcomes, verifications, preflights), a launch
-command (`launch`) and probe's verdicts (`probe`).
+command (`launch`), which engine (`engines`) and probe's verdicts (`probe`).
 
 All frozen and built once; nothing here imports from the rest of the package or touches the world. Every name is
 re-exported here: the rest of the package imports them from `dflash_cfg.model`.
@@ -9,6 +9,7 @@ re-exported here: the rest of the package imports them from `dflash_cfg.model`.
 
 from __future__ import annotations
 
+from dflash_cfg.model.engines import NAMES, Adapted, Engine, Launched, display, is_engine, requirement
 from dflash_cfg.model.findings import (
     JSON,
     Artifact,
@@ -38,7 +39,7 @@ from dflash_cfg.model.inputs import (
     Weights,
     Where,
 )
-from dflash_cfg.model.launch import ASSIGNMENT, Container, Engine, Launch, Mount
+from dflash_cfg.model.launch import ASSIGNMENT, Container, Launch, Mount
 from dflash_cfg.model.probe import Acceptance, Judged
 from dflash_cfg.model.results import (
     CRITICAL,
@@ -63,8 +64,10 @@ __all__ = [
     "FIELDS",
     "JSON",
     "MISSING",
+    "NAMES",
     "NOT_READ",
     "Acceptance",
+    "Adapted",
     "AddedToken",
     "Artifact",
     "ByteEdit",
@@ -84,6 +87,7 @@ __all__ = [
     "Judged",
     "Kind",
     "Launch",
+    "Launched",
     "LfsPointer",
     "Location",
     "Mount",
@@ -104,4 +108,7 @@ __all__ = [
     "Weights",
     "Where",
     "Written",
+    "display",
+    "is_engine",
+    "requirement",
 ]

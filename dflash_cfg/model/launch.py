@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-Engine = Literal["vllm", "sglang"]  # the engines whose launch commands are read, as their programs are named
+from dflash_cfg.model.engines import Launched
 
 # A shell `NAME=value` assignment before a command: the shell applies it to the program's environment.
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
@@ -25,7 +24,7 @@ def _assignments(args: tuple[str, ...]) -> int:
 class Launch:
     """An engine launch command as read: the target, the drafter and the drafts per step it asks for."""
 
-    engine: Engine
+    engine: Launched  # as its program is named
     target: str  # model path or Hub id of the target
     target_revision: str | None
     drafter: str | None  # drafter path or Hub id (None if the command has no speculative drafter)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dflash_cfg.model.engines import Engine
 from dflash_cfg.model.findings import Report
 from dflash_cfg.model.inputs import Entry, HubFile, Where
 from dflash_cfg.model.launch import Launch
@@ -186,7 +187,7 @@ class EngineStep:
     gave before for the same files and launch (sources/engine_cache.py), not asked again."""
 
     status: EngineStatus
-    engine: str
+    engine: Engine
     version: str | None = None
     python: str | None = None
     seconds: float | None = None  # the step's own time, this run (a cached answer's is the cache's)

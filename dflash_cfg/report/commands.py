@@ -28,6 +28,7 @@ from dflash_cfg.model import (
     Plan,
     Preflight,
     Verification,
+    display,
 )
 from dflash_cfg.report.check import JSON_VERSION
 from dflash_cfg.report.escape import printable
@@ -331,9 +332,7 @@ _DID = {"read": "read the drafter", "refused": "refused the drafter", "failed": 
 def _engine_line(step: EngineStep) -> str:
     """`vLLM 0.33.0 (/venv/bin/python): read the drafter in 12.9 s`, or `... (cached)`: the engine step when the
     engine was asked (or its answer taken from the cache); the findings (DF90x) say what it answered."""
-    from dflash_cfg.lint.rules.engine import NAMES
-
-    name = NAMES.get(step.engine, step.engine) + (f" {step.version}" if step.version else "")
+    name = display(step.engine, step.version)
     when = " (cached)" if step.cached else f" in {step.seconds:.1f} s" if step.seconds is not None else ""
     return f"{name} ({step.python}): {_DID[step.status]}{when}"
 

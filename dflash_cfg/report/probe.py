@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dflash_cfg.errors import redact
-from dflash_cfg.model import Acceptance, Judged, Report
+from dflash_cfg.model import Acceptance, Judged, Report, display
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.formats import render
 
@@ -17,8 +17,7 @@ def _span(interval: float | None) -> str:
 
 
 def _who(a: Acceptance) -> str:
-    server = {"vllm": "vLLM", "sglang": "SGLang"}.get(a.server, a.server)
-    return f"{server} {printable(a.model_name) or '(no model_name)'} (engine {printable(a.engine)})"
+    return f"{display(a.server)} {printable(a.model_name) or '(no model_name)'} (engine {printable(a.engine)})"
 
 
 def _rate(a: Acceptance) -> str:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dflash_cfg.lint.releases import requirement
-from dflash_cfg.model import Finding
-from dflash_cfg.pinned import DISPLAY
+from dflash_cfg.model import Finding, display, requirement
 
 _SAID = {">=": "{} {} and later", "<": "{} before {}", "==": "{} {}"}
 
@@ -18,7 +16,7 @@ def label(engines: tuple[str, ...]) -> str:
             said.append(text)
             continue
         name, op, version = found
-        shown = DISPLAY.get(name, name)
+        shown = display(name)
         said.append(_SAID[op].format(shown, version) if op else shown)
     return ", ".join(said)
 

@@ -18,16 +18,17 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from dflash_cfg.model import Adapted
 from dflash_cfg.pinned import is_checked
 from dflash_cfg.sources.cache import default_root
 
 if TYPE_CHECKING:
     import subprocess
 
-Engine = Literal["vllm", "sglang", "speculators"]
-ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "speculators")
+# The engines an adapter answers for (model.Adapted), in the order the commands ask them.
+ENGINES: tuple[Adapted, ...] = ("vllm", "sglang", "speculators")
 ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
 # Per record, the first including the engine's import (6-12 s here, minutes on a cold disk cache).
 DEFAULT_TIMEOUT = 300.0
@@ -93,7 +94,7 @@ class Reads:
 
 @dataclass(frozen=True)
 class EngineRecord:
-    engine: str
+    engine: Adapted
     version: str | None
     python: str
     checked: bool
@@ -106,7 +107,7 @@ class EngineRecord:
 _READ_FIELDS = [f for f in Reads.__dataclass_fields__ if f != "extra"]
 
 
-def adapter_path(engine: Engine) -> Path:
+def adapter_path(engine: Adapted) -> Path:
     return ADAPTERS / f"adapter_{engine}.py"
 
 
@@ -128,7 +129,7 @@ def adapter_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def run(
     python: str | os.PathLike[str],
-    engine: Engine,
+    engine: Adapted,
     requests: Sequence[Request],
     *,
     timeout: float = DEFAULT_TIMEOUT,
@@ -210,18 +211,18 @@ def _collect(process: subprocess.Popen[bytes], requests: Sequence[Request], line
     return problem
 
 
-def _failed(engine: str, python: str, reason: str) -> EngineRecord:
+def _failed(engine: Adapted, python: str, reason: str) -> EngineRecord:
     return EngineRecord(engine, None, python, False, None, None, (), reason)
 
 
-def _parse(engine: str, python: str, line: str) -> EngineRecord:
+def _parse(engine: Adapted, python: str, line: str) -> EngineRecord:
     try:
         return from_json(engine, python, json.loads(line))
     except (ValueError, KeyError, TypeError) as error:
         return _failed(engine, python, f"the adapter answered something that is not a record ({error}): {line[:300]}")
 
 
-def from_json(engine: str, python: str, data: Any) -> EngineRecord:
+def from_json(engine: Adapted, python: str, data: Any) -> EngineRecord:
     """The record an adapter wrote as JSON (`python`: the interpreter, if the record does not name it).
     Raises ValueError, KeyError or TypeError for something that is not a record of `engine`."""
     if not isinstance(data, dict) or data.get("engine") != engine:

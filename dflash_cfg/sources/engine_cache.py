@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from dflash_cfg.errors import PathError
+from dflash_cfg.model import Adapted
 from dflash_cfg.sources import files
 from dflash_cfg.sources.adapters import ADAPTERS, ENGINES, EngineRecord, Request, adapter_env, from_json, to_json
 from dflash_cfg.sources.atomic import replace_atomically
@@ -252,7 +253,7 @@ class EngineCache:
             tuple((w[0], tuple(w[1]) if w[1] is not None else None) for w in witnesses),
         )
 
-    def get(self, key: str, engine: str) -> EngineRecord | None:
+    def get(self, key: str, engine: Adapted) -> EngineRecord | None:
         """The stored answer of `engine` for `key`, or None (a miss: absent, unreadable or not a valid entry)."""
         path = self.path(key)
         entry = _load(path) if path is not None else None

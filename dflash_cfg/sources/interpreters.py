@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dflash_cfg.sources.adapters import ADAPTERS, ENGINES, Engine, adapter_env
+from dflash_cfg.model import Adapted
+from dflash_cfg.sources.adapters import ADAPTERS, ENGINES, adapter_env
 
 PROBE_TIMEOUT = 30.0
 _PROBE = (
@@ -32,7 +33,7 @@ _PROBE = (
 @dataclass(frozen=True)
 class Interpreter:
     python: str  # absolute path (not resolved: a venv's python is a symlink to the base one)
-    engines: tuple[Engine, ...]  # the engines that can be imported there
+    engines: tuple[Adapted, ...]  # the engines that can be imported there
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,12 @@ def engine_timeout(default: float) -> float:
     return value if value > 0 else default
 
 
-def engines_here() -> tuple[Engine, ...]:
+def engines_here() -> tuple[Adapted, ...]:
     """The engines the current interpreter can import (found, not imported)."""
     return tuple(e for e in ENGINES if importlib.util.find_spec(e) is not None)
 
 
-def probe(python: str) -> tuple[Engine, ...] | None:
+def probe(python: str) -> tuple[Adapted, ...] | None:
     """The engines `python` can import; None when it does not run as a Python interpreter."""
     import subprocess  # here: a cached engine step starts no process, and need not load the module
 
@@ -81,7 +82,7 @@ def probe(python: str) -> tuple[Engine, ...] | None:
 class Survey:
     """What an interpreter has installed, as the adapters will see it (adapters/dflash_adapter_survey.py)."""
 
-    engines: tuple[Engine, ...]  # the engines it can import (found, not imported)
+    engines: tuple[Adapted, ...]  # the engines it can import (found, not imported)
     versions: Mapping[str, str | None]  # each engine's version, from its metadata (None: no metadata found)
     # sha256 of everything the survey reported: the interpreter, its sys.path and the state of each directory
     # on it, each engine's package and metadata. Any install, upgrade or removal there changes it.

@@ -29,10 +29,10 @@ from helpers import FIXTURES
 
 import dflash_cfg
 from dflash_cfg.lint.engine_reads import differences, file_says
-from dflash_cfg.lint.releases import applies, requirement
-from dflash_cfg.model import Severity
+from dflash_cfg.lint.releases import applies
+from dflash_cfg.model import Adapted, Severity, requirement
 from dflash_cfg.sources import adapters
-from dflash_cfg.sources.adapters import Engine, EngineRecord, Reads, Request
+from dflash_cfg.sources.adapters import EngineRecord, Reads, Request
 from engines import build
 from engines.cases import TARGETS, fixture_requests, write_drafter
 from engines.mutants import BASES, LIMIT, Base, Mutant, generate
@@ -70,7 +70,7 @@ class Case:
     id: str
     request: Request
     target: str | None
-    engines: tuple[Engine, ...]
+    engines: tuple[Adapted, ...]
     base_id: str | None  # the unmutated case, None for a fixture
     description: str
 
@@ -86,7 +86,7 @@ class Disagreement:
         return f"{self.case}  [{self.condition}/{self.engine}]  {self.detail}"
 
 
-def _engines(base: Base) -> tuple[Engine, ...]:
+def _engines(base: Base) -> tuple[Adapted, ...]:
     return ("vllm", "sglang", "speculators") if base.speculators else ("vllm", "sglang")
 
 
@@ -94,7 +94,7 @@ def _cases(root: Path, mutants: Sequence[Mutant]) -> list[Case]:
     cases = []
     for rel, request in fixture_requests(root).items():
         spec = "speculator" in rel
-        engines: tuple[Engine, ...] = ("vllm", "sglang", "speculators") if spec else ("vllm", "sglang")
+        engines: tuple[Adapted, ...] = ("vllm", "sglang", "speculators") if spec else ("vllm", "sglang")
         cases.append(Case(f"fixture/{rel}", request, request.target, engines, None, "the fixture as shipped"))
     by_rel = {c.id.removeprefix("fixture/"): c for c in cases}
     for base in BASES:

@@ -14,7 +14,7 @@ from typing import Any
 
 from helpers import FIXTURES, Result
 
-from dflash_cfg.pinned import DISPLAY
+from dflash_cfg.model import display
 from engines import build
 from engines.venvs import other_version, release
 
@@ -54,7 +54,7 @@ def test_a_repeated_vllm_preflight_is_answered_from_the_cache(dflash: Run, engin
     }
     assert second.code == first.code and again == findings
     text = dflash("preflight", "--", *launch)
-    line = f"  engine  {DISPLAY['vllm']} {RUNNING['vllm']} ({engine_python}): read the drafter (cached)\n"
+    line = f"  engine  {display('vllm', RUNNING['vllm'])} ({engine_python}): read the drafter (cached)\n"
     assert line in text.out, text.out
 
     config = drafter / "config.json"

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, ROOT, Result
 
-from dflash_cfg.pinned import DISPLAY, is_checked
+from dflash_cfg.model import display
+from dflash_cfg.pinned import is_checked
 from engines import build
 from engines.venvs import other_version
 
@@ -36,7 +37,7 @@ RUNNING = build.locked()
 
 def named(dist: str) -> str:
     """`vLLM 0.33.0`: the release under test as the records name it."""
-    return f"{DISPLAY[dist]} {RUNNING[dist]}"
+    return display(dist, RUNNING[dist])
 
 
 def checked(dist: str) -> bool:

@@ -48,7 +48,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from dflash_cfg.lint.releases import CHANGES
-from dflash_cfg.pinned import DISPLAY
+from dflash_cfg.model import NAMES, display, is_engine
 from dflash_cfg.sources.adapters import ENGINES
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -221,14 +221,14 @@ def engine_requirement_notes(name: str, version: str, others: Mapping[str, Seque
     return notes
 
 
-def rewrite_lock(text: str, moves: Mapping[str, str], display: Mapping[str, str] = DISPLAY) -> str:
+def rewrite_lock(text: str, moves: Mapping[str, str]) -> str:
     """The lock with each moved pin (canonical name -> version) rewritten, its name kept as written, and its
     header brought along: the releases it names (`vLLM 0.33.0`, `torch 2.14.1`) and the update paragraph."""
     lock = parse_lock(text)
     header = list(lock.header)
     for key, version in moves.items():
         written, old = lock.pins[key]
-        for label in {written, display.get(key, written)}:
+        for label in {written, NAMES[key] if is_engine(key) else written}:
             header = [
                 re.sub(
                     rf"(?<![\w.-]){re.escape(label)}( |==){re.escape(old)}(?![\w.])", rf"{label}\g<1>{version}", line
@@ -464,7 +464,7 @@ def _ids(ids: Sequence[str], cases: Mapping[str, Case]) -> list[str]:
 
 def render(report: Report) -> str:
     r = report
-    title = f"{DISPLAY.get(r.name, r.name)} {r.new}"
+    title = f"{display(r.name)} {r.new}"
     suite = ("" if r.adopted else f"DFLASH_CFG_ENGINES_LOCK={r.lock_path} ") + "./dev test tests/engines"
     out = [
         f"# {title}: release report",

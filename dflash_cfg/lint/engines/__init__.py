@@ -1,7 +1,7 @@
 """What vLLM and SGLang read from a DFlash drafter config, as data, with the code that says so. Pure.
 
-Each `Read` is one key as one reader's code reads it (`Reader`: an engine, vLLM's speculators translator, or
-transformers): where it looks (in order), the default when the key is absent, what a
+Each `Read` is one key as one reader's code reads it (`Read.reader`, a model `Engine`: an engine, vLLM's
+speculators translator, or transformers): where it looks (in order), the default when the key is absent, what a
 value of the wrong type does, and the file and commit (or the snapshot the index holds) it was read from. A few rows
 are about something other than one key (how config.json itself is parsed, how the checkpoint's tensors are loaded,
 a launch option); their `key` says what they are about. Rules name the reads behind them (`Rule.reads`: keys of
@@ -34,10 +34,10 @@ from dflash_cfg.lint.engines.read import (
     UNCHECKED,
     UNEXECUTABLE,
     Read,
-    Reader,
     describe,
     unexecutable,
 )
+from dflash_cfg.model import NAMES, Engine
 
 __all__ = [
     "CHECKED",
@@ -50,16 +50,15 @@ __all__ = [
     "UNEXECUTABLE",
     "XPRESS_ARCHITECTURES",
     "Read",
-    "Reader",
     "describe",
     "reads",
     "unexecutable",
 ]
 
-# Every row by its key, "vLLM:target_layer_ids", in catalogue order: vLLM, SGLang, transformers (how both get
-# config.json), vLLM's speculators translator.
+# Every row by its key, "vLLM:target_layer_ids" (the reader as prose names it), in catalogue order: vLLM, SGLang,
+# transformers (how both get config.json), vLLM's speculators translator.
 READS: dict[str, Read] = {
-    r.reader + ":" + r.key: r for r in (*vllm.ROWS, *sglang.ROWS, *transformers.ROWS, *speculators.ROWS)
+    f"{NAMES[r.reader]}:{r.key}": r for r in (*vllm.ROWS, *sglang.ROWS, *transformers.ROWS, *speculators.ROWS)
 }
 
 # Architectures an engine registers for a DFlash drafter (an architecture no engine registers is refused).
@@ -70,14 +69,14 @@ READS: dict[str, Read] = {
 # vllm/config/speculative.py:XPRESS_ARCHITECTURES@0.33.0); the pinned SGLang has no XPress model.
 XPRESS_ARCHITECTURES = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
 
-REGISTERED_ARCHITECTURES: dict[str, tuple[Reader, ...]] = {
-    "DFlashDraftModel": ("vLLM", "SGLang"),
-    "DFlash2DraftModel": ("vLLM", "SGLang"),
-    "DFlashLagunaForCausalLM": ("vLLM", "SGLang"),
-    "MuseGlimmerAssistantModel": ("vLLM", "SGLang"),
-    "DFlash2BeamDraftModel": ("SGLang",),
-    "MiniMaxDFlash2DraftModel": ("SGLang",),
-    **{name: ("vLLM",) for name in XPRESS_ARCHITECTURES},
+REGISTERED_ARCHITECTURES: dict[str, tuple[Engine, ...]] = {
+    "DFlashDraftModel": ("vllm", "sglang"),
+    "DFlash2DraftModel": ("vllm", "sglang"),
+    "DFlashLagunaForCausalLM": ("vllm", "sglang"),
+    "MuseGlimmerAssistantModel": ("vllm", "sglang"),
+    "DFlash2BeamDraftModel": ("sglang",),
+    "MiniMaxDFlash2DraftModel": ("sglang",),
+    **{name: ("vllm",) for name in XPRESS_ARCHITECTURES},
 }
 
 

@@ -4,16 +4,11 @@ row as a rule's documentation shows it (`describe`). The rows themselves are in 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from dflash_cfg.lint.citations import with_lines
 from dflash_cfg.lint.cited_lines import LINES, VERSIONS
+from dflash_cfg.model import NAMES, Engine
 from dflash_cfg.pinned import expand, named
-
-# Who reads the file: the two engines, vLLM's speculators translator, and transformers, which both engines
-# load config.json through. (The launch parser's `Engine` is another thing: the id of the engine a
-# command line starts.)
-Reader = Literal["vLLM", "SGLang", "speculators", "transformers"]
 
 # The engine versions the suite runs (tests/engines/requirements.lock.txt); a row checked against them cites the
 # installed code (`path:qualname`) after this prefix.
@@ -46,7 +41,7 @@ NOT_APPLICABLE = "-"  # a field that does not apply to the row (a launch option 
 
 @dataclass(frozen=True)
 class Read:
-    reader: Reader
+    reader: Engine  # who reads the file: an engine, vLLM's speculators translator, or transformers
     key: str
     order: str  # where it looks, first to last
     default: str  # when absent
@@ -56,7 +51,7 @@ class Read:
     def to_json(self) -> dict[str, str | None]:
         """The row as plain fields (`dflash-cfg rules --format json`); a field that does not apply is null."""
         row = {
-            "reader": self.reader,
+            "reader": NAMES[self.reader],
             "key": self.key,
             "order": self.order,
             "default": self.default,
@@ -68,7 +63,7 @@ class Read:
 
 def describe(read: Read) -> str:
     """One read as a paragraph of a rule's documentation; fields that do not apply are left out."""
-    parts = [f"{read.reader} reads {read.key}: {read.order}."]
+    parts = [f"{NAMES[read.reader]} reads {read.key}: {read.order}."]
     if read.default != NOT_APPLICABLE:
         parts.append(f"Absent: {read.default}.")
     if read.bad_type != NOT_APPLICABLE:

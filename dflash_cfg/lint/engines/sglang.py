@@ -28,7 +28,7 @@ SGLANG_CAUSAL = (
 
 ROWS: tuple[Read, ...] = (
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="model_type",
         order="top level, through transformers' AutoConfig (ModelConfig -> get_config)",
         default="refused: 'Unrecognized model ... Should have a `model_type` key' (the speculators format has none)",
@@ -37,7 +37,7 @@ ROWS: tuple[Read, ...] = (
         "sglang/srt/utils/hf_transformers/config.py:HfModelConfigParser.parse (AutoConfig.from_pretrained)",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="architectures",
         order="top level: DFlashDraftModel, DFlash2DraftModel, DFlashLagunaForCausalLM, MuseGlimmerAssistantModel, "
         "DFlash2BeamDraftModel, MiniMaxDFlash2DraftModel (the last three aliases of the DFlash and DFlash2 "
@@ -49,7 +49,7 @@ ROWS: tuple[Read, ...] = (
         + " sglang/srt/models/dflash.py:EntryClass, sglang/srt/models/transformers.py:TransformersBase.__init__",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="target_layer_ids",
         order="dflash_config.target_layer_ids -> top-level target_layer_ids",
         default="the build_target_layer_ids formula (taps guessed from the draft depth)",
@@ -59,7 +59,7 @@ ROWS: tuple[Read, ...] = (
         "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="target_layer_ids capture",
         order="the target captures the state before layer tap + 1 (set_dflash_layers_to_capture adds 1); "
         "the Qwen3.5 target marks self.layers[tap + 1]",
@@ -68,7 +68,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/models/qwen3_5.py:Qwen3_5ForCausalLM.set_dflash_layers_to_capture",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="num_target_layers",
         order="dflash_config.num_target_layers -> top level; DFlashDraftModel bounds the taps with it (ValueError "
         "for a tap at or past it), then the runner compares it with the running target (a log warning "
@@ -79,7 +79,7 @@ ROWS: tuple[Read, ...] = (
         "sglang/srt/models/dflash.py:DFlashDraftModel.__init__; " + SGLANG_RUNNER,
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="mask_token_id",
         order="dflash_config.mask_token_id -> top-level mask_token_id; the worker then checks it against the "
         "target: at or past the target's vocab_size ValueError, and when the tokenizer's vocabulary has "
@@ -89,7 +89,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config; " + SGLANG_WORKER,
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="block_size",
         order="dflash_config.block_size -> top level; it is the default of --speculative-num-draft-tokens, and the "
         "worker drafts the launch's speculative_num_draft_tokens per step (a different config value only "
@@ -101,7 +101,7 @@ ROWS: tuple[Read, ...] = (
         "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config; " + SGLANG_WORKER,
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="no_rope_layers",
         order="not read by the DFlash drafters (only by the muse_glimmer and iquest_q1 target models): RoPE on "
         "every layer",
@@ -110,7 +110,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/models/dflash.py:DFlash2DraftModel",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="layer_types",
         order="text_config.layer_types -> top level, indexed per draft layer: a list of another length than "
         "num_hidden_layers is refused before, by transformers' validate_layer_type (the config class), extra "
@@ -121,7 +121,7 @@ ROWS: tuple[Read, ...] = (
         "sglang/srt/utils/hf_transformers/config.py:HfModelConfigParser.parse (AutoConfig.from_pretrained)",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="sliding_window",
         order="text_config.sliding_window -> top level (swa_window_size only for the Nemotron-3.5 layout)",
         default="ValueError 'DFLASH sliding_attention layers require config.sliding_window' (also for null)",
@@ -129,7 +129,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/speculative/dflash_utils.py:get_dflash_attention_sliding_window_size",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="is_causal",
         order="top level (text config): an explicit true/false applies to every layer",
         default="sliding layers causal, full layers non-causal",
@@ -137,7 +137,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/models/dflash.py:_get_dflash_attention_type",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="attention_sink_bias",
         order="dflash_config.attention_sink_bias",
         default="false",
@@ -145,7 +145,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="rope_theta",
         order="the config class's rope_parameters / rope_theta; for Laguna, SGLang's own LagunaConfig: a "
         "drafter without full-attention layers uses the file's rope_theta for every layer",
@@ -154,7 +154,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/configs/laguna.py:LagunaConfig.__init__",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="rope_scaling",
         order="the config class's rope_scaling / rope_parameters: with both a modern rope_type and a legacy "
         "type, the rope_type's scaling is built on every layer",
@@ -163,7 +163,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " (run: a yarn rope_type with a linear type builds YaRNScalingRotaryEmbedding)",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="dflash_config-only keys",
         order="dflash_config.attention_sink_bias, output_multiplier, final_logit_softcapping",
         default="no sink; output_multiplier 1.0; no soft cap (a top-level copy is not read)",
@@ -171,7 +171,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="sample_from_anchor",
         order="not read by the DFlash worker or model: only is_nemotron_35_draft_config reads it, as one marker of "
         "the Nemotron-3.5 layout (false there, with has_embed_tokens, no lm_head and W4A16_NVFP4 weights); "
@@ -182,7 +182,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/speculative/dflash_utils.py:is_nemotron_35_draft_config",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="attention_value_scale",
         order="dflash_config.attention_value_scale",
         default="none",
@@ -190,7 +190,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/speculative/dflash_utils.py (parse_dflash_draft_config)",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="is_neox_style",
         order="rope_is_neox_style -> is_neox_style (top level)",
         default="true",
@@ -198,7 +198,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/models/dflash.py:DFlashAttention.__init__",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="hidden_act",
         order="top level: silu, or swigluoai (which also needs swiglu_alpha and swiglu_limit)",
         default="silu",
@@ -206,7 +206,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/models/dflash.py:DFlashMLP.__init__",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="intermediate_size",
         order="top level",
         default="0 -> ValueError",
@@ -214,7 +214,7 @@ ROWS: tuple[Read, ...] = (
         source=UNCHECKED + " sglang/srt/models/dflash.py:DFlashMLP.__init__ as installed",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="dflash2_keys",
         order="dflash_config.conv_kernel_size/conv_group_size, selector_rank/selector_top_k; DFlashDraftModel "
         "builds the convolution from the conv keys, only DFlash2DraftModel adds the selector (vLLM's v1 "
@@ -225,7 +225,7 @@ ROWS: tuple[Read, ...] = (
         "sglang/srt/models/dflash.py:DFlash2DraftModel.__init__",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="hidden_size",
         order="top level: every draft layer, and fc = len(taps) x hidden_size -> hidden_size (target_hidden_size "
         "is not read); the target's embeddings are fed in",
@@ -234,7 +234,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " sglang/srt/models/dflash.py:DFlashDraftModel.__init__",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="checkpoint tensors",
         order="load_weights maps each tensor name onto the model the config built (q/k/v_proj -> qkv_proj, "
         "gate/up_proj -> gate_up_proj)",
@@ -246,7 +246,7 @@ ROWS: tuple[Read, ...] = (
         source=unexecutable("weights") + " " + SGLANG_MODEL + " (load_weights); " + SGLANG_WEIGHTS,
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="num_attention_heads",
         order="top level, with num_key_value_heads: DFlashAttention asserts num_attention_heads % tp == 0, and "
         "num_key_value_heads % tp == 0 (or tp % num_key_value_heads == 0 when fewer)",
@@ -258,7 +258,7 @@ ROWS: tuple[Read, ...] = (
         + " (DFlashAttention)",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="pp_size",
         order="the launch's --pp-size (alias --pipeline-parallel-size), not the file: DFLASH refuses any value "
         "but 1 when it is set up",
@@ -268,7 +268,7 @@ ROWS: tuple[Read, ...] = (
         "tests/engines/test_launch_checks.py)",
     ),
     Read(
-        reader="SGLang",
+        reader="sglang",
         key="attn_dp_size",
         order="the launch's --attn-dp-size, else the deprecated --dp-size with --enable-dp-attention "
         "(handle_deprecated_dp_attention), not the file: above 1, DFLASH requires --enable-dp-lm-head, "

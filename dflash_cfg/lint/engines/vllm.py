@@ -48,7 +48,7 @@ VLLM_WEIGHTS = (
 
 ROWS: tuple[Read, ...] = (
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="architectures",
         order="top level: DFlashDraftModel -> qwen3_dflash.DFlashQwen3ForCausalLM (MuseGlimmerAssistantModel too, "
         "as DFlashMuseGlimmerAssistantModel), DFlashLagunaForCausalLM -> laguna_dflash, DFlash2DraftModel -> "
@@ -62,7 +62,7 @@ ROWS: tuple[Read, ...] = (
         "vllm/models/beam/nvidia/dflash2.py:DFlash2BeamForCausalLM.__init__ (final_logit_softcapping)",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="model_type",
         order="top level, through AutoConfig (the class registered for it)",
         default="AutoConfig cannot load the config: SpeculativeConfig ValidationError",
@@ -72,7 +72,7 @@ ROWS: tuple[Read, ...] = (
         "vllm/transformers_utils/config.py:HFConfigParser.parse (AutoConfig.from_pretrained)",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="target_layer_ids",
         order="eagle_aux_hidden_state_layer_ids (used as is) -> dflash_config.target_layer_ids + 1 -> "
         "dspark_target_layer_ids + 1 -> top-level target_layer_ids + 1 -> dflash_config/eagle_config.layer_ids",
@@ -81,7 +81,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:get_eagle3_aux_layers_from_config",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="target_layer_ids capture",
         order="the target appends the residual stream at aux id a for each a (tap + 1): 0 before the first layer, "
         "a after layer a - 1, so a = N after the last; ids are deduplicated and sorted (the order of the list does "
@@ -98,7 +98,7 @@ ROWS: tuple[Read, ...] = (
         "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.combine_hidden_states",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="mask_token_id",
         order="dflash_config.mask_token_id -> top-level mask_token_id (get_parallel_drafting_token_id, the "
         "proposer's _init_parallel_drafting_params and DFlashQwen3Model.__init__ all fall back to the top level)",
@@ -109,7 +109,7 @@ ROWS: tuple[Read, ...] = (
         "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="no_rope_layers",
         order="vLLM 0.34: top level, when the first architecture is DFlash2DraftModel and the value is truthy: the "
         "drafter becomes DFlash2RicursiveDraftModel (RicursiveDFlash2ForCausalLM) and each entry names a layer "
@@ -120,7 +120,7 @@ ROWS: tuple[Read, ...] = (
         "vllm/model_executor/models/ricursive_dflash2.py:RicursiveDFlash2ForCausalLM",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="layer_types",
         order="top level, as the config class left it, indexed per draft layer (layer_types[layer_idx]): a list of "
         "another length than num_hidden_layers is refused before, by transformers' validate_layer_type; vLLM "
@@ -130,7 +130,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="sliding_window",
         order="dflash_config.swa_window_size -> top-level sliding_window",
         default="ValueError 'DFlash sliding attention requires a window size' for a sliding layer",
@@ -138,7 +138,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="use_swa",
         order="dflash_config.use_swa: every layer sliding when layer_types is absent or all full (MiMo-V2.5-Pro)",
         default="false",
@@ -146,7 +146,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="is_causal",
         order="top-level is_causal -> dflash_config.is_causal (later) -> dflash_config.causal",
         default="sliding layers causal, full layers non-causal",
@@ -154,7 +154,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="attention_sink_bias",
         order="dflash_config.attention_sink_bias -> top-level add_swa_attention_sink_bias",
         default="false (no sink parameter)",
@@ -162,7 +162,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="is_neox_style",
         order="top-level is_neox_style only (rope_is_neox_style is not read), passed to the layer's get_rope; "
         "the target's layout plays no part",
@@ -171,7 +171,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="draft_vocab_size",
         order="top level (DFlashLagunaForCausalLM): it must equal the target's vocabulary",
         default="ValueError 'Laguna DFlash config requires `draft_vocab_size`'",
@@ -180,7 +180,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="use_aux_hidden_state",
         order="dflash_config merged over eagle_config, then the top level: dflash_config wins over "
         "eagle_config, which wins over the top level",
@@ -189,7 +189,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="sample_from_anchor",
         order="dflash_config.sample_from_anchor, by the V2 model runner's DFlash speculator (the DFlash2 and "
         "XPress speculators inherit the check); XPress's also reads the top-level key; the speculators "
@@ -203,7 +203,7 @@ ROWS: tuple[Read, ...] = (
         "vllm/transformers_utils/configs/speculators/algos.py:update_dflash",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="hidden_act",
         order="top level, passed to qwen2.Qwen2MLP (qwen3_dflash imports it as Qwen3MLP)",
         default="the config class default (Qwen3Config: silu)",
@@ -213,7 +213,7 @@ ROWS: tuple[Read, ...] = (
         "Qwen3MLP), vllm/model_executor/models/qwen2.py:Qwen2MLP.__init__",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="rope_theta",
         order="config.rope_parameters after set_default_rope_theta; for Laguna, transformers' LagunaConfig keeps "
         "RoPE per layer type: the file's rope_theta goes to the full-attention layers, sliding layers take "
@@ -226,7 +226,7 @@ ROWS: tuple[Read, ...] = (
         "transformers/models/laguna/configuration_laguna.py:LagunaConfig.__post_init__",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="rope_scaling",
         order="get_config's patch_rope_parameters: rope_scaling / rope_parameters; a modern rope_type and a "
         "legacy type are both accepted only when they agree (or su/longrope, mrope/default)",
@@ -236,7 +236,7 @@ ROWS: tuple[Read, ...] = (
         "vllm/transformers_utils/config.py:get_config (its patch_rope_parameters calls)",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="dflash_config-only keys",
         order="dflash_config.attention_sink_bias (then the top-level add_swa_attention_sink_bias, not "
         "attention_sink_bias); DFlash2: dflash_config.output_multiplier and final_logit_softcapping",
@@ -246,7 +246,7 @@ ROWS: tuple[Read, ...] = (
         "vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3ForCausalLM.__init__",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="block_size",
         order="not read: the launch's num_speculative_tokens decides",
         default="-",
@@ -255,7 +255,7 @@ ROWS: tuple[Read, ...] = (
         "None: vllm/model_executor/models/qwen3_dflash.py reads none)",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="target_hidden_size",
         order="top level: fc input = len(aux ids) x target_hidden_size",
         default="hidden_size",
@@ -263,7 +263,7 @@ ROWS: tuple[Read, ...] = (
         source=CHECKED + " vllm/model_executor/models/qwen3_dflash.py:_get_dflash_fc_input_size",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="hidden_size",
         order="top level: the draft layers, norms and fc output are built with it; load_dflash_model then "
         "hands the drafter the target's own embed_tokens and lm_head modules (the checkpoint has none), "
@@ -274,7 +274,7 @@ ROWS: tuple[Read, ...] = (
         + " vllm/v1/worker/gpu/spec_decode/dflash/utils.py:load_dflash_model",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="vocab_size",
         order="top level; draft_vocab_size defaults to it; the drafter uses the target's embed_tokens and "
         "lm_head (load_dflash_model)",
@@ -287,7 +287,7 @@ ROWS: tuple[Read, ...] = (
         + VLLM_SHARE,
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="checkpoint tensors",
         order="the safetensors files (safe_open); load_weights maps each tensor name onto the model the config "
         "built (q/k/v_proj -> qkv_proj, gate/up_proj -> gate_up_proj)",
@@ -301,7 +301,7 @@ ROWS: tuple[Read, ...] = (
         + VLLM_WEIGHTS,
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="num_speculative_tokens",
         order="the launch's speculative config, not the file: the DFlash proposer queries 1 + "
         "num_speculative_tokens slots per request (the anchor and the masks); the drafter's block_size "
@@ -311,7 +311,7 @@ ROWS: tuple[Read, ...] = (
         source=unexecutable("the proposer runs on a GPU worker") + " " + VLLM_PROPOSER,
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="method",
         order="the launch's speculative_config.method. vLLM 0.33: as given; absent or 'draft_model', 'dflash' "
         "when the drafter's path says dflash, else a plain draft model (the architecture is not looked at). "
@@ -326,7 +326,7 @@ ROWS: tuple[Read, ...] = (
         "(run by tests/engines/test_launch_checks.py)",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="speculative_config keys",
         order="the launch's --speculative-config dict, not the file: every key a keyword of SpeculativeConfig "
         "(the fields of each release: lint/speculative_fields.py, read from the installed code by the engine "
@@ -337,7 +337,7 @@ ROWS: tuple[Read, ...] = (
         "(tests/engines/test_speculative_fields.py)",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="draft_decode_context_parallel_size",
         order="the launch's --speculative-config (vLLM 0.34 on; 0.33 refuses the key): the drafter's decode "
         "context parallel size, 1 or the target's; unset, 1 for a drafter with any sliding layer "
@@ -349,7 +349,7 @@ ROWS: tuple[Read, ...] = (
         "vllm/model_executor/models/qwen3_dflash.py:dflash_has_any_sliding",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="VLLM_USE_V2_MODEL_RUNNER",
         order="the engine's environment, not the file. vLLM 0.33: set, it chooses the model runner (false: V1, "
         "which refuses mixed sliding/full and candidate-head drafters); unset, V1 runs for what V2 lacks "
@@ -361,7 +361,7 @@ ROWS: tuple[Read, ...] = (
         ".use_v2_model_runner@0.33.0 (run by tests/engines/test_launch_checks.py)",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="max_position_embeddings",
         order="top level: the draft ModelConfig's length, times the RoPE factor for types not pre-scaled "
         "(_get_and_verify_max_len); raised to the target's max_model_len when every RoPE type only sizes a "
@@ -374,7 +374,7 @@ ROWS: tuple[Read, ...] = (
         "tests/engines/test_launch_checks.py)",
     ),
     Read(
-        reader="vLLM",
+        reader="vllm",
         key="num_attention_heads",
         order="top level, with num_key_value_heads: DFlashQwen3Attention asserts num_attention_heads % tp == 0, "
         "and num_key_value_heads % tp == 0 (or tp % num_key_value_heads == 0 when fewer)",

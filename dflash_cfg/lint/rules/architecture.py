@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES
 from dflash_cfg.lint.rules.base import Context, rule, show
-from dflash_cfg.model import Problem, Severity
+from dflash_cfg.model import NAMES, Engine, Problem, Severity
 
 # The DFlash2 convolution and selector sizes (0 or absent: off).
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
@@ -65,7 +65,7 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         and archs[0] in REGISTERED_ARCHITECTURES
     ):
         builders = REGISTERED_ARCHITECTURES[archs[0]]
-        who = "vLLM and SGLang build" if len(builders) > 1 else f"{builders[0]} builds"
+        who = "vLLM and SGLang build" if len(builders) > 1 else f"{NAMES[builders[0]]} builds"
         yield Problem(
             "/architectures",
             f"architectures {show(archs)} should name one drafter class: {who} the first, "
@@ -106,19 +106,16 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         )
 
 
-# The engines DF131 speaks of, by the name a launch gives them (model.Launch.engine).
-_LAUNCHED = {"vllm": "vLLM", "sglang": "SGLang"}
-
-
-def _one_engine(ctx: Context, archs: list[str], builder: str) -> Iterator[Problem]:
+def _one_engine(ctx: Context, archs: list[str], builder: Engine) -> Iterator[Problem]:
     """A class only `builder` builds: the file is that engine's on purpose, so `check` warns; a launch errs
     only when its engine is the one that refuses the file."""
-    refuser = "SGLang" if builder == "vLLM" else "vLLM"
-    said = f"architectures {show(archs)}: only {builder} builds {archs[0]}; {refuser} refuses the file"
+    refuser: Engine = "sglang" if builder == "vllm" else "vllm"
+    builds, refuses = NAMES[builder], NAMES[refuser]
+    said = f"architectures {show(archs)}: only {builds} builds {archs[0]}; {refuses} refuses the file"
     if ctx.launch is None:
         yield Problem("/architectures", said, severity=Severity.WARNING)
-    elif _LAUNCHED[ctx.launch.engine] == refuser:
-        yield Problem("/architectures", f"{said}, and this launch is {refuser}'s: serve it with {builder}")
+    elif ctx.launch.engine == refuser:
+        yield Problem("/architectures", f"{said}, and this launch is {refuses}'s: serve it with {builds}")
 
 
 RULES = (architecture,)

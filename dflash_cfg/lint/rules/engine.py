@@ -8,10 +8,9 @@ from typing import Any
 
 from dflash_cfg.lint.engine_reads import differences, file_says, shortened_context
 from dflash_cfg.lint.rules.base import Context, rule
-from dflash_cfg.model import Problem, Severity
+from dflash_cfg.model import Problem, Severity, display
 from dflash_cfg.pinned import named
 
-NAMES = {"vllm": "vLLM", "sglang": "SGLang", "speculators": "speculators"}
 _POINTERS = {
     "target_layer_ids": "target_layer_ids",
     "mask_token_id": "mask_token_id",
@@ -22,8 +21,7 @@ _POINTERS = {
 
 def engine_name(record: Any) -> str:
     """The engine as a reader knows it, with the version it reported (`vLLM 1.2.3`)."""
-    name = NAMES.get(record.engine, record.engine)
-    return f"{name} {record.version}" if record.version else name
+    return display(record.engine, record.version)
 
 
 def unchecked(record: Any) -> str:

@@ -1,0 +1,26 @@
+"""The model's engine identity is one: every narrower engine type is a part of `Engine`, and every engine has its
+name in prose."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from dflash_cfg.model import NAMES, Adapted, Engine, Launched, display
+from dflash_cfg.sources.adapters import ENGINES, adapter_path
+
+
+def test_the_engines_a_launch_starts_or_an_adapter_answers_for_are_engines() -> None:
+    assert set(get_args(Launched)) <= set(get_args(Engine))
+    assert set(get_args(Adapted)) <= set(get_args(Engine))
+
+
+def test_every_engine_has_its_name_in_prose() -> None:
+    assert list(NAMES) == list(get_args(Engine))
+    assert display("vllm", "0.34.0") == "vLLM 0.34.0"
+    assert display("sglang") == "SGLang"
+    assert display("tgi") == "tgi"  # a name from outside (a metrics label) that is no engine, as it is
+
+
+def test_every_adapted_engine_has_its_adapter() -> None:
+    assert ENGINES == get_args(Adapted)
+    assert all(adapter_path(engine).is_file() for engine in ENGINES)

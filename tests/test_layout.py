@@ -35,7 +35,16 @@ LAYOUT: dict[str, Part] = {
     "jsondoc/": Part(("jsondoc", "model", "errors"), pure=True),
     "launch/": Part(("launch", "jsondoc", "model", "errors"), pure=True),
     "lint/": Part(("lint", "jsondoc", "model", "errors", "pinned"), pure=True),
-    "report/": Part(("report", "lint.rules", "lint.engine_reads", "jsondoc", "model", "errors"), pure=True),
+    "report/": Part(
+        ("report", "jsondoc", "model", "errors"),
+        exceptions=(
+            (
+                "lint.rules",
+                "the catalogue and SARIF's rule descriptions render the rules' declarations: `Rule`, `ALL`, `REGISTRY`",
+            ),
+        ),
+        pure=True,
+    ),
     "sources/": Part(("sources", "jsondoc", "model", "errors", "version", "pinned")),
     "write/": Part(("write", "sources", "jsondoc", "model", "errors")),
     "commands/": Part(

@@ -1,12 +1,13 @@
-"""The model's engine identity is one: every narrower engine type is a part of `Engine`, and every engine has its
-name in prose."""
+"""The model's engine identity is one: every narrower engine type is a part of `Engine`, every engine has its name in
+prose, and a record's reads go out under every name they have."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import get_args
 
-from dflash_cfg.model import NAMES, Adapted, Engine, Launched, display
-from dflash_cfg.sources.adapters import ENGINES, adapter_path
+from dflash_cfg.model import NAMES, Adapted, Engine, Launched, Reads, display
+from dflash_cfg.sources.adapters import ENGINES, adapter_path, from_json
 
 
 def test_the_engines_a_launch_starts_or_an_adapter_answers_for_are_engines() -> None:
@@ -24,3 +25,9 @@ def test_every_engine_has_its_name_in_prose() -> None:
 def test_every_adapted_engine_has_its_adapter() -> None:
     assert ENGINES == get_args(Adapted)
     assert all(adapter_path(engine).is_file() for engine in ENGINES)
+
+
+def test_the_named_reads_are_every_read_but_extra() -> None:
+    reads = from_json("vllm", "", {"engine": "vllm", "reads": {}}).reads
+    assert reads is not None
+    assert list(reads.named()) == [f.name for f in fields(Reads) if f.name != "extra"]

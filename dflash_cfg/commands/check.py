@@ -20,10 +20,9 @@ from dflash_cfg.commands.common import (
 )
 from dflash_cfg.errors import LockError, PathError, UsageError, WeightsError
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
-from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
-from dflash_cfg.model import FileReport, Integrity, Launch, Report, Severity, Target, Weights
+from dflash_cfg.model import EngineCheck, FileReport, Integrity, Launch, Report, Severity, Target, Weights
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.hub import repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock

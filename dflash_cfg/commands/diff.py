@@ -7,6 +7,7 @@ from dflash_cfg.commands.common import HubOptions, Views, one_config, upstream_f
 from dflash_cfg.errors import UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import compare
+from dflash_cfg.lint.rules.upstream import show_compared
 from dflash_cfg.model import DiffResult
 from dflash_cfg.sources import storage
 from dflash_cfg.sources.views import transformers_version
@@ -27,4 +28,5 @@ def diff(path_arg: str, hub: HubOptions) -> DiffResult:
     rows = compare(
         mine.data, theirs.data, mine_view.values if mine_view else None, theirs_view.values if theirs_view else None
     )
-    return DiffResult(str(path), local, git_blob_sha1(local), upstream, rows, transformers_version())
+    shown = tuple((show_compared(r.local), show_compared(r.local_effective), show_compared(r.upstream)) for r in rows)
+    return DiffResult(str(path), local, git_blob_sha1(local), upstream, rows, transformers_version(), shown)

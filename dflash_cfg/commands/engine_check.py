@@ -19,10 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dflash_cfg.launch.wrappers import PYTHON, basename, unwrap
-from dflash_cfg.lint.engine_reads import EngineCheck
-from dflash_cfg.model import ASSIGNMENT, EngineStatus, EngineStep, Launch, Location
+from dflash_cfg.model import ASSIGNMENT, EngineCheck, EngineRecord, EngineStatus, EngineStep, Launch, Location
 from dflash_cfg.sources import adapters
-from dflash_cfg.sources.adapters import EngineRecord, Request
+from dflash_cfg.sources.adapters import Request
 from dflash_cfg.sources.engine_cache import EngineCache, key
 from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, uv_python
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from dflash_cfg.commands.common import one_config
 from dflash_cfg.errors import UsageError
-from dflash_cfg.lint.engine_reads import Answer, EnginesResult, differences, file_says
+from dflash_cfg.lint.engine_reads import differences, file_says
 from dflash_cfg.lint.speculators import is_speculators
-from dflash_cfg.model import Adapted
+from dflash_cfg.model import Adapted, Answer, EnginesResult
 from dflash_cfg.sources import adapters, files
 from dflash_cfg.sources.interpreters import discover, engine_timeout
 

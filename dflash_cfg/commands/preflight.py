@@ -24,8 +24,7 @@ from dflash_cfg.launch.environment import (
     refuse_other_hub,
 )
 from dflash_cfg.launch.speculators import served_speculators
-from dflash_cfg.lint.engine_reads import EngineCheck
-from dflash_cfg.model import Container, EngineStep, Launch, Location, Preflight, Severity
+from dflash_cfg.model import Container, EngineCheck, EngineStep, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import default_root
 from dflash_cfg.sources.project import resolve as resolve_project

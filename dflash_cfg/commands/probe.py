@@ -14,41 +14,17 @@ from pathlib import Path
 from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import ProbeError, UsageError
 from dflash_cfg.lint import acceptance
-from dflash_cfg.model import Judged, Report
+from dflash_cfg.model import Diagnosis, Judged, Report, Window
 from dflash_cfg.sources import scrape
 from dflash_cfg.sources.project import ProjectConfig
 from dflash_cfg.sources.project import resolve as resolve_project
 
 
 @dataclass(frozen=True)
-class Window:
-    """One judged scrape (`interval` None: the counters' lifetime) or window between two scrapes."""
-
-    source: str
-    interval: float | None
-    judged: tuple[Judged, ...]
-
-    @property
-    def collapsed(self) -> tuple[Judged, ...]:
-        return tuple(j for j in self.judged if j.verdict == "collapse")
-
-    @property
-    def idle(self) -> bool:
-        return all(j.verdict == "idle" for j in self.judged)
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """The collapsed model's drafter, its check, and what to try first."""
-
-    model_name: str
-    drafter: str
-    upstream: str | None
-    report: Report
-
-
-@dataclass(frozen=True)
 class Settings:
+    """probe's options, as the command line and the project config give them: the command's own input (as check's
+    CheckOptions is), not a value it returns, so it stays here; it holds the project config, a `sources` value."""
+
     source: str
     interval: float | None
     timeout: float

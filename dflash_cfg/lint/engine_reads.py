@@ -1,5 +1,6 @@
-"""What a drafter file says about the fields that change drafting, and where an engine's reading of it (an
-adapter record, dflash_cfg.sources.adapters) differs. Pure: `engines` and preflight's engine step share it.
+"""What a drafter file says about the fields that change drafting (`FileSays`), and where an engine's reading of it
+(an adapter record's `Reads`) differs (`Difference`): the model's values, made here. Pure: `engines` and preflight's
+engine step share it.
 
 The file's values are taken as the engines' DFlash code takes them: the taps and the mask from
 `dflash_config` (else the top level, where both engines fall back to), a speculators-format file through
@@ -9,34 +10,14 @@ vLLM's translation (its taps are the file's numbering minus one, as the adapters
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from dflash_cfg.lint.speculators import is_speculators, translate
+from dflash_cfg.model import Difference, FileSays, Reads, show_layers
 
-SLIDING = "sliding_attention"
-FULL = "full_attention"
 # The fields an engine must read as the file says for the drafter to draft what it was trained on: a
 # difference in one of these fails `engines` and is an error in preflight (DF902).
 CRITICAL = ("target_layer_ids", "mask_token_id", "layer_types", "sliding_window")
-
-
-@dataclass(frozen=True)
-class FileSays:
-    target_layer_ids: tuple[int, ...] | None
-    mask_token_id: int | None
-    layer_types: tuple[str, ...] | None
-    sliding_window: int | None
-    rope_theta: float | None
-    block_size: int | None
-
-
-@dataclass(frozen=True)
-class Difference:
-    field: str
-    file: str  # as shown
-    engine: str
-    critical: bool
 
 
 def _int(value: Any) -> int | None:
@@ -74,53 +55,24 @@ def file_says(data: Mapping[str, Any]) -> FileSays:
     )
 
 
-def show_layers(kinds: Sequence[str] | None) -> str:
-    """`S S S S F`: one letter a draft layer (S sliding, F full, else the kind's own name)."""
-    if kinds is None:
-        return "-"
-    letters = {SLIDING: "S", FULL: "F"}
-    return " ".join(letters.get(k, k) for k in kinds)
-
-
-def windows(reads: Any) -> tuple[int, ...]:
-    """The distinct windows an engine gives its sliding layers, in layer order."""
-    seen: list[int] = []
-    for window in getattr(reads, "sliding_window", None) or ():
-        if window is not None and window not in seen:
-            seen.append(window)
-    return tuple(seen)
-
-
-def shortened_context(reads: Any) -> tuple[int, int] | None:
-    """(served, without the drafter) when the engine serves a shorter max_model_len with the drafter than
-    without it (the vLLM adapter's "max_model_len" read), else None."""
-    lengths = reads.extra.get("max_model_len") if reads is not None else None
-    if not isinstance(lengths, Mapping):
-        return None
-    served, alone = lengths.get("served"), lengths.get("target")
-    if isinstance(served, int) and isinstance(alone, int) and served < alone:
-        return served, alone
-    return None
-
-
-def differences(says: FileSays, reads: Any) -> tuple[Difference, ...]:
-    """Where `reads` (an adapter's Reads) differs from what the file says. A field the file does not state is
-    not compared (the engine's default is what the static rules judge); RoPE θ is shown, not critical."""
+def differences(says: FileSays, reads: Reads) -> tuple[Difference, ...]:
+    """Where an engine's `reads` differ from what the file says. A field the file does not state is not compared
+    (the engine's default is what the static rules judge); RoPE θ is shown, not critical."""
     found: list[Difference] = []
-    taps = getattr(reads, "target_layer_ids", None)
+    taps = reads.target_layer_ids
     if says.target_layer_ids is not None and taps is not None and tuple(taps) != says.target_layer_ids:
         found.append(Difference("target_layer_ids", _list(says.target_layer_ids), _list(taps), True))
-    mask = getattr(reads, "mask_token_id", None)
+    mask = reads.mask_token_id
     if says.mask_token_id is not None and mask != says.mask_token_id:
         found.append(Difference("mask_token_id", str(says.mask_token_id), str(mask), True))
-    kinds = getattr(reads, "layer_types", None)
+    kinds = reads.layer_types
     if says.layer_types is not None and kinds is not None and tuple(kinds) != says.layer_types:
         found.append(Difference("layer_types", show_layers(says.layer_types), show_layers(kinds), True))
-    used = windows(reads)
+    used = reads.windows
     if says.sliding_window is not None and used and used != (says.sliding_window,):
         shown = ", ".join(str(w) for w in used)
         found.append(Difference("sliding_window", str(says.sliding_window), shown, True))
-    theta = getattr(reads, "rope_theta", None)
+    theta = reads.rope_theta
     if says.rope_theta is not None and isinstance(theta, (int, float)) and float(theta) != says.rope_theta:
         found.append(Difference("rope_theta", _theta(says.rope_theta), _theta(theta), False))
     return tuple(found)
@@ -132,41 +84,3 @@ def _list(values: Sequence[int]) -> str:
 
 def _theta(value: float) -> str:
     return f"{value:g}"
-
-
-@dataclass(frozen=True)
-class EngineCheck:
-    """What preflight's engine step brings the rules (DF90x): the records of the launch's own engine
-    (dflash_cfg.sources.adapters.EngineRecord; typed loosely so the static path never imports the runner),
-    and the reasons the engine was not asked or could not answer."""
-
-    records: tuple[Any, ...] = ()
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Answer:
-    record: Any  # dflash_cfg.sources.adapters.EngineRecord
-    differences: tuple[Difference, ...]
-
-    @property
-    def refused(self) -> bool:
-        return self.record.refused is not None
-
-    @property
-    def critical(self) -> tuple[Difference, ...]:
-        return tuple(d for d in self.differences if d.critical)
-
-
-@dataclass(frozen=True)
-class EnginesResult:
-    drafter: str  # the config.json
-    target: str | None  # the target's model dir
-    says: FileSays
-    answers: tuple[Answer, ...]
-    notes: tuple[str, ...]  # interpreters asked for that have no engine
-
-    @property
-    def failing(self) -> bool:
-        """An engine refuses, or reads a DFlash-critical field other than the file says."""
-        return any(a.refused or a.critical for a in self.answers)

@@ -9,13 +9,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1
-from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.lint.rules import ALL, Context, Rule
 from dflash_cfg.lint.rules.attention import FULL, SLIDING, strip
 from dflash_cfg.lint.rules.base import show
 from dflash_cfg.lint.speculators import Translation, is_speculators, translate
 from dflash_cfg.model import (
     Effective,
+    EngineCheck,
     FileReport,
     Finding,
     Fix,

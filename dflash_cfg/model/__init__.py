@@ -1,7 +1,7 @@
 """The values every other module passes around, one module a subject: what was found (`findings`: severities,
 fixes, findings, reports), what was read (`inputs`: paths, targets, weights, upstream copies, engine views, lock
 entries), what the commands return (`results`: diffs, fix plans and outcomes, verifications, preflights), a launch
-command (`launch`), which engine (`engines`) and probe's verdicts (`probe`).
+command (`launch`), the engines and what they answered (`engines`) and probe's verdicts (`probe`).
 
 All frozen and built once; nothing here imports from the rest of the package or touches the world. Every name is
 re-exported here: the rest of the package imports them from `dflash_cfg.model`.
@@ -9,7 +9,24 @@ re-exported here: the rest of the package imports them from `dflash_cfg.model`.
 
 from __future__ import annotations
 
-from dflash_cfg.model.engines import NAMES, Adapted, Engine, Launched, display, is_engine, requirement
+from dflash_cfg.model.engines import (
+    NAMES,
+    Adapted,
+    Answer,
+    Difference,
+    Engine,
+    EngineCheck,
+    EngineRecord,
+    EnginesResult,
+    FileSays,
+    Launched,
+    Reads,
+    Refusal,
+    display,
+    is_engine,
+    requirement,
+    show_layers,
+)
 from dflash_cfg.model.findings import (
     JSON,
     Artifact,
@@ -40,7 +57,7 @@ from dflash_cfg.model.inputs import (
     Where,
 )
 from dflash_cfg.model.launch import ASSIGNMENT, Container, Launch, Mount
-from dflash_cfg.model.probe import Acceptance, Judged
+from dflash_cfg.model.probe import Acceptance, Diagnosis, Judged, Window
 from dflash_cfg.model.results import (
     CRITICAL,
     MISSING,
@@ -69,16 +86,23 @@ __all__ = [
     "Acceptance",
     "Adapted",
     "AddedToken",
+    "Answer",
     "Artifact",
     "ByteEdit",
     "Container",
+    "Diagnosis",
     "DiffResult",
+    "Difference",
     "Effective",
     "Engine",
+    "EngineCheck",
+    "EngineRecord",
     "EngineStatus",
     "EngineStep",
+    "EnginesResult",
     "Entry",
     "FileReport",
+    "FileSays",
     "Finding",
     "Fix",
     "FixResult",
@@ -96,6 +120,8 @@ __all__ = [
     "Plan",
     "Preflight",
     "Problem",
+    "Reads",
+    "Refusal",
     "Report",
     "Row",
     "Severity",
@@ -107,8 +133,10 @@ __all__ = [
     "Verification",
     "Weights",
     "Where",
+    "Window",
     "Written",
     "display",
     "is_engine",
     "requirement",
+    "show_layers",
 ]

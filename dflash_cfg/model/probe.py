@@ -1,8 +1,11 @@
-"""probe's values: acceptance read from a serving engine's metrics, and judged against a threshold."""
+"""probe's values: acceptance read from a serving engine's metrics, judged against a threshold, per scrape or
+window, and the check of a collapsed model's drafter."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from dflash_cfg.model.findings import Report
 
 
 @dataclass(frozen=True)
@@ -31,3 +34,30 @@ class Judged:
     acceptance: Acceptance
     threshold: float
     verdict: str
+
+
+@dataclass(frozen=True)
+class Window:
+    """One judged scrape (`interval` None: the counters' lifetime) or window between two scrapes."""
+
+    source: str
+    interval: float | None
+    judged: tuple[Judged, ...]
+
+    @property
+    def collapsed(self) -> tuple[Judged, ...]:
+        return tuple(j for j in self.judged if j.verdict == "collapse")
+
+    @property
+    def idle(self) -> bool:
+        return all(j.verdict == "idle" for j in self.judged)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The collapsed model's drafter, its check, and what to try first."""
+
+    model_name: str
+    drafter: str
+    upstream: str | None
+    report: Report

@@ -80,6 +80,10 @@ class DiffResult:
     upstream: HubFile
     rows: tuple[Row, ...]
     transformers_version: str | None
+    # Each row's sides as diff's table shows them (local, local through the config class, upstream), in the order of
+    # `rows`: as the rules' messages show a compared value (lint.rules.upstream.show_compared), computed by the diff
+    # command so that the renderer needs nothing of lint.
+    shown: tuple[tuple[str, str, str], ...]
 
     @property
     def identical(self) -> bool:

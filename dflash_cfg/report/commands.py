@@ -34,10 +34,7 @@ from dflash_cfg.report.check import JSON_VERSION
 from dflash_cfg.report.escape import printable
 
 
-def _cell(value: Any) -> str:
-    from dflash_cfg.lint.rules.upstream import show_compared
-
-    text = show_compared(value)
+def _cell(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -53,12 +50,12 @@ def diff_text(result: DiffResult) -> str:
         head.append(f"differs from upstream: local git blob {local}, upstream {up.blob_id[:12]}")
     header = ("", "field", "local", "local via Qwen3Config", "upstream")
     table = [header]
-    for r in result.rows:
+    for r, shown in zip(result.rows, result.shown, strict=True):
         changed = r.differs or r.differs_effective
         if not (changed or r.critical):
             continue
         mark = ("!" if r.critical else " ") + ("≠" if changed else "=")
-        local, seen, theirs = _cell(r.local), _cell(r.local_effective), _cell(r.upstream)
+        local, seen, theirs = (_cell(side) for side in shown)
         table.append((mark, printable(r.pointer[1:]), printable(local), printable(seen), printable(theirs)))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = [*head, ""]

@@ -4,17 +4,16 @@ and the JSON document. Pure: an EnginesResult in, text out."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
 
-from dflash_cfg.lint.engine_reads import Answer, EnginesResult, shortened_context, show_layers, windows
-from dflash_cfg.lint.rules.engine import engine_name
+from dflash_cfg.model import Answer, EnginesResult, show_layers
 from dflash_cfg.report.escape import printable
 
 MARK = "*"
 ROWS = ("target_layer_ids", "mask_token_id", "layer_types", "sliding_window", "causal", "rope_theta", "draft tokens")
 
 
-def _list(values: Any) -> str:
+def _list(values: Sequence[int] | None) -> str:
     return "-" if values is None else "[" + ", ".join(str(v) for v in values) + "]"
 
 
@@ -32,7 +31,7 @@ def _file_cell(result: EnginesResult, row: str) -> str:
     return cells[row]
 
 
-def _causal(value: Any) -> str:
+def _causal(value: tuple[bool, ...] | bool | None) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -57,7 +56,7 @@ def _engine_cell(answer: Answer, row: str) -> str:
         "target_layer_ids": _list(reads.target_layer_ids),
         "mask_token_id": "-" if reads.mask_token_id is None else str(reads.mask_token_id),
         "layer_types": show_layers(reads.layer_types),
-        "sliding_window": ", ".join(str(w) for w in windows(reads)) or "none",
+        "sliding_window": ", ".join(str(w) for w in reads.windows) or "none",
         "causal": _causal(reads.causal),
         "rope_theta": f"{theta:g}" if isinstance(theta, (int, float)) else "-",
         "draft tokens": "-" if reads.num_draft_tokens is None else str(reads.num_draft_tokens),
@@ -70,7 +69,7 @@ def _engine_cell(answer: Answer, row: str) -> str:
 
 def engines_text(result: EnginesResult) -> str:
     lines = [f"drafter  {result.drafter}", f"target   {result.target or '(none: the engines stand one in)'}", ""]
-    headers = ["field", "file", *(engine_name(a.record) for a in result.answers)]
+    headers = ["field", "file", *(a.record.label for a in result.answers)]
     table = [headers] + [
         [row, _file_cell(result, row), *(_engine_cell(a, row) for a in result.answers)] for row in ROWS
     ]
@@ -82,7 +81,7 @@ def engines_text(result: EnginesResult) -> str:
     for answer in result.answers:
         r = answer.record
         state = "" if r.checked else " (not checked against this version)"
-        lines.append(f"{engine_name(r)}: {r.python}{state}")
+        lines.append(f"{r.label}: {r.python}{state}")
         if r.refused is not None:
             lines.append(f"  refuses: {r.refused.type}: {' '.join(r.refused.message.split())}")
             lines.append(f"  at {r.refused.where or '(no frame of the engine)'}")
@@ -90,7 +89,7 @@ def engines_text(result: EnginesResult) -> str:
             lines.append(f"  no answer: {' '.join(r.failed.split())[:300]}")
         for d in answer.critical:
             lines.append(f"  reads {d.field} {d.engine}, the file says {d.file}")
-        shortened = shortened_context(r.reads)
+        shortened = r.shortened_context
         if shortened is not None:
             lines.append(f"  serves max_model_len {shortened[0]} with this drafter, {shortened[1]} without it")
     for note in result.notes:
@@ -116,12 +115,11 @@ def engines_json(result: EnginesResult, tool_version: str) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def record_json(answer: Answer) -> dict[str, Any]:
+def record_json(answer: Answer) -> dict[str, object]:
     r = answer.record
     reads = None
     if r.reads is not None:
-        fields = {k: v for k, v in vars(r.reads).items() if k != "extra"}
-        reads = {**fields, **dict(r.reads.extra)}
+        reads = {**r.reads.named(), **dict(r.reads.extra)}
     return {
         "engine": r.engine,
         "version": r.version,

@@ -1,5 +1,6 @@
-"""Runs the engine adapters (dflash_cfg/adapters/) in an engine's interpreter and reads their records: the only
-place that starts them. Never imported by `check` or the rules: the static path imports no engine.
+"""Runs the engine adapters (dflash_cfg/adapters/) in an engine's interpreter and reads their records (the model's
+`EngineRecord`): the only place that starts them. Never imported by `check` or the rules: the static path imports
+no engine.
 
 One process per engine answers a whole batch (an engine import costs 6-12 s), on CPU. Whatever goes wrong with
 the process (it does not start, dies, hangs, or prints something that is not a record) becomes a record whose
@@ -16,11 +17,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dflash_cfg.model import Adapted
+from dflash_cfg.model import JSON, Adapted, EngineRecord, Reads, Refusal
 from dflash_cfg.pinned import is_checked
 from dflash_cfg.sources.cache import default_root
 
@@ -40,7 +41,7 @@ class Request:
     target: str | None = None
     num_speculative_tokens: int | None = None
     tensor_parallel_size: int = 1
-    speculative_config: Mapping[str, Any] | None = None
+    speculative_config: Mapping[str, JSON] | None = None
     pipeline_parallel_size: int = 1
     max_model_len: int | None = None  # vLLM's --max-model-len (None: the target's own length)
 
@@ -56,52 +57,6 @@ class Request:
                 "speculative_config": dict(self.speculative_config) if self.speculative_config is not None else None,
             }
         )
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """The engine's own code raised: the exception's class and message, and its frame ("PACKAGE/PATH.py:LINE")."""
-
-    type: str
-    message: str
-    where: str | None
-
-
-@dataclass(frozen=True)
-class Reads:
-    """The values an engine runs the drafter with. Taps in the file's numbering, and in the engine's own where it
-    differs; per-layer lists have one entry per draft layer. None: the engine does not read it, or the adapter
-    could not tell (the record's stand_ins say which)."""
-
-    target_layer_ids: tuple[int, ...] | None
-    engine_layer_ids: tuple[int, ...] | None
-    mask_token_id: int | None
-    num_draft_tokens: int | None
-    block_size: int | None
-    layer_types: tuple[str, ...] | None
-    sliding_window: tuple[int | None, ...] | None
-    causal: tuple[bool, ...] | bool | None
-    rope: tuple[Mapping[str, Any], ...] | None
-    rope_theta: float | None
-    attention_sink: bool | None
-    logit_scalars: Mapping[str, Any]
-    fc_in_features: int | None
-    vocab_size: int | None
-    lm_head_size: int | None
-    architecture: str | None
-    extra: Mapping[str, Any] = field(default_factory=dict)  # engine-specific values, e.g. SGLang's window_left
-
-
-@dataclass(frozen=True)
-class EngineRecord:
-    engine: Adapted
-    version: str | None
-    python: str
-    checked: bool
-    refused: Refusal | None
-    reads: Reads | None
-    stand_ins: tuple[str, ...]
-    failed: str | None  # the adapter could not answer: not the engine's verdict
 
 
 _READ_FIELDS = [f for f in Reads.__dataclass_fields__ if f != "extra"]
@@ -249,8 +204,7 @@ def to_json(record: EngineRecord) -> dict[str, Any]:
     """The record as its adapter wrote it: `from_json` reads it back as an equal record."""
     reads = None
     if record.reads is not None:
-        fields = {name: getattr(record.reads, name) for name in _READ_FIELDS}
-        reads = _lists({**dict(record.reads.extra), **fields})
+        reads = _lists({**dict(record.reads.extra), **record.reads.named()})
     return {
         "engine": record.engine,
         "version": record.version,

@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from dflash_cfg.errors import PathError
-from dflash_cfg.model import Adapted
+from dflash_cfg.model import Adapted, EngineRecord
 from dflash_cfg.sources import files
-from dflash_cfg.sources.adapters import ADAPTERS, ENGINES, EngineRecord, Request, adapter_env, from_json, to_json
+from dflash_cfg.sources.adapters import ADAPTERS, ENGINES, Request, adapter_env, from_json, to_json
 from dflash_cfg.sources.atomic import replace_atomically
 from dflash_cfg.sources.interpreters import Survey, state, survey
 from dflash_cfg.version import __version__

@@ -12,8 +12,9 @@ from typing import Any
 
 from helpers import FIXTURES
 
+from dflash_cfg.model import EngineRecord
 from dflash_cfg.sources import adapters
-from dflash_cfg.sources.adapters import EngineRecord, Request
+from dflash_cfg.sources.adapters import Request
 
 TARGETS = FIXTURES / "targets"
 # Each drafter config under fixtures/ (hub/ and hf-cache/ are copies of these) -> its target, or None.

@@ -30,9 +30,9 @@ from helpers import FIXTURES
 import dflash_cfg
 from dflash_cfg.lint.engine_reads import differences, file_says
 from dflash_cfg.lint.releases import applies
-from dflash_cfg.model import Adapted, Severity, requirement
+from dflash_cfg.model import Adapted, EngineRecord, Reads, Severity, requirement
 from dflash_cfg.sources import adapters
-from dflash_cfg.sources.adapters import EngineRecord, Reads, Request
+from dflash_cfg.sources.adapters import Request
 from engines import build
 from engines.cases import TARGETS, fixture_requests, write_drafter
 from engines.mutants import BASES, LIMIT, Base, Mutant, generate

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from helpers import FIXTURES
 
+from dflash_cfg.model import EngineRecord
 from dflash_cfg.sources import engine_cache
-from dflash_cfg.sources.adapters import EngineRecord, Request, from_json, to_json
+from dflash_cfg.sources.adapters import Request, from_json, to_json
 from dflash_cfg.sources.engine_cache import MAX_ENTRIES, EngineCache, key
 
 DRAFTER = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash"

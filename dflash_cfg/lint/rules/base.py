@@ -16,8 +16,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from dflash_cfg.jsondoc.document import Document
-from dflash_cfg.lint.engine_reads import EngineCheck
-from dflash_cfg.model import Effective, HubFile, Integrity, Kind, Launch, Problem, Severity, Target, Weights
+from dflash_cfg.model import (
+    Effective,
+    EngineCheck,
+    HubFile,
+    Integrity,
+    Kind,
+    Launch,
+    Problem,
+    Severity,
+    Target,
+    Weights,
+)
 from dflash_cfg.pinned import expand
 
 if TYPE_CHECKING:

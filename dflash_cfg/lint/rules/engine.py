@@ -4,11 +4,10 @@ adapter, refuses the drafter or reads it other than the file says. `check` and t
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from dflash_cfg.lint.engine_reads import differences, file_says, shortened_context
+from dflash_cfg.lint.engine_reads import differences, file_says
 from dflash_cfg.lint.rules.base import Context, rule
-from dflash_cfg.model import Problem, Severity, display
+from dflash_cfg.model import EngineRecord, Problem, Severity
 from dflash_cfg.pinned import named
 
 _POINTERS = {
@@ -19,17 +18,12 @@ _POINTERS = {
 }
 
 
-def engine_name(record: Any) -> str:
-    """The engine as a reader knows it, with the version it reported (`vLLM 1.2.3`)."""
-    return display(record.engine, record.version)
-
-
-def unchecked(record: Any) -> str:
+def unchecked(record: EngineRecord) -> str:
     """ "", or why an answer from this version carries less weight."""
     return "" if record.checked else " (the adapter was not checked against this version)"
 
 
-def _records(ctx: Context) -> tuple[Any, ...]:
+def _records(ctx: Context) -> tuple[EngineRecord, ...]:
     return ctx.engine.records if ctx.engine is not None else ()
 
 
@@ -54,7 +48,7 @@ def engine_refuses(ctx: Context) -> Iterator[Problem]:
         where = f" at {record.refused.where}" if record.refused.where else ""
         yield Problem(
             "",
-            f"{engine_name(record)} refuses this drafter: {record.refused.type}: {record.refused.message}{where}"
+            f"{record.label} refuses this drafter: {record.refused.type}: {record.refused.message}{where}"
             f"{unchecked(record)}",
             severity=None if record.checked else Severity.WARNING,
         )
@@ -92,7 +86,7 @@ def engine_reads_differently(ctx: Context) -> Iterator[Problem]:
                 ctx.draft_pointer(_POINTERS[diff.field])
                 if diff.field in ("target_layer_ids", "mask_token_id")
                 else "/" + _POINTERS[diff.field],
-                f"{engine_name(record)} reads {diff.field} {diff.engine}, the file says {diff.file}{unchecked(record)}",
+                f"{record.label} reads {diff.field} {diff.engine}, the file says {diff.file}{unchecked(record)}",
                 severity=None if record.checked else Severity.WARNING,
             )
 
@@ -113,12 +107,12 @@ def engine_shortens_context(ctx: Context) -> Iterator[Problem]:
     Pass: a drafter with default RoPE (vLLM raises its length to the target's)
     """
     for record in _records(ctx):
-        shortened = shortened_context(record.reads)
+        shortened = record.shortened_context
         if shortened is not None:
             served, alone = shortened
             yield Problem(
                 "/max_position_embeddings",
-                f"{engine_name(record)} serves max_model_len {served} with this drafter, {alone} without it: it"
+                f"{record.label} serves max_model_len {served} with this drafter, {alone} without it: it"
                 f" lowers the server's length to the drafter's{unchecked(record)}",
             )
 
@@ -142,11 +136,11 @@ def engine_not_asked(ctx: Context) -> Iterator[Problem]:
     for record in _records(ctx):
         if record.failed is not None:
             reason = " ".join(str(record.failed).split())[:300]
-            yield Problem("", f"engine check: {engine_name(record)}'s adapter could not answer: {reason}")
+            yield Problem("", f"engine check: {record.label}'s adapter could not answer: {reason}")
         elif not record.checked:
             yield Problem(
                 "",
-                f"engine check: {engine_name(record)} is not a version the adapters were checked against "
+                f"engine check: {record.label} is not a version the adapters were checked against "
                 f"(they pin {named('vllm')}, {named('sglang')}); the static rules still apply",
             )
 

@@ -27,7 +27,7 @@ from dflash_cfg.errors import (
 )
 from dflash_cfg.lint.gate import verdict
 from dflash_cfg.lint.rules import ALL
-from dflash_cfg.model import FixResult, Plan, Report, Severity
+from dflash_cfg.model import FixResult, Report, Severity
 from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
 from dflash_cfg.report.commands import (
     diff_json,
@@ -414,28 +414,21 @@ def fix_command(
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
+    from dflash_cfg.commands.fix import ConfirmPolicy, confirmation
     from dflash_cfg.commands.fix import exit_code as fix_exit_code
 
     paths, hub = _hub(paths, from_hub, revision, offline)
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
     as_json_doc = fmt == "json"
-    if as_json_doc and not (yes or dry_run):
-        raise UsageError("--format json cannot ask before writing: pass --yes (or --dry-run)")
+    policy = ConfirmPolicy(dry_run=dry_run, yes=yes, document=as_json_doc)
     colour = _colour(color)
-
-    def confirm(p: Plan) -> bool:
-        if as_json_doc:
-            return not dry_run
-        click.echo(fix_plan_text(p), nl=False, color=colour)
-        if dry_run:
-            return False
-        if not yes:
-            if not sys.stdin.isatty():
-                raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
-            click.confirm(fix_prompt(p), abort=True)
-        return True
-
+    confirm = confirmation(
+        policy,
+        show=lambda p: click.echo(fix_plan_text(p), nl=False, color=colour),
+        ask=lambda p: click.confirm(fix_prompt(p), abort=True),
+        is_terminal=lambda: sys.stdin.isatty(),  # looked up when asked: a closed stdin is None
+    )
     results = api.fix(
         paths,
         from_hub=None if hub is None else hub.repo or "",

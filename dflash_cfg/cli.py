@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +51,7 @@ from dflash_cfg.sources.hfenv import secrets
 from dflash_cfg.version import __version__
 
 if TYPE_CHECKING:  # imported when probe runs: the other commands need not load prometheus_client
-    from dflash_cfg.commands.probe import Settings as ProbeSettings
-    from dflash_cfg.commands.probe import Window as ProbeWindow
+    from dflash_cfg.commands.probe import Explained as ProbeExplained
 
 
 def _say(message: str) -> None:
@@ -664,71 +662,42 @@ def probe_command(
         interval = 30.0
     s = probe.settings(url, interval, timeout, min_length, config, isolated)
     hub = None if from_hub is None else HubOptions(from_hub or None, revision, offline)
-    explain = _ProbeExplainer(s, drafter, target, hub, offline, config, isolated)
+    check = probe.DrafterCheck(drafter, target, hub, offline, config, isolated)
     if not watch:
-        window = probe.once(s)
-        if window.idle:
-            raise ProbeError("no draft scored yet: no traffic to judge (probe again under load, or use --interval)")
-        diagnoses = explain(window)
-        if fmt == "json":
-            doc = probe_document(url, s.interval, window.judged, __version__, diagnoses)
-            _write_whole(probe_json(doc))
-        else:
-            click.echo(probe_text(url, s.interval, window.judged), nl=False)
-            for d in diagnoses:
-                click.echo(diagnosis_text(*d), nl=False)
-        ctx.exit(EXIT_FINDINGS if window.collapsed else EXIT_OK)
+        answer = probe.probe_once(s, check)
+        _show_probe(answer, fmt)
+        ctx.exit(EXIT_FINDINGS if answer.window.collapsed else EXIT_OK)
     code = EXIT_OK
-    for item in probe.watch(s, keep_going):
-        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    for item in probe.probe_watch(s, check, keep_going):
         if isinstance(item, ProbeError):
             _say(f"dflash-cfg: {item} (a new window starts from the counters now)")
             continue
-        diagnoses = explain(item) if code == EXIT_OK else []  # the drafter's check once, on the first collapse
-        if fmt == "json":
-            doc = probe_document(url, s.interval, item.judged, __version__, diagnoses, when=when)
-            _write_whole(probe_json(doc, lines=True))
-        else:
-            click.echo(probe_line(when, item.judged), nl=False)
-            for d in diagnoses:
-                click.echo(diagnosis_text(*d), nl=False)
-        if item.collapsed:
+        _show_probe(item, fmt)
+        if item.window.collapsed:
             code = EXIT_FINDINGS
-            if not keep_going:
-                break
         sys.stdout.flush()  # a sidecar's log reader sees each window as it ends
     ctx.exit(code)
 
 
-class _ProbeExplainer:
-    """The drafter's check for each collapsed model, when the drafter is known. A check that cannot be made
-    is one line on stderr: it never hides the collapse (still exit 1)."""
-
-    def __init__(
-        self,
-        s: ProbeSettings,
-        drafter: str | None,
-        target: str | None,
-        hub: HubOptions | None,
-        offline: bool,
-        config: str | None,
-        isolated: bool,
-    ) -> None:
-        self.args = (s, drafter, target, hub, offline, config, isolated)
-
-    def __call__(self, window: ProbeWindow) -> list[tuple[str, str, str | None, Report]]:
-        from dflash_cfg.commands import probe
-
-        out = []
-        for judged in window.collapsed:
-            try:
-                found = probe.diagnose(judged, *self.args)
-            except DflashCfgError as exc:
-                _say(f"dflash-cfg: cannot check the drafter of {judged.acceptance.model_name}: {exc}")
-                continue
-            if found is not None:
-                out.append((found.model_name, found.drafter, found.upstream, found.report))
-        return out
+def _show_probe(explained: ProbeExplained, fmt: str) -> None:
+    """One window: a document (a watch's: one JSON line) or text, each drafter's check after it. A check that
+    could not be made is one line on stderr."""
+    for u in explained.unchecked:
+        _say(f"dflash-cfg: cannot check the drafter of {u.model_name}: {u.reason}")
+    window, when = explained.window, explained.when
+    diagnoses = [(d.model_name, d.drafter, d.upstream, d.report) for d in explained.diagnoses]
+    if fmt == "json":
+        doc = probe_document(window.source, window.interval, window.judged, __version__, diagnoses, when=when)
+        _write_whole(probe_json(doc, lines=when is not None))
+    else:
+        text = (
+            probe_text(window.source, window.interval, window.judged)
+            if when is None
+            else probe_line(when, window.judged)
+        )
+        click.echo(text, nl=False)
+        for d in diagnoses:
+            click.echo(diagnosis_text(*d), nl=False)
 
 
 @cli.command("rules")

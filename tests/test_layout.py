@@ -25,7 +25,7 @@ class Part:
     pure: bool = False
 
 
-# Every module of dflash_cfg belongs to exactly one part: a module (`cli.py`) or a package (`lint/`).
+# Every module of dflash_cfg belongs to exactly one part: a module (`version.py`) or a package (`lint/`).
 # In code-map order: the value types and pure core first, then the effects, the glue and the edges.
 LAYOUT: dict[str, Part] = {
     "version.py": Part((), pure=True),
@@ -51,8 +51,8 @@ LAYOUT: dict[str, Part] = {
         ("commands", "sources", "write", "lint", "launch", "jsondoc", "model", "errors", "version", "pinned")
     ),
     "__init__.py": Part(("commands", "model", "errors", "version")),
-    "cli.py": Part(
-        ("__init__", "commands", "report", "model", "errors", "version"),
+    "cli/": Part(
+        ("cli", "__init__", "commands", "report", "model", "errors", "version"),
         exceptions=(
             ("lint.gate", "a check's exit code and its advice: the verdict on the report"),
             ("lint.rules", "the `rules` command lists the catalogue"),

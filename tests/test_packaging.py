@@ -121,7 +121,7 @@ def test_wheel_contents(wheel: Path) -> None:
             assert name in names
             packed = json.loads(zf.read(name))
             assert packed == json.loads((ROOT / "schemas" / schema).read_bytes())
-        for module in ("__init__", "__main__", "cli", "lint/linter", "lint/rules/__init__", "report/__init__"):
+        for module in ("__init__", "__main__", "cli/__init__", "lint/linter", "lint/rules/__init__", "report/__init__"):
             assert f"dflash_cfg/{module}.py" in names, module
         # Everything in the source package is shipped (no module forgotten in [tool.setuptools] packages).
         for source in (ROOT / "dflash_cfg").rglob("*.py"):

@@ -179,6 +179,46 @@ def _lock_file(written: Written, recorded: Entry | None) -> str | None:
     return str(lock_path(remote.parse(path) if remote.is_url(path) else Path(path)))
 
 
+@dataclass(frozen=True)
+class ConfirmPolicy:
+    """When fix asks before writing a plan that changes a file. `dry_run`: show it, write nothing; `yes`:
+    show it and write; neither: show it and ask, which needs a terminal (a hook or a CI job cannot answer,
+    so it is refused rather than left waiting); `document` (one JSON document for the run): nothing is
+    shown or asked, so it needs `yes` or `dry_run`."""
+
+    dry_run: bool = False
+    yes: bool = False
+    document: bool = False
+
+    def __post_init__(self) -> None:
+        if self.document and not (self.yes or self.dry_run):
+            raise UsageError("--format json cannot ask before writing: pass --yes (or --dry-run)")
+
+
+def confirmation(
+    policy: ConfirmPolicy,
+    show: Callable[[Plan], None],
+    ask: Callable[[Plan], bool],
+    is_terminal: Callable[[], bool],
+) -> Callable[[Plan], bool]:
+    """The `confirm` of `fix_each` under `policy`: `show` prints a plan, `ask` puts the question to the user,
+    `is_terminal` says whether anyone can answer (asked only when it matters: stdin may be closed)."""
+
+    def confirm(p: Plan) -> bool:
+        if policy.document:
+            return not policy.dry_run
+        show(p)
+        if policy.dry_run:
+            return False
+        if policy.yes:
+            return True
+        if not is_terminal():
+            raise UsageError("stdin is not a terminal: pass --yes to write without asking (or --dry-run)")
+        return ask(p)
+
+    return confirm
+
+
 def fix_each(
     paths: Sequence[str],
     options: FixOptions,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_cfg.commands.common import HubOptions
-from dflash_cfg.errors import ProbeError, UsageError
+from dflash_cfg.errors import DflashCfgError, ProbeError, UsageError
 from dflash_cfg.lint import acceptance
 from dflash_cfg.model import Diagnosis, Judged, Report, Window
 from dflash_cfg.sources import scrape
@@ -128,3 +128,83 @@ def diagnose(
 
 def _known_upstream(report: Report) -> str | None:
     return next((f.upstream.repo for f in report.files if f.upstream is not None), None)
+
+
+# --- what the command answers: each window explained --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DrafterCheck:
+    """How to check the drafter behind a collapse: --drafter, else the project's [[models]] entry serving the
+    collapsed model; its target and upstream as the command line names them."""
+
+    drafter: str | None = None
+    target: str | None = None
+    hub: HubOptions | None = None
+    offline: bool = False
+    config: str | None = None
+    isolated: bool = False
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """A collapsed model whose drafter could not be checked, and why."""
+
+    model_name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A window with, for each collapsed model whose drafter is known, its check (or why it could not be
+    made: that never hides the collapse, which still exits 1). `when`: the UTC time a watched window ended."""
+
+    window: Window
+    diagnoses: tuple[Diagnosis, ...] = ()
+    unchecked: tuple[Unchecked, ...] = ()
+    when: str | None = None
+
+
+def explain(window: Window, s: Settings, check: DrafterCheck, when: str | None = None) -> Explained:
+    diagnoses, unchecked = [], []
+    for judged in window.collapsed:
+        try:
+            found = diagnose(
+                judged, s, check.drafter, check.target, check.hub, check.offline, check.config, check.isolated
+            )
+        except DflashCfgError as exc:
+            unchecked.append(Unchecked(judged.acceptance.model_name, str(exc)))
+            continue
+        if found is not None:
+            diagnoses.append(found)
+    return Explained(window, tuple(diagnoses), tuple(unchecked), when)
+
+
+def probe_once(s: Settings, check: DrafterCheck, sleep: Callable[[float], None] = time.sleep) -> Explained:
+    """One window (`once`), explained; a window with no draft scored has no verdict to give."""
+    window = once(s, sleep)
+    if window.idle:
+        raise ProbeError("no draft scored yet: no traffic to judge (probe again under load, or use --interval)")
+    return explain(window, s, check)
+
+
+def probe_watch(
+    s: Settings,
+    check: DrafterCheck,
+    keep_going: bool,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], time.struct_time] = time.gmtime,
+) -> Iterator[Explained | ProbeError]:
+    """`watch`, each window explained and stamped. The drafter is checked once, on the first collapse (the
+    windows after it would only repeat the check); the first collapse ends the watch unless `keep_going`."""
+    collapsed = False
+    for item in watch(s, keep_going, sleep):
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", clock())
+        if isinstance(item, ProbeError):
+            yield item
+            continue
+        yield Explained(item, when=when) if collapsed else explain(item, s, check, when)
+        if item.collapsed:
+            collapsed = True
+            if not keep_going:
+                return

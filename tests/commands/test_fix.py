@@ -15,6 +15,10 @@ import pytest
 from helpers import FIXTURES, Result
 from hubserver import Olah
 
+from dflash_cfg.commands.fix import ConfirmPolicy, confirmation
+from dflash_cfg.errors import UsageError
+from dflash_cfg.model import Plan
+
 REPO = "z-lab/Qwen3.6-27B-DFlash"
 UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
 INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json"
@@ -225,3 +229,37 @@ def test_nothing_to_fix_but_errors_left_is_exit_1(dflash: Run, tmp_path: Path) -
     result = dflash("fix", folder, "--yes")
     assert result.code == 1 and "nothing to change" in result.out and "need upstream values" in result.err
     assert (folder / "config.json").read_bytes() == before
+
+
+# fix's confirm policy on its own: (policy, a terminal on stdin) -> (what is shown and asked, the answer).
+PLAN = Plan(Path("/m/config.json"), b"{}", b'{"a": 1}', ("a",))
+POLICY = [
+    pytest.param(ConfirmPolicy(), True, ["show", "ask"], True, id="asks on a terminal"),
+    pytest.param(ConfirmPolicy(yes=True), False, ["show"], True, id="yes writes without asking"),
+    pytest.param(ConfirmPolicy(dry_run=True), False, ["show"], False, id="dry run shows and writes nothing"),
+    pytest.param(ConfirmPolicy(dry_run=True, yes=True), True, ["show"], False, id="dry run wins over yes"),
+    pytest.param(ConfirmPolicy(yes=True, document=True), False, [], True, id="document with yes: silent write"),
+    pytest.param(ConfirmPolicy(dry_run=True, document=True), False, [], False, id="document dry run: silent"),
+]
+
+
+@pytest.mark.parametrize(("policy", "terminal", "effects", "answer"), POLICY)
+def test_confirm_policy(policy: ConfirmPolicy, terminal: bool, effects: list[str], answer: bool) -> None:
+    done: list[str] = []
+
+    def ask(p: Plan) -> bool:
+        done.append("ask")
+        return True
+
+    confirm = confirmation(policy, lambda p: done.append("show"), ask, lambda: terminal)
+    assert (confirm(PLAN), done) == (answer, effects)
+
+
+def test_confirm_policy_refuses_what_cannot_be_asked() -> None:
+    with pytest.raises(UsageError, match="--format json cannot ask"):
+        ConfirmPolicy(document=True)
+    shown: list[Plan] = []
+    confirm = confirmation(ConfirmPolicy(), shown.append, lambda p: True, lambda: False)
+    with pytest.raises(UsageError, match="stdin is not a terminal"):
+        confirm(PLAN)
+    assert shown == [PLAN]  # the change is shown before the refusal: the user sees what --yes would write

@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, Result
 
+from dflash_cfg.commands import probe
+from dflash_cfg.errors import ProbeError
+
 METRICS = FIXTURES / "metrics"
 INCIDENT, HEALTHY, LATER = "vllm-incident.prom", "vllm-healthy.prom", "vllm-healthy-then-incident.prom"
 DRAFTER = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
@@ -303,6 +306,33 @@ def test_watch_keeps_going_in_json_lines(endpoint: Endpoint, dflash: Callable[..
     assert verdicts == ["idle", "collapse", "idle"]
     assert all(d["version"] == 1 and d["url"] == url for d in docs if "engines" in d)
     assert "went backwards" in result.err and "HTTP 503" in result.err
+
+
+def test_the_watch_explains_the_first_collapse_only(endpoint: Endpoint) -> None:
+    # idle, collapse (its drafter checked), a restart, idle, a second collapse (not checked again), then a failure.
+    url = endpoint.serve(
+        *map(metrics, (HEALTHY, HEALTHY, LATER, HEALTHY, HEALTHY, LATER)), Answer(b"", 503), Answer(b"", 503)
+    )
+    s = probe.settings(url, 0.01, 10.0, None, None, True)
+    check = probe.DrafterCheck(str(DRAFTER))
+    seen: list[probe.Explained | ProbeError] = []
+    with pytest.raises(ProbeError, match="HTTP 503"):
+        for item in probe.probe_watch(s, check, True, sleep=lambda _: None, clock=lambda: time.gmtime(0)):
+            seen.append(item)
+    answers = [item for item in seen if isinstance(item, probe.Explained)]
+    assert [[j.verdict for j in a.window.judged] for a in answers] == [["idle"], ["collapse"], ["idle"], ["collapse"]]
+    assert [len(a.diagnoses) for a in answers] == [0, 1, 0, 0]
+    assert answers[1].diagnoses[0].drafter == str(DRAFTER) and answers[1].unchecked == ()
+    assert {a.when for a in answers} == {"1970-01-01T00:00:00Z"}
+    assert isinstance(seen[2], ProbeError) and "went backwards" in str(seen[2])
+
+
+def test_a_drafter_that_cannot_be_checked_is_said_beside_the_collapse(tmp_path: Path) -> None:
+    s = probe.settings(str(METRICS / INCIDENT), None, 10.0, None, None, True)
+    answer = probe.probe_once(s, probe.DrafterCheck(str(tmp_path / "missing")))
+    assert answer.window.collapsed and answer.diagnoses == ()
+    [unchecked] = answer.unchecked
+    assert unchecked.model_name == "Qwen/Qwen3.6-27B" and "missing" in unchecked.reason
 
 
 def test_credentials_in_the_url_are_never_shown(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:

@@ -1,0 +1,200 @@
+"""The commands on a drafter's config.json: check (lint it), diff (against upstream), fix (repair it) and
+verify (is it still the file fix wrote)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+import dflash_cfg as api
+from dflash_cfg.cli.common_options import ci_options, colour_option, format_option, hub_options, parsed, project_options
+from dflash_cfg.cli.output import colour, exit_code, say, show_report, write_whole
+from dflash_cfg.cli.parse_result import CheckArgs, DiffArgs, FixArgs, VerifyArgs
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, DflashCfgError, Documented, redact
+from dflash_cfg.model import FixResult
+from dflash_cfg.report.commands import (
+    diff_json,
+    diff_text,
+    fix_advice,
+    fix_json,
+    fix_plan_text,
+    fix_prompt,
+    fix_result_text,
+    verify_json,
+    verify_text,
+)
+from dflash_cfg.sources.hfenv import secrets
+from dflash_cfg.version import __version__
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str, readable=False))
+@click.option("--target", metavar="PATH", help="Target model dir (config.json, tokenizer files) to check against.")
+@hub_options
+@click.option(
+    "--expect-sha256",
+    "expect_sha256",
+    metavar="HEX",
+    help="Fail (DF702) unless the file's sha256 is this one (as printed by `fix`).",
+)
+@ci_options
+@project_options
+@click.option(
+    "--gate",
+    is_flag=True,
+    help="As the pre-commit hook: fail on warnings unless the project relaxes it or the file is identical to "
+    "its upstream, and compare with upstream whenever the repo is known.",
+)
+@click.option("--select", metavar="IDS", help="Only these rules: comma-separated ids or prefixes (DF2 = DF2xx).")
+@click.option("--ignore", metavar="IDS", help="Skip these rules: comma-separated ids or prefixes.")
+@click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help="Neither read nor write the cache of transformers views ($XDG_CACHE_HOME/dflash-cfg).",
+)
+@parsed(CheckArgs)
+def check_command(args: CheckArgs) -> int:
+    """Lint drafter config.json files: PATH is a model dir, a config.json, a tree to search, or a Hub id."""
+    paths, hub = args.hub.resolve(args.paths)
+    if not paths:
+        raise click.UsageError("missing PATH (a model dir, a config.json, or a tree)")
+    report = api.check(
+        paths,
+        target=args.target,
+        select=args.select,
+        ignore=args.ignore,
+        from_hub=None if hub is None else hub.repo or "",
+        revision=args.hub.revision,
+        offline=args.hub.offline,
+        expect_sha256=args.expect_sha256,
+        use_cache=not args.no_cache,
+        config=args.project.config,
+        isolated=args.project.isolated,
+        fail_on=args.project.failing(),
+        gate=args.gate,
+    )
+    show_report(report, args.ci)
+    for error in report.errors:
+        say(f"dflash-cfg: error: {error}")
+    return exit_code(report, args.ci.exit_zero)
+
+
+@click.command("diff")
+@click.argument("path", required=False, type=click.Path(path_type=str, readable=False))
+@hub_options
+@format_option()
+@colour_option
+@parsed(DiffArgs)
+def diff_command(args: DiffArgs) -> int:
+    """Field table of PATH against its upstream config.json: raw, through Qwen3Config, upstream.
+
+    Exits 1 when a DFlash-critical field differs.
+    """
+    paths, hub = args.hub.resolve((args.path,) if args.path else ())
+    if hub is None:
+        raise click.UsageError("diff needs --from-hub [REPO]")
+    if not paths:
+        raise click.UsageError("missing PATH (a model dir or a config.json)")
+    result = api.diff(paths[0], hub.repo or "", revision=args.hub.revision, offline=args.hub.offline)
+    if args.fmt == "json":
+        write_whole(diff_json(result, __version__))
+    else:
+        click.echo(diff_text(result), nl=False, color=colour(args.color))
+    return EXIT_FINDINGS if result.critical else EXIT_OK
+
+
+@click.command("fix")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str, readable=False))
+@hub_options
+@click.option("--only-critical", is_flag=True, help="With --from-hub: adopt only the DFlash-critical fields.")
+@click.option("--target", metavar="PATH", help="Target model dir, for fixes that take a value from it.")
+@click.option("--dry-run", is_flag=True, help="Print the unified diff and write nothing (exit 1 if it would change).")
+@click.option("--yes", "-y", is_flag=True, help="Write without asking.")
+@click.option("--no-backup", is_flag=True, help="Keep no config.json.<sha>.bak (e.g. in a git repo).")
+@click.option("--no-lock", is_flag=True, help="Do not record the write in .dflash-cfg.lock (e.g. in a git repo).")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed (pre-commit fixers).")
+@click.option(
+    "--min-severity",
+    type=click.Choice(("info", "warning", "error")),
+    default="info",
+    show_default=True,
+    help="Apply only the fixes of findings at least this severe (info includes portability mirrors).",
+)
+@format_option(help="json: one document for the whole run (needs --yes or --dry-run: it cannot ask).")
+@colour_option
+@parsed(FixArgs)
+def fix_command(args: FixArgs) -> int:
+    """Repair the config.json of each PATH: safe mechanical fixes, or upstream's bytes with --from-hub.
+
+    Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
+    .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
+    """
+    from dflash_cfg.commands.fix import ConfirmPolicy, confirmation
+    from dflash_cfg.commands.fix import exit_code as fix_exit_code
+
+    paths, hub = args.hub.resolve(args.paths)
+    if not paths:
+        raise click.UsageError("missing PATH (a model dir or a config.json)")
+    as_json_doc = args.fmt == "json"
+    policy = ConfirmPolicy(dry_run=args.dry_run, yes=args.yes, document=as_json_doc)
+    shown = colour(args.color)
+    confirm = confirmation(
+        policy,
+        show=lambda p: click.echo(fix_plan_text(p), nl=False, color=shown),
+        ask=lambda p: click.confirm(fix_prompt(p), abort=True),
+        is_terminal=lambda: sys.stdin.isatty(),  # looked up when asked: a closed stdin is None
+    )
+    results = api.fix(
+        paths,
+        from_hub=None if hub is None else hub.repo or "",
+        revision=args.hub.revision,
+        offline=args.hub.offline,
+        only_critical=args.only_critical,
+        target=args.target,
+        min_severity=args.min_severity,
+        confirm=confirm,
+        backup=not args.no_backup,
+        record_lock=not args.no_lock,
+    )
+    code = EXIT_OK
+    done: list[FixResult] = []
+    try:
+        for result in results:
+            done.append(result)
+            if not as_json_doc:  # the document says the rest
+                click.echo(fix_result_text(result), nl=False, color=shown)
+            for line in fix_advice(result):
+                say(line)
+            code = max(code, fix_exit_code(result, args.exit_non_zero_on_fix))
+    except DflashCfgError as exc:
+        if not as_json_doc:
+            raise
+        # The files done so far, and why the run stopped.
+        message = redact(str(exc), secrets())
+        write_whole(fix_json(done, __version__, dry_run=args.dry_run, errors=(message,)))
+        raise Documented(exc) from exc
+    if as_json_doc:
+        write_whole(fix_json(done, __version__, dry_run=args.dry_run))
+    return code
+
+
+@click.command("verify")
+@click.argument("path", type=click.Path(path_type=str, readable=False))
+@click.option("--expect-sha256", "expect_sha256", metavar="HEX", help="Compare with this sha256 instead of the lock.")
+@format_option()
+@colour_option
+@parsed(VerifyArgs)
+def verify_command(args: VerifyArgs) -> int:
+    """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
+    v = api.verify(args.path, expect_sha256=args.expect_sha256)
+    if args.fmt == "json":
+        write_whole(verify_json(v, __version__))
+    text = verify_text(v, with_origin=args.expect_sha256 is None)
+    if v.ok:
+        if args.fmt == "text":
+            click.echo(text, nl=False, color=colour(args.color))
+        return EXIT_OK
+    click.echo(text, nl=False, err=True)
+    return EXIT_FINDINGS

@@ -1,0 +1,135 @@
+"""The `dflash-cfg` command: the click group of every command, and `run`, the one place a run ends: each
+failure becomes a one-line cause and its exit code (and, with a machine --format, a document that says it)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+
+import click
+
+from dflash_cfg.cli import files, probe, rules, serving
+from dflash_cfg.cli.output import say, write_whole
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, Documented, redact
+from dflash_cfg.report.commands import error_json
+from dflash_cfg.report.formats import render
+from dflash_cfg.report.probe import probe_json
+from dflash_cfg.sources.hfenv import secrets
+from dflash_cfg.version import __version__
+
+# Listed by name in --help, whatever the order here.
+COMMANDS = (
+    files.check_command,
+    files.diff_command,
+    files.fix_command,
+    files.verify_command,
+    serving.preflight_command,
+    serving.engines_command,
+    serving.where_command,
+    probe.probe_command,
+    rules.rules_command,
+)
+
+
+@click.group(commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="dflash-cfg")
+def cli() -> None:
+    """Lint and repair the config.json of DFlash speculative-decoding drafters.
+
+    Exit codes: 0 clean, 1 findings at the failing severity, 2 usage or environment error.
+    """
+
+
+def _requested_format(args: list[str]) -> tuple[str | None, str | None]:
+    """The command and its --format from the command line (before any `--`), for an error document."""
+    command, fmt = None, None
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--format" and i + 1 < len(args):
+            fmt = args[i + 1]
+        elif arg.startswith("--format="):
+            fmt = arg.split("=", 1)[1]
+        elif command is None and not arg.startswith("-"):
+            command = arg
+    return command, fmt
+
+
+def _error_document(args: list[str], message: str) -> None:
+    """A run that exits 2 still writes one document in a machine format: CI parses stdout."""
+    command, fmt = _requested_format(args)
+    if command in ("check", "preflight") and fmt in ("json", "github", "sarif"):
+        from dflash_cfg.commands.check import error_report
+
+        write_whole(render(error_report(message), fmt))
+    elif command == "probe" and fmt == "json" and "--watch" in args:  # JSON lines: the error is one more line
+        write_whole(probe_json(json.loads(error_json(command, __version__, message)), lines=True))
+    elif command in ("diff", "fix", "verify", "where", "probe") and fmt == "json":
+        write_whole(error_json(command, __version__, message))
+
+
+def run(entry: click.Command, args: list[str] | None = None) -> int:
+    """Invoke click without letting it exit, and turn every failure into a one-line cause (and, with a
+    machine --format, into a document on stdout that says it)."""
+    argv = list(sys.argv[1:] if args is None else args)
+
+    def document(message: str) -> None:
+        with contextlib.suppress(Exception):  # the one-line cause on stderr still says it
+            _error_document(argv, redact(message, secrets()))
+
+    try:
+        # Without standalone mode click returns the command's exit code instead of exiting with it.
+        code = entry.main(args=args, prog_name="dflash-cfg", standalone_mode=False)
+        return code if isinstance(code, int) else EXIT_OK
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:  # click's own usage errors
+        document(exc.format_message())
+        exc.show()
+        return EXIT_USAGE
+    except DflashCfgError as exc:  # the user's or the environment's: one line, the class says the exit code
+        if not isinstance(exc, Documented):
+            document(str(exc))
+        say(f"dflash-cfg: error: {exc}")
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("dflash-cfg: aborted", err=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C: a run that was not made, as the contract says of exit 2
+        with contextlib.suppress(Exception):
+            click.echo("dflash-cfg: aborted", err=True)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # Output piped into `head`: nothing left to say; avoid a second error at interpreter exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FINDINGS
+    except Exception as exc:  # a bug in dflash-cfg, not the user's fault: still one line
+        if isinstance(exc, OSError) and not _cwd_exists():
+            # A path relative to it, or a lookup starting from it, cannot be answered: the user's to fix.
+            message = "the current working directory no longer exists (deleted?); cd to an existing one"
+            document(message)
+            say(f"dflash-cfg: error: {message}")
+            return EXIT_USAGE
+        if os.environ.get("DFLASH_CFG_DEBUG"):
+            raise
+        document(f"internal error: {type(exc).__name__}: {exc}")
+        say(
+            f"dflash-cfg: internal error: {type(exc).__name__}: {exc} "
+            "(set DFLASH_CFG_DEBUG=1 for the traceback, and please report it)"
+        )
+        return EXIT_USAGE
+
+
+def _cwd_exists() -> bool:
+    try:
+        os.getcwd()
+    except OSError:
+        return False
+    return True
+
+
+def main(args: list[str] | None = None) -> None:
+    raise SystemExit(run(cli, args))

@@ -1,0 +1,187 @@
+"""What a command line asked for, as one frozen value per command. click fills it: the option groups of
+common_options each fill their part (HubArgs, CiArgs, ProjectArgs), a command's own options the rest, and
+the command receives the whole as one argument. Field names are the options' names; the defaults are
+click's. The rules that span options live here, beside the values they read: a combination that is never
+valid is refused when the value is made; one that must wait for another error (a missing PATH is said
+first) is a method the command calls."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from dflash_cfg.commands.common import HubOptions
+from dflash_cfg.errors import UsageError
+
+# --- the option groups ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HubArgs:
+    """--from-hub [REPO], --revision, --offline: the comparison with upstream."""
+
+    from_hub: str | None  # "": --from-hub without REPO (inferred from where the file lives)
+    revision: str | None
+    offline: bool
+
+    def options(self) -> HubOptions | None:
+        """The comparison asked for, or None."""
+        if self.from_hub is None:
+            if self.revision:
+                raise UsageError("--revision needs --from-hub")
+            return None
+        return HubOptions(self.from_hub or None, self.revision, self.offline)
+
+    def resolve(self, paths: tuple[str, ...]) -> tuple[tuple[str, ...], HubOptions | None]:
+        """The paths and the comparison. `--from-hub PATH` (REPO omitted, PATH swallowed as its value)
+        gives the path back, and the repo is inferred."""
+        hub = self.options()
+        if hub is not None and not paths and self.from_hub and os.path.exists(self.from_hub):
+            return (self.from_hub,), HubOptions(None, self.revision, self.offline)
+        return paths, hub
+
+
+@dataclass(frozen=True)
+class CiArgs:
+    """How a check's result is shown and what it exits with, for CI (check and preflight)."""
+
+    fmt: str
+    color: str
+    exit_zero: bool
+    statistics: bool
+    quiet: bool
+
+
+@dataclass(frozen=True)
+class ProjectArgs:
+    """What decides a gate: the project config, and what fails."""
+
+    config: str | None
+    isolated: bool
+    strict: bool
+    fail_on: str | None
+
+    def failing(self) -> str | None:
+        """The severity that fails the run as the command line says it (None: the project's, else error)."""
+        if self.strict and self.fail_on == "error":
+            raise UsageError("--strict and --fail-on error contradict each other")
+        return "warning" if self.strict else self.fail_on
+
+
+# --- one value per command ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckArgs:
+    paths: tuple[str, ...]
+    target: str | None
+    hub: HubArgs
+    expect_sha256: str | None
+    ci: CiArgs
+    project: ProjectArgs
+    gate: bool
+    select: str | None
+    ignore: str | None
+    no_cache: bool
+
+
+@dataclass(frozen=True)
+class DiffArgs:
+    path: str | None
+    hub: HubArgs
+    fmt: str
+    color: str
+
+
+@dataclass(frozen=True)
+class FixArgs:
+    paths: tuple[str, ...]
+    hub: HubArgs
+    only_critical: bool
+    target: str | None
+    dry_run: bool
+    yes: bool
+    no_backup: bool
+    no_lock: bool
+    exit_non_zero_on_fix: bool
+    min_severity: str
+    fmt: str
+    color: str
+
+
+@dataclass(frozen=True)
+class VerifyArgs:
+    path: str
+    expect_sha256: str | None
+    fmt: str
+    color: str
+
+
+@dataclass(frozen=True)
+class PreflightArgs:
+    command: tuple[str, ...]  # the launch, with the `--` before it when one was given
+    hub: HubArgs
+    ci: CiArgs
+    project: ProjectArgs
+    no_cache: bool
+    exec_: bool
+    no_engine_check: bool
+
+    def __post_init__(self) -> None:
+        if self.exec_ and self.ci.exit_zero:
+            raise UsageError("--exec launches only on a clean check: --exit-zero would launch whatever it found")
+
+    @property
+    def launch(self) -> list[str]:
+        """The launch's command line."""
+        return list(self.command[1:] if self.command and self.command[0] == "--" else self.command)
+
+
+@dataclass(frozen=True)
+class EnginesArgs:
+    drafter: str
+    target: str | None
+    pythons: tuple[str, ...]
+    fmt: str
+    color: str
+
+
+@dataclass(frozen=True)
+class WhereArgs:
+    model: str
+    revision: str | None
+    fmt: str
+    color: str
+
+
+@dataclass(frozen=True)
+class ProbeArgs:
+    url: str
+    interval: float | None
+    timeout: float
+    min_length: float | None
+    drafter: str | None
+    target: str | None
+    hub: HubArgs
+    watch: bool
+    keep_going: bool
+    fmt: str
+    config: str | None
+    isolated: bool
+
+    def __post_init__(self) -> None:
+        if self.keep_going and not self.watch:
+            raise UsageError("--keep-going needs --watch")
+
+    @property
+    def every(self) -> float | None:
+        """The window: --interval, which --watch defaults to 30 s."""
+        return 30.0 if self.watch and self.interval is None else self.interval
+
+
+@dataclass(frozen=True)
+class RulesArgs:
+    ids: tuple[str, ...]
+    fmt: str
+    verbose: bool
+    color: str

@@ -1,0 +1,87 @@
+"""probe: is speculative decoding working on a serving engine? commands/probe.py judges and explains each
+window; this writes each answer as it comes (text, a JSON document, or a watch's JSON lines)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from dflash_cfg.cli.common_options import format_option, hub_options, parsed
+from dflash_cfg.cli.output import say, write_whole
+from dflash_cfg.cli.parse_result import ProbeArgs
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, ProbeError
+from dflash_cfg.report.probe import diagnosis_text, probe_document, probe_json, probe_line, probe_text
+from dflash_cfg.version import __version__
+
+if TYPE_CHECKING:  # imported when probe runs: the other commands need not load prometheus_client
+    from dflash_cfg.commands.probe import Explained
+
+
+@click.command("probe")
+@click.argument("url", metavar="URL")
+@click.option("--interval", type=float, metavar="SECONDS", help="Judge the window between two scrapes this far apart.")
+@click.option("--timeout", type=float, default=10.0, show_default=True, metavar="SECONDS", help="Per scrape.")
+@click.option(
+    "--min-acceptance-length",
+    "min_length",
+    type=float,
+    metavar="X",
+    help="A mean acceptance length below X is a collapse (default: the project config's, else 1.5).",
+)
+@click.option("--drafter", metavar="DIR", help="On a collapse, check this drafter (default: the project's).")
+@click.option("--target", metavar="PATH", help="With the drafter's check: its target model dir.")
+@hub_options
+@click.option("--watch", is_flag=True, help="Judge a window every --interval (default 30 s), one line each.")
+@click.option("--keep-going", "keep_going", is_flag=True, help="With --watch: report collapses and go on.")
+@format_option()
+@click.option(
+    "--config", "config", metavar="FILE", type=click.Path(path_type=str, readable=False), help="Project config."
+)
+@click.option("--isolated", is_flag=True, help="Ignore every project config file.")
+@parsed(ProbeArgs)
+def probe_command(args: ProbeArgs) -> int:
+    """Is speculative decoding working? Acceptance from the engine's Prometheus URL (or a saved scrape).
+
+    Exits 1 on a collapse (a mean acceptance length below the threshold), with the drafter's check when it is
+    known; 0 when healthy; 2 when it cannot tell (endpoint down, not metrics, a restart between scrapes).
+    """
+    from dflash_cfg.commands import probe
+
+    hub = args.hub.options()
+    s = probe.settings(args.url, args.every, args.timeout, args.min_length, args.config, args.isolated)
+    check = probe.DrafterCheck(args.drafter, args.target, hub, args.hub.offline, args.config, args.isolated)
+    if not args.watch:
+        answer = probe.probe_once(s, check)
+        _show(answer, args.fmt)
+        return EXIT_FINDINGS if answer.window.collapsed else EXIT_OK
+    code = EXIT_OK
+    for item in probe.probe_watch(s, check, args.keep_going):
+        if isinstance(item, ProbeError):
+            say(f"dflash-cfg: {item} (a new window starts from the counters now)")
+            continue
+        _show(item, args.fmt)
+        if item.window.collapsed:
+            code = EXIT_FINDINGS
+        sys.stdout.flush()  # a sidecar's log reader sees each window as it ends
+    return code
+
+
+def _show(explained: Explained, fmt: str) -> None:
+    """One window: a document (a watch's: one JSON line) or text, each drafter's check after it. A check that
+    could not be made is one line on stderr."""
+    for u in explained.unchecked:
+        say(f"dflash-cfg: cannot check the drafter of {u.model_name}: {u.reason}")
+    window, when = explained.window, explained.when
+    diagnoses = [(d.model_name, d.drafter, d.upstream, d.report) for d in explained.diagnoses]
+    if fmt == "json":
+        doc = probe_document(window.source, window.interval, window.judged, __version__, diagnoses, when=when)
+        write_whole(probe_json(doc, lines=when is not None))
+    else:
+        if when is None:
+            click.echo(probe_text(window.source, window.interval, window.judged), nl=False)
+        else:
+            click.echo(probe_line(when, window.judged), nl=False)
+        for d in diagnoses:
+            click.echo(diagnosis_text(*d), nl=False)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -83,10 +82,9 @@ def run(
         fail_on=fail_on,
         gate=True,
         engine=engine,
+        hub_environ=_hub_environ(env, lookup.host_cache),
     )
-    with _hub_environment(env, lookup.host_cache):
-        report = check(options)
-    return Preflight(launch, drafter, target, report, step)
+    return Preflight(launch, drafter, target, check(options), step)
 
 
 def _installed(launch: Launch, no_cache: bool) -> str | None:
@@ -216,24 +214,13 @@ def _where(launch: Launch) -> tuple[Lookup, dict[str, str]]:
     return Lookup(launch.cwd, cache, host, to_host, launch.container.workdir), inside
 
 
-@contextmanager
-def _hub_environment(env: dict[str, str], host_cache: str | None) -> Iterator[None]:
-    """The check talks to the Hub (the upstream comparison) as the engine would: its endpoint, token,
-    offline switch and cache, for the duration of the check."""
-    changes: dict[str, str | None] = {name: env.get(name) for name in HUB_VARIABLES}
+def _hub_environ(env: Mapping[str, str], host_cache: str | None) -> dict[str, str]:
+    """The environment the check reads its Hub settings from (sources/hub.py:settings), so that it talks to
+    the Hub (the upstream comparison) as the engine would: the engine's endpoint, token and offline switch
+    (unset when the engine has none), its cache as this host reads it, and ours for the rest (the request
+    timeout). A value passed to the check: this process's environment is never changed."""
+    hub = {name: value for name, value in os.environ.items() if name not in HUB_VARIABLES}
+    hub.update((name, env[name]) for name in HUB_VARIABLES if name in env)
     if host_cache is not None:
-        changes["HF_HUB_CACHE"] = host_cache
-    saved = {name: os.environ.get(name) for name in changes}
-    try:
-        _apply(changes)
-        yield
-    finally:
-        _apply(saved)
-
-
-def _apply(values: dict[str, str | None]) -> None:
-    for name, value in values.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+        hub["HF_HUB_CACHE"] = host_cache
+    return hub

@@ -6,7 +6,7 @@ working directory, its cache, and a container's bind mounts (`Lookup`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,9 +25,12 @@ from dflash_cfg.sources.hub import (
 CONFIG = "config.json"
 
 
-def locate(name: str, revision: str | None = None, cache_dir: str | None = None) -> Location:
+def locate(
+    name: str, revision: str | None = None, cache_dir: str | None = None, environ: Mapping[str, str] | None = None
+) -> Location:
     """A model argument as an engine sees it: an existing path wins over a Hub id, as in vLLM and SGLang.
-    `cache_dir`: the Hugging Face hub cache the engine uses, when not dflash-cfg's own (preflight)."""
+    `cache_dir`: the Hugging Face hub cache the engine uses (preflight), else the one the Hub settings of
+    `environ` name (None: this process's environment)."""
     if remote.is_url(name):
         return _remote(name)
     path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
@@ -46,7 +49,7 @@ def locate(name: str, revision: str | None = None, cache_dir: str | None = None)
         check_repo_id(name)
     except HubError as exc:
         raise WhereError(f"not an existing path, and {exc}") from None
-    return _from_cache(name, revision or "main", cache_dir)
+    return _from_cache(name, revision or "main", cache_dir, environ)
 
 
 def is_hub_id(name: str) -> bool:
@@ -55,29 +58,36 @@ def is_hub_id(name: str) -> bool:
 
 
 def model_dir(
-    name: str, *, revision: str | None = None, offline: bool = False, extra: tuple[str, ...] = ()
+    name: str,
+    *,
+    revision: str | None = None,
+    offline: bool = False,
+    extra: tuple[str, ...] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> storage.Where:
     """A model argument as a directory to read: an existing path as it is; an s3://, gs:// or hf:// path
     (hf:// pinned to a commit); a Hub id from the local cache, else fetched at a commit (config.json and
-    the `extra` files it has) unless offline."""
+    the `extra` files it has) unless offline. `environ`: where the Hub settings are read (None: ours)."""
     if remote.is_url(name):
         return storage.locate(name)
     path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
     if files.probe(path) not in ("missing", "broken-link") or not is_hub_id(name):
         return path
     try:
-        return locate(name, revision).model_dir
+        return locate(name, revision, environ=environ).model_dir
     except WhereError:
-        if offline or settings().offline:
+        if offline or settings(environ=environ).offline:
             raise
-    return fetch_snapshot(name, revision or "main", extra)
+    return fetch_snapshot(name, revision or "main", extra, environ)
 
 
-def _from_cache(repo: str, revision: str, cache_dir: str | None = None) -> Location:
+def _from_cache(
+    repo: str, revision: str, cache_dir: str | None = None, environ: Mapping[str, str] | None = None
+) -> Location:
     from huggingface_hub import try_to_load_from_cache
 
     check_revision(revision)
-    cache = cache_dir or settings().cache_dir
+    cache = cache_dir or settings(environ=environ).cache_dir
     found = try_to_load_from_cache(repo, CONFIG, cache_dir=cache, revision=revision)
     if not isinstance(found, str):
         what = "commit" if COMMIT.match(revision) else "revision"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -56,6 +56,9 @@ class CheckOptions:
     # can be known without being told (a cache snapshot path, the lock's record of where the file came from).
     gate: bool = False
     engine: EngineCheck | None = None  # preflight: what the launch's own engine answered (commands/engine_check)
+    # The environment the Hub settings are read from (sources/hub.py:settings): preflight's is the engine's
+    # endpoint, token, offline switch and cache; None: this process's.
+    hub_environ: Mapping[str, str] | None = None
 
 
 def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[Rule, ...], Severity]:
@@ -114,14 +117,14 @@ def error_report(message: str) -> Report:
 
 def _check(options: CheckOptions) -> Report:
     options, project, rules, fail_on = resolved(options)
-    targets = _Targets(options.offline)
+    targets = _Targets(options.offline, options.hub_environ)
     if options.target is not None:
         targets.get(options.target)  # a bad --target is refused before any file is read
     check_sha256_option(options.expect_sha256)
     # explicit: the file itself, or the config.json of a model dir the user named.
     # A Hub id (org/name that is no path here) is checked where the engines would read it: the cache, or
     # a download at a commit.
-    dirs = {given: model_dir(given, offline=options.offline) for given in options.paths}
+    dirs = {given: model_dir(given, offline=options.offline, environ=options.hub_environ) for given in options.paths}
     unlisted: list[str] = []  # subdirectories that could not be listed: reported, the rest checked
     found = {given: storage.discover(where, unlisted) for given, where in dirs.items()}
     empty = [given for given, listed in found.items() if not listed]
@@ -188,13 +191,14 @@ def _one_drafter_per_repo(repo: str, paths: list[tuple[storage.Where, bool]], pr
 class _Targets:
     """Each target read once per run, whether named by --target or by the project config."""
 
-    def __init__(self, offline: bool) -> None:
+    def __init__(self, offline: bool, environ: Mapping[str, str] | None) -> None:
         self.offline = offline
+        self.environ = environ
         self.seen: dict[str, Target] = {}
 
     def get(self, name: str) -> Target:
         if name not in self.seen:
-            found = load_target_option(name, offline=self.offline)
+            found = load_target_option(name, offline=self.offline, environ=self.environ)
             assert found is not None  # a name always gives a target or an error
             self.seen[name] = found
         return self.seen[name]
@@ -241,7 +245,7 @@ def gather(
     weights, weights_error = None, None
     if needs(settings.rules, "weights"):
         weights, weights_error = _weights(path.parent, weights_seen)
-    upstream = upstream_for(path, settings.hub) if settings.hub is not None else None
+    upstream = upstream_for(path, settings.hub, options.hub_environ) if settings.hub is not None else None
     upstream_doc = parse(upstream.data) if upstream is not None else None
     return Inputs(
         shown,

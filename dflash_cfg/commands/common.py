@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,13 +59,16 @@ def check_sha256_option(value: str | None) -> None:
         raise UsageError(f"--expect-sha256 {value!r} is not a sha256 (64 hex digits)")
 
 
-def load_target_option(option: str | None, *, offline: bool = False) -> Target | None:
+def load_target_option(
+    option: str | None, *, offline: bool = False, environ: Mapping[str, str] | None = None
+) -> Target | None:
     """The target model: a dir or config.json, or a Hub id (from the cache, else the Hub, as engines
-    resolve it). A drafter's own config is refused: its depth is not the target's."""
+    resolve it; the Hub settings read from `environ`, None: ours). A drafter's own config is refused: its
+    depth is not the target's."""
     if option is None:
         return None
     try:
-        where = model_dir(option, offline=offline, extra=TARGET_FILES)
+        where = model_dir(option, offline=offline, extra=TARGET_FILES, environ=environ)
         return load_target(where)
     except TargetError as exc:
         raise TargetError(f"--target: {exc}") from None
@@ -118,16 +122,17 @@ def repo_for(path: storage.Where, hub: HubOptions) -> tuple[str, str]:
     raise UsageError(f"cannot tell which Hub repo {path} comes from: pass it, e.g. --from-hub ORG/NAME")
 
 
-def upstream_for(path: storage.Where, hub: HubOptions) -> HubFile:
+def upstream_for(path: storage.Where, hub: HubOptions, environ: Mapping[str, str] | None = None) -> HubFile:
+    """The upstream config.json `path` is compared with; the Hub settings read from `environ` (None: ours)."""
     repo, revision = repo_for(path, hub)
     if storage.is_remote(path):
-        return fetch_config(repo, revision, offline=hub.offline)
+        return fetch_config(repo, revision, offline=hub.offline, environ=environ)
     cached = repo_from_cache_path(path)
     if hub.repo is None and hub.revision is None and cached is not None:
         # A file in a cache snapshot, compared at that snapshot's commit: the cache it lives in holds the
         # upstream copy (any cache: the user's, or one mounted into an engine's container).
-        return fetch_config(repo, revision, offline=hub.offline, cache_dir=cache_root(path))
-    return fetch_config(repo, revision, offline=hub.offline)
+        return fetch_config(repo, revision, offline=hub.offline, cache_dir=cache_root(path), environ=environ)
+    return fetch_config(repo, revision, offline=hub.offline, environ=environ)
 
 
 class Views:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from dflash_cfg.commands.check import CheckOptions, check
 from dflash_cfg.commands.common import HubOptions
@@ -24,11 +24,12 @@ from dflash_cfg.launch.environment import (
     refuse_other_hub,
 )
 from dflash_cfg.launch.speculators import served_speculators
-from dflash_cfg.model import Container, EngineCheck, EngineStep, Launch, Location, Preflight, Severity
+from dflash_cfg.model import EngineCheck, EngineStep, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import default_root
+from dflash_cfg.sources.launch_files import read_config, read_env_file
 from dflash_cfg.sources.project import resolve as resolve_project
-from dflash_cfg.sources.where import is_hub_id, locate
+from dflash_cfg.sources.where import Lookup, exists_for, folder_for, is_file_for, locate_for
 
 
 def run(
@@ -49,9 +50,9 @@ def run(
     except LaunchError as exc:  # said with what it is about
         raise LaunchError(f"launch command: {exc}") from None
     try:
-        where = _where(launch)
-        launch = replace(launch, engine_env=tuple((k, where.env[k]) for k in ENGINE_VARIABLES if k in where.env))
-        launch = _served_speculators(launch, where)
+        lookup, env = _where(launch)
+        launch = replace(launch, engine_env=tuple((k, env[k]) for k in ENGINE_VARIABLES if k in env))
+        launch = _served_speculators(launch, lookup)
     except LaunchError as exc:
         raise type(exc)(f"launch command: {exc}") from None
     if launch.drafter is None:
@@ -59,8 +60,8 @@ def run(
     # No method and no "dflash" in the drafter's path is still a DFlash launch for vLLM 0.34 (the drafter's class
     # declares its method): the drafter's config decides (`_drafter`), and DF803 says what vLLM 0.33 makes of it.
     try:
-        drafter = _drafter(launch, where)
-        target = _locate(launch, where, launch.target, launch.target_revision)
+        drafter = _drafter(launch, lookup)
+        target = locate_for(lookup, launch.target, launch.target_revision)
     except LaunchError as exc:  # NotADrafter keeps its exit code
         raise type(exc)(f"launch command: {exc}") from None
     engine, step = _engine_step(launch, drafter, target, engine_check, config, isolated, no_cache)
@@ -80,10 +81,9 @@ def run(
         fail_on=fail_on,
         gate=True,
         engine=engine,
+        hub_environ=_hub_environ(env, lookup.host_cache),
     )
-    with _hub_environment(where):
-        report = check(options)
-    return Preflight(launch, drafter, target, report, step)
+    return Preflight(launch, drafter, target, check(options), step)
 
 
 def _installed(launch: Launch, no_cache: bool) -> str | None:
@@ -128,128 +128,32 @@ def execute(launch: Launch) -> NoReturn:
         raise Documented(UsageError(f"cannot run {program[0]!r}: {exc.strerror or exc}")) from None
 
 
-CONFIG_MAX_BYTES = 1024 * 1024  # an engine's YAML config is a few hundred bytes
-# Bounds on the YAML once its aliases are expanded (what the engines' own code walks when it turns the file
-# into arguments): a few-hundred-byte alias bomb otherwise expands to gigabytes.
-CONFIG_MAX_NODES = 100_000
-CONFIG_MAX_DEPTH = 64
-
-
-def read_config(path: str) -> Any:
-    """The YAML of an engine's `--config FILE` (a path on this host), as the engines load it."""
-    import yaml
-
-    try:
-        raw = files.read(Path(path), CONFIG_MAX_BYTES)
-    except PathError as exc:
-        raise LaunchError(f"--config {path!r}: {exc}") from None
-    if len(raw) > CONFIG_MAX_BYTES:
-        raise LaunchError(f"--config {path!r}: larger than {CONFIG_MAX_BYTES} bytes, not an engine config")
-    try:
-        loader = yaml.SafeLoader(raw.decode("utf-8"))
-        try:
-            node = loader.get_single_node()
-            if node is None:
-                return None
-            _bounded(path, node)
-            data = loader.construct_document(node)
-            _printable_ints(path, data)
-            return data
-        finally:
-            loader.dispose()
-    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
-        raise LaunchError(f"--config {path!r}: not YAML ({' '.join(str(exc).split())[:160]})") from None
-    except (IndexError, KeyError, AttributeError):
-        # PyYAML's constructor of a tagged scalar it cannot read: `!!float ''` (IndexError), `!!bool maybe`
-        # (KeyError), `!!timestamp x` (AttributeError).
-        raise LaunchError(
-            f"--config {path!r}: a value does not fit its tag (!!float, !!int, !!bool or !!timestamp), not YAML"
-        ) from None
-    except ValueError as exc:  # e.g. an integer over Python's 4300-digit conversion limit
-        raise LaunchError(f"--config {path!r}: a value cannot be read ({' '.join(str(exc).split())[:160]})") from None
-
-
-def _printable_ints(path: str, data: Any) -> None:
-    """Refuse an integer the engines could not turn back into an argument: a hexadecimal, octal or binary
-    one is read past Python's 4300-digit limit (no limit for those bases), and str() then raises."""
-    stack = [data]
-    while stack:  # the tree is bounded already (_bounded); a recursive alias is refused there
-        value = stack.pop()
-        if isinstance(value, int) and not isinstance(value, bool):
-            try:
-                str(value)
-            except ValueError:
-                raise LaunchError(
-                    f"--config {path!r}: an integer of more than 4300 digits, not an option value"
-                ) from None
-        elif isinstance(value, dict):
-            stack += [*value.keys(), *value.values()]
-        elif isinstance(value, (list, tuple, set)):
-            stack += list(value)
-
-
-def _bounded(path: str, root: Any) -> None:
-    """Refuse a YAML document whose alias-expanded tree is too large or too deep, or refers to itself."""
-    import yaml
-
-    count = 0
-    stack: list[tuple[Any, int, tuple[int, ...]]] = [(root, 1, ())]
-    while stack:
-        node, depth, ancestors = stack.pop()
-        count += 1
-        if count > CONFIG_MAX_NODES:
-            raise LaunchError(
-                f"--config {path!r}: more than {CONFIG_MAX_NODES} values once its aliases are expanded"
-                " (an alias bomb?), not an engine config"
-            )
-        if depth > CONFIG_MAX_DEPTH:
-            raise LaunchError(f"--config {path!r}: nested deeper than {CONFIG_MAX_DEPTH} levels, not an engine config")
-        if id(node) in ancestors:
-            raise LaunchError(f"--config {path!r}: a recursive alias (a value that contains itself)")
-        inner = (*ancestors, id(node))
-        if isinstance(node, yaml.SequenceNode):
-            stack += [(child, depth + 1, inner) for child in node.value]
-        elif isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack += [(key, depth + 1, inner), (value, depth + 1, inner)]
-
-
-def _served_speculators(launch: Launch, where: _Where) -> Launch:
+def _served_speculators(launch: Launch, lookup: Lookup) -> Launch:
     """`vllm serve SPEC_DIR`: vLLM reads the served model's config.json first and, for a speculators-format
     drafter, serves its verifier with it as the drafter (launch/speculators.py). A model that cannot be
     read here is left to the target's own lookup, which reports it."""
     if launch.engine != "vllm" or remote.is_url(launch.target):
         return launch  # vLLM skips the detection for object storage
-    if launch.container is None:
-        name = os.path.expanduser(launch.target)
-        local = Path(name if where.cwd is None or name.startswith("/") else f"{where.cwd}/{name}")
-        if files.probe(local) == "file":
-            return launch  # a single-file checkpoint (vLLM: os.path.isfile)
+    if is_file_for(lookup, launch.target):
+        return launch  # a single-file checkpoint (vLLM: os.path.isfile)
     from dflash_cfg.jsondoc.document import MAX_BYTES, parse
 
     try:
-        found = _locate(launch, where, launch.target, launch.target_revision)
+        found = locate_for(lookup, launch.target, launch.target_revision)
         data = parse(storage.read(found.config, MAX_BYTES)).data
     except (WhereError, PathError, HubError, LaunchError):
         return launch
-    return served_speculators(launch, data, lambda name: _exists(launch, where, name))
+    return served_speculators(launch, data, lambda name: exists_for(lookup, name))
 
 
-def _exists(launch: Launch, where: _Where, name: str) -> bool:
-    """Whether a relative name is a path where the engine runs (vLLM: Path(name).exists() or is_symlink())."""
-    if launch.container is not None:
-        return _in_container(launch.container, name)
-    return files.probe(Path(name if where.cwd is None else f"{where.cwd}/{name}")) != "missing"
-
-
-def _drafter(launch: Launch, where: _Where) -> Location:
+def _drafter(launch: Launch, lookup: Lookup) -> Location:
     """The drafter's config.json, which must be a drafter's: a target, a repo root whose drafter is in a
     subfolder, or another kind of model fails the gate, naming what is there and where drafters are."""
     assert launch.drafter is not None
     try:
-        found = _locate(launch, where, launch.drafter, launch.drafter_revision)
+        found = locate_for(lookup, launch.drafter, launch.drafter_revision)
     except WhereError as exc:
-        folder = _folder(launch, where, launch.drafter)
+        folder = folder_for(lookup, launch.drafter)
         if folder is None or not (hint := _drafters_under(folder)):
             raise
         raise NotADrafter(f"{exc}; {hint}") from None
@@ -270,18 +174,6 @@ def _drafter(launch: Launch, where: _Where) -> Location:
     return found
 
 
-def _folder(launch: Launch, where: _Where, name: str) -> Path | None:
-    """The directory a drafter argument names on this host, if it is one (not a Hub id in a cache)."""
-    if launch.container is not None:
-        try:
-            path = Path(host_path(launch.container, name))
-        except LaunchError:
-            return None
-    else:
-        path = Path(name if where.cwd is None or name.startswith(("/", "~")) else f"{where.cwd}/{name}")
-    return path if files.probe(path) == "dir" else None
-
-
 def _drafters_under(folder: Path) -> str:
     """Where the drafters below `folder` are (two levels down), said for a message; "" if none."""
     from dflash_cfg.jsondoc.document import parse
@@ -300,113 +192,34 @@ def _drafters_under(folder: Path) -> str:
     return f"the drafter is probably {shown} (pass that directory)"
 
 
-@dataclass(frozen=True)
-class _Where:
-    """Where the engine resolves its model arguments: its working directory (relative to ours), the
-    environment it runs with, and its Hugging Face hub cache (a container path under docker)."""
-
-    cwd: str | None
-    env: dict[str, str]
-    cache: str
-    host_cache: str | None  # the cache as this host reads it (None: a container cache outside the mounts)
-
-
-def _where(launch: Launch) -> _Where:
+def _where(launch: Launch) -> tuple[Lookup, dict[str, str]]:
+    """Where the engine resolves its model arguments, and the environment it runs with (a container's own)."""
     env = engine_environment(launch, os.environ)
     if launch.cwd is not None and files.probe(Path(launch.cwd)) != "dir":
         raise LaunchError(f"the command runs in {launch.cwd!r}, which is not a directory here")
     if launch.container is None:
         refuse_other_hub(launch.engine, env)
         cache = hub_cache_dir(env, launch.cwd)
-        return _Where(launch.cwd, env, cache, cache)
-    texts = [(path, _env_file(launch.cwd, path)) for path in launch.container.env_files]
+        return Lookup(launch.cwd, cache, cache), env
+    texts = [(path, read_env_file(launch.cwd, path)) for path in launch.container.env_files]
     inside = container_environment(launch.container, env, texts)
     refuse_other_hub(launch.engine, inside)
     cache = hub_cache(launch.container, inside)
+    to_host = partial(host_path, launch.container)
     try:
-        host: str | None = host_path(launch.container, cache)
+        host: str | None = to_host(cache)
     except LaunchError:
         host = None
-    return _Where(launch.cwd, inside, cache, host)
+    return Lookup(launch.cwd, cache, host, to_host, launch.container.workdir), inside
 
 
-ENV_FILE_MAX_BYTES = 1024 * 1024
-
-
-def _env_file(cwd: str | None, path: str) -> str:
-    """A docker --env-file, read where the docker client reads it (its working directory)."""
-    full = Path(path) if cwd is None or path.startswith("/") else Path(cwd) / path
-    try:
-        raw = files.read(full, ENV_FILE_MAX_BYTES)
-        if len(raw) > ENV_FILE_MAX_BYTES:
-            raise LaunchError(f"docker run --env-file {path!r}: larger than {ENV_FILE_MAX_BYTES} bytes")
-        return raw.decode("utf-8")
-    except PathError as exc:
-        raise LaunchError(f"docker run --env-file {path!r}: {exc}") from None
-    except UnicodeDecodeError:
-        raise LaunchError(f"docker run --env-file {path!r}: not UTF-8 text") from None
-
-
-@contextmanager
-def _hub_environment(where: _Where) -> Iterator[None]:
-    """The check talks to the Hub (the upstream comparison) as the engine would: its endpoint, token,
-    offline switch and cache, for the duration of the check."""
-    changes: dict[str, str | None] = {name: where.env.get(name) for name in HUB_VARIABLES}
-    if where.host_cache is not None:
-        changes["HF_HUB_CACHE"] = where.host_cache
-    saved = {name: os.environ.get(name) for name in changes}
-    try:
-        _apply(changes)
-        yield
-    finally:
-        _apply(saved)
-
-
-def _apply(values: dict[str, str | None]) -> None:
-    for name, value in values.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-
-
-def _locate(launch: Launch, where: _Where, name: str, revision: str | None) -> Location:
-    """A model argument found where the engine will find it: in its working directory or its Hugging Face
-    cache, or through the container's bind mounts (a path) and its mounted cache (a Hub id)."""
-    if launch.container is None:
-        if remote.is_url(name):
-            return locate(name, revision)
-        path = name if where.cwd is None or name.startswith(("/", "~")) else where.cwd.rstrip("/") + "/" + name
-        if files.probe(Path(path)) not in ("missing", "broken-link") or not is_hub_id(name):
-            return locate(path, None)
-        return locate(name, revision, where.cache)
-    container = launch.container
-    if name.startswith("/") or (container.workdir and _in_container(container, name)):
-        return locate(host_path(container, name), None)
-    if not is_hub_id(name):
-        raise LaunchError(
-            f"container model {name!r}: neither an absolute container path (or one under -w) nor a Hub id (org/name)"
-        )
-    return _from_container_cache(container, where.cache, name, revision or "main")
-
-
-def _in_container(container: Container, name: str) -> bool:
-    """A relative name that is a path in the container's working directory (an existing path wins over a
-    Hub id, as in the engines); outside the mounts it is not known to exist."""
-    try:
-        return files.probe(Path(host_path(container, name))) not in ("missing", "broken-link")
-    except LaunchError:
-        return not is_hub_id(name)
-
-
-def _from_container_cache(container: Container, cache: str, repo: str, revision: str) -> Location:
-    from huggingface_hub import try_to_load_from_cache
-
-    host = host_path(container, cache)
-    found = try_to_load_from_cache(repo, "config.json", cache_dir=host, revision=revision)
-    if not isinstance(found, str):
-        raise WhereError(
-            f"{repo}@{revision}: no config.json in the container's Hugging Face cache {cache} (on this host"
-            f" {host}); the engine would download it (download it into that cache first), or mount a local path"
-        )
-    return locate(str(Path(found).parent), None)
+def _hub_environ(env: Mapping[str, str], host_cache: str | None) -> dict[str, str]:
+    """The environment the check reads its Hub settings from (sources/hub.py:settings), so that it talks to
+    the Hub (the upstream comparison) as the engine would: the engine's endpoint, token and offline switch
+    (unset when the engine has none), its cache as this host reads it, and ours for the rest (the request
+    timeout). A value passed to the check: this process's environment is never changed."""
+    hub = {name: value for name, value in os.environ.items() if name not in HUB_VARIABLES}
+    hub.update((name, env[name]) for name in HUB_VARIABLES if name in env)
+    if host_cache is not None:
+        hub["HF_HUB_CACHE"] = host_cache
+    return hub

@@ -1,8 +1,8 @@
 """probe: is speculative decoding working on a serving engine, and if not, is it the drafter's config?
 
-Scrapes the engine's /metrics (sources/scrape), reads acceptance and judges it (lint/acceptance), and on a
-collapse checks the drafter: named with --drafter, or found through the project config's [[models]] entry
-whose `served-name` is the collapsed model's `model_name`."""
+Scrapes the engine's /metrics (sources/scrape), reads acceptance (sources/metrics) and judges it
+(lint/acceptance), and on a collapse checks the drafter: named with --drafter, or found through the project
+config's [[models]] entry whose `served-name` is the collapsed model's `model_name`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import DflashCfgError, ProbeError, UsageError
 from dflash_cfg.lint import acceptance
 from dflash_cfg.model import Diagnosis, Judged, Report, Window
-from dflash_cfg.sources import scrape
+from dflash_cfg.sources import metrics, scrape
 from dflash_cfg.sources.project import ProjectConfig
 from dflash_cfg.sources.project import resolve as resolve_project
 
@@ -61,31 +61,31 @@ def settings(
     return Settings(source, interval, timeout, min_acceptance_length, resolve_project(Path.cwd(), config, isolated))
 
 
-def _judge(s: Settings, scraped: acceptance.Scrape, interval: float | None) -> Window:
+def _judge(s: Settings, scraped: metrics.Scrape, interval: float | None) -> Window:
     per_model, default = s.thresholds()
-    return Window(s.source, interval, acceptance.judge(acceptance.acceptance(scraped), per_model, default))
+    return Window(s.source, interval, acceptance.judge(metrics.acceptance(scraped), per_model, default))
 
 
 def once(s: Settings, sleep: Callable[[float], None] = time.sleep) -> Window:
     """One verdict: over the counters' lifetime, or with an interval over the window between two scrapes."""
-    first = acceptance.parse(scrape.read(s.source, s.timeout))
+    first = metrics.parse(scrape.read(s.source, s.timeout))
     if s.interval is None:
         return _judge(s, first, None)
     sleep(s.interval)
-    second = acceptance.parse(scrape.read(s.source, s.timeout))
-    return _judge(s, acceptance.window(first, second), s.interval)
+    second = metrics.parse(scrape.read(s.source, s.timeout))
+    return _judge(s, metrics.window(first, second), s.interval)
 
 
 def watch(s: Settings, keep_going: bool, sleep: Callable[[float], None] = time.sleep) -> Iterator[Window | ProbeError]:
     """A window every interval, forever. A restart (counters backwards) is yielded as a ProbeError and, with
     `keep_going`, the next window starts from the new counters; any other failure raises."""
     assert s.interval is not None
-    before = acceptance.parse(scrape.read(s.source, s.timeout))
+    before = metrics.parse(scrape.read(s.source, s.timeout))
     while True:
         sleep(s.interval)
-        after = acceptance.parse(scrape.read(s.source, s.timeout))
+        after = metrics.parse(scrape.read(s.source, s.timeout))
         try:
-            yield _judge(s, acceptance.window(before, after), s.interval)
+            yield _judge(s, metrics.window(before, after), s.interval)
         except ProbeError as exc:
             if not keep_going:
                 raise

@@ -4,7 +4,9 @@ fsspec), the only modules that talk to the network.
 Everything goes through huggingface_hub, so users get its cache, auth and mirrors. Its settings
 (HF_ENDPOINT, HF_TOKEN, HF_HOME/HF_HUB_CACHE, HF_HUB_OFFLINE, HF_HUB_ETAG_TIMEOUT) are read here at
 call time and passed explicitly, because huggingface_hub freezes them when it is first imported, which
-transformers does long before a command knows it needs the Hub.
+transformers does long before a command knows it needs the Hub. They are read from this process's
+environment, or from the environment a caller passes as a value (`environ`): preflight's is the launched
+engine's, so the check asks the Hub as the engine would without changing ours.
 
 A branch or tag is resolved to a commit once (one HEAD request, which also returns the file's git blob
 id), and everything after uses the commit. A file already cached at a commit costs no request at all.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -41,8 +44,9 @@ class Settings:
     timeout: float
 
 
-def settings(offline: bool = False) -> Settings:
-    env = os.environ
+def settings(offline: bool = False, environ: Mapping[str, str] | None = None) -> Settings:
+    """The Hub settings of a process with the environment `environ` (None: this one's)."""
+    env = os.environ if environ is None else environ
     home = env.get("HF_HOME") or os.path.join(
         env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
     )
@@ -95,12 +99,20 @@ def cache_root(path: Path) -> Path | None:
     return None if match is None else Path(posix[: match.start()] or "/")
 
 
-def fetch_config(repo: str, revision: str, *, offline: bool = False, cache_dir: Path | None = None) -> HubFile:
+def fetch_config(
+    repo: str,
+    revision: str,
+    *,
+    offline: bool = False,
+    cache_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> HubFile:
     """config.json of `repo` at `revision`, with the commit it resolved to and its blob id (from
-    `cache_dir` instead of the user's cache when given: a cache a file was found in)."""
+    `cache_dir` instead of the settings' cache when given: a cache a file was found in). `environ`: the
+    environment the Hub settings are read from (None: this process's)."""
     check_repo_id(repo)
     check_revision(revision)
-    s = settings(offline)
+    s = settings(offline, environ)
     if cache_dir is not None:
         s = replace(s, cache_dir=str(cache_dir))
     if s.offline or COMMIT.match(revision):
@@ -147,13 +159,15 @@ def resolve_commit(repo: str, revision: str) -> str:
     return commit
 
 
-def fetch_snapshot(repo: str, revision: str, extra: tuple[str, ...] = ()) -> Path:
+def fetch_snapshot(
+    repo: str, revision: str, extra: tuple[str, ...] = (), environ: Mapping[str, str] | None = None
+) -> Path:
     """The snapshot dir of `repo` at `revision` in the cache, holding config.json and those of the
     `extra` files the repo has, downloaded at the resolved commit (no ref in the cache moves)."""
     from huggingface_hub import errors, hf_hub_download, try_to_load_from_cache
 
-    found = fetch_config(repo, revision)
-    s = settings()
+    found = fetch_config(repo, revision, environ=environ)
+    s = settings(environ=environ)
     for name in extra:
         try:
             hf_hub_download(

@@ -1,4 +1,5 @@
-"""Read an engine's Prometheus endpoint (http:// or https://), or a saved scrape (a file, `-` for stdin).
+"""Read an engine's Prometheus endpoint (http:// or https://), or a saved scrape (a file, `-` for stdin); its text is
+parsed by sources/metrics.py.
 
 Every failure is one ProbeError line: down, slow, not found, too big, not text."""
 

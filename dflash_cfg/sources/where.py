@@ -1,13 +1,16 @@
 """Which config.json an engine would read for a model argument: a local path, or a Hub id resolved in
 the local Hugging Face cache exactly as the engines resolve it (refs/<revision> -> snapshot), with no
-network: the question the incident needed answered."""
+network: the question the incident needed answered. For a launch (preflight), where that engine looks: its
+working directory, its cache, and a container's bind mounts (`Lookup`)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from dflash_cfg.errors import HubError, WhereError
+from dflash_cfg.errors import HubError, LaunchError, WhereError
 from dflash_cfg.model import Location, Url
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.hub import (
@@ -22,9 +25,12 @@ from dflash_cfg.sources.hub import (
 CONFIG = "config.json"
 
 
-def locate(name: str, revision: str | None = None, cache_dir: str | None = None) -> Location:
+def locate(
+    name: str, revision: str | None = None, cache_dir: str | None = None, environ: Mapping[str, str] | None = None
+) -> Location:
     """A model argument as an engine sees it: an existing path wins over a Hub id, as in vLLM and SGLang.
-    `cache_dir`: the Hugging Face hub cache the engine uses, when not dflash-cfg's own (preflight)."""
+    `cache_dir`: the Hugging Face hub cache the engine uses (preflight), else the one the Hub settings of
+    `environ` name (None: this process's environment)."""
     if remote.is_url(name):
         return _remote(name)
     path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
@@ -43,7 +49,7 @@ def locate(name: str, revision: str | None = None, cache_dir: str | None = None)
         check_repo_id(name)
     except HubError as exc:
         raise WhereError(f"not an existing path, and {exc}") from None
-    return _from_cache(name, revision or "main", cache_dir)
+    return _from_cache(name, revision or "main", cache_dir, environ)
 
 
 def is_hub_id(name: str) -> bool:
@@ -52,29 +58,36 @@ def is_hub_id(name: str) -> bool:
 
 
 def model_dir(
-    name: str, *, revision: str | None = None, offline: bool = False, extra: tuple[str, ...] = ()
+    name: str,
+    *,
+    revision: str | None = None,
+    offline: bool = False,
+    extra: tuple[str, ...] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> storage.Where:
     """A model argument as a directory to read: an existing path as it is; an s3://, gs:// or hf:// path
     (hf:// pinned to a commit); a Hub id from the local cache, else fetched at a commit (config.json and
-    the `extra` files it has) unless offline."""
+    the `extra` files it has) unless offline. `environ`: where the Hub settings are read (None: ours)."""
     if remote.is_url(name):
         return storage.locate(name)
     path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
     if files.probe(path) not in ("missing", "broken-link") or not is_hub_id(name):
         return path
     try:
-        return locate(name, revision).model_dir
+        return locate(name, revision, environ=environ).model_dir
     except WhereError:
-        if offline or settings().offline:
+        if offline or settings(environ=environ).offline:
             raise
-    return fetch_snapshot(name, revision or "main", extra)
+    return fetch_snapshot(name, revision or "main", extra, environ)
 
 
-def _from_cache(repo: str, revision: str, cache_dir: str | None = None) -> Location:
+def _from_cache(
+    repo: str, revision: str, cache_dir: str | None = None, environ: Mapping[str, str] | None = None
+) -> Location:
     from huggingface_hub import try_to_load_from_cache
 
     check_revision(revision)
-    cache = cache_dir or settings().cache_dir
+    cache = cache_dir or settings(environ=environ).cache_dir
     found = try_to_load_from_cache(repo, CONFIG, cache_dir=cache, revision=revision)
     if not isinstance(found, str):
         what = "commit" if COMMIT.match(revision) else "revision"
@@ -129,3 +142,92 @@ def _remote(name: str) -> Location:
         blob,
         False,
     )
+
+
+# --- where a launched engine looks (preflight) -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """Where an engine resolves its model arguments: its working directory (relative to ours) and its Hugging
+    Face hub cache (a container path under docker), with that cache as this host reads it.
+
+    An engine in a container also has `to_host`, a container path as this host reads it through the bind
+    mounts (LaunchError outside them), and `workdir`, its working directory (docker run -w). The caller binds
+    `to_host` (launch/docker.py:host_path on the launch's container): mapping paths is the launch parser's
+    knowledge, reading them is this module's."""
+
+    cwd: str | None
+    cache: str
+    host_cache: str | None  # None: a container cache outside the mounts
+    to_host: Callable[[str], str] | None = None
+    workdir: str | None = None
+
+
+def locate_for(lookup: Lookup, name: str, revision: str | None) -> Location:
+    """A model argument found where the engine will find it: in its working directory or its Hugging Face
+    cache, or through the container's bind mounts (a path) and its mounted cache (a Hub id)."""
+    if lookup.to_host is None:
+        if remote.is_url(name):
+            return locate(name, revision)
+        path = name if lookup.cwd is None or name.startswith(("/", "~")) else lookup.cwd.rstrip("/") + "/" + name
+        if files.probe(Path(path)) not in ("missing", "broken-link") or not is_hub_id(name):
+            return locate(path, None)
+        return locate(name, revision, lookup.cache)
+    if name.startswith("/") or (lookup.workdir and _in_container(lookup.to_host, name)):
+        return locate(lookup.to_host(name), None)
+    if not is_hub_id(name):
+        raise LaunchError(
+            f"container model {name!r}: neither an absolute container path (or one under -w) nor a Hub id (org/name)"
+        )
+    return _from_container_cache(lookup.to_host, lookup.cache, name, revision or "main")
+
+
+def folder_for(lookup: Lookup, name: str) -> Path | None:
+    """The directory a model argument names on this host, if it is one (not a Hub id in a cache)."""
+    if lookup.to_host is not None:
+        try:
+            path = Path(lookup.to_host(name))
+        except LaunchError:
+            return None
+    else:
+        path = Path(name if lookup.cwd is None or name.startswith(("/", "~")) else f"{lookup.cwd}/{name}")
+    return path if files.probe(path) == "dir" else None
+
+
+def exists_for(lookup: Lookup, name: str) -> bool:
+    """Whether a relative name is a path where the engine runs (vLLM: Path(name).exists() or is_symlink())."""
+    if lookup.to_host is not None:
+        return _in_container(lookup.to_host, name)
+    return files.probe(Path(name if lookup.cwd is None else f"{lookup.cwd}/{name}")) != "missing"
+
+
+def is_file_for(lookup: Lookup, name: str) -> bool:
+    """Whether a model argument is a single file on this host, for an engine on this host (vLLM:
+    os.path.isfile on the expanded name); an engine in a container is never asked."""
+    if lookup.to_host is not None:
+        return False
+    name = os.path.expanduser(name)
+    return files.probe(Path(name if lookup.cwd is None or name.startswith("/") else f"{lookup.cwd}/{name}")) == "file"
+
+
+def _in_container(to_host: Callable[[str], str], name: str) -> bool:
+    """A relative name that is a path in the container's working directory (an existing path wins over a
+    Hub id, as in the engines); outside the mounts it is not known to exist."""
+    try:
+        return files.probe(Path(to_host(name))) not in ("missing", "broken-link")
+    except LaunchError:
+        return not is_hub_id(name)
+
+
+def _from_container_cache(to_host: Callable[[str], str], cache: str, repo: str, revision: str) -> Location:
+    from huggingface_hub import try_to_load_from_cache
+
+    host = to_host(cache)
+    found = try_to_load_from_cache(repo, CONFIG, cache_dir=host, revision=revision)
+    if not isinstance(found, str):
+        raise WhereError(
+            f"{repo}@{revision}: no config.json in the container's Hugging Face cache {cache} (on this host"
+            f" {host}); the engine would download it (download it into that cache first), or mount a local path"
+        )
+    return locate(str(Path(found).parent), None)

@@ -231,11 +231,11 @@ def test_preflight_reports_vllms_refusal_of_the_dspark_layout(dflash: Run, engin
 
 
 def test_preflight_of_an_xpress_drafter_with_vllm_passes(dflash: Run, engine_python: Path, tmp_path: Path) -> None:
-    # Only vLLM builds the XPress drafter: `check` warns (DF131), a vLLM launch builds it and says nothing.
+    # Only vLLM builds the XPress drafter: `check` warns (DF133), a vLLM launch builds it and says nothing.
     launch = _vllm_launch(engine_python, tmp_path, lambda d: d.__setitem__("architectures", ["DFlashQwen3XPressModel"]))
     result = dflash("preflight", "--format", "json", "--", *launch)
     findings = result.json()["files"][0]["findings"]
-    assert not [f for f in findings if f["rule"] in ("DF131", "DF901")], findings
+    assert not [f for f in findings if f["rule"] in ("DF133", "DF901")], findings
     assert result.code == 0, findings
 
 

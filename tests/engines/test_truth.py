@@ -277,7 +277,7 @@ def test_a_sink_flag_inside_dflash_config_is_read_by_both_engines(records: Recor
 
 
 def test_a_dflash2_checkpoint_labelled_dflash_draft_model_builds_the_v1_drafter(records: Records) -> None:
-    # DF131: vLLM builds the v1 model (no candidate selector: its logit scalars are absent); SGLang's
+    # DF134: vLLM builds the v1 model (no candidate selector: its logit scalars are absent); SGLang's
     # DFlashDraftModel has no selector either (DFlash2DraftModel adds it).
     for engine in ("vllm", "sglang"):
         got = reads(records, engine, "dflash2-labelled-v1")
@@ -446,7 +446,7 @@ def test_use_aux_hidden_state_dflash_config_wins_over_eagle_config_in_vllm(recor
 def test_registered_architectures_as_each_engine_builds_them(
     records: Records, case: str, builders: dict[str, bool]
 ) -> None:
-    # lint.engines.REGISTERED_ARCHITECTURES and DF131: SGLang builds every DFlash2 alias and vLLM only MuseGlimmer's;
+    # lint.engines.REGISTERED_ARCHITECTURES and DF133: SGLang builds every DFlash2 alias and vLLM only MuseGlimmer's;
     # vLLM builds the XPress drafter (its refiner on the DFlash model), SGLang has no XPress model.
     for engine, builds in builders.items():
         record = records[(engine, case)]

@@ -21,9 +21,9 @@ from typing import Any
 
 import yaml
 
-from dflash_cfg.commands.preflight import read_config
 from dflash_cfg.errors import LaunchError
 from dflash_cfg.launch import parse_launch
+from dflash_cfg.sources.launch_files import read_config
 from fuzz.common import Outcome, broken, invoke
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -5,9 +5,11 @@ Hugging Face cache layouts, the real CLI."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import FIXTURES, Result
@@ -111,6 +113,47 @@ def test_docker_env_file_and_client_environment_pick_the_container_cache(
     env_file.write_text("HF_HOME /cache\n")
     broken = dflash("preflight", "--", *docker, "--env-file", str(env_file), *tail)
     assert broken.code == 2 and "not NAME=value" in broken.err and broken.err.count("\n") == 1
+
+
+def offline_in(theirs: Path) -> list[str]:
+    return [f"HF_HUB_CACHE={theirs}/hub", "HF_HUB_OFFLINE=1", "vllm", "serve", str(TARGET)]
+
+
+def offline_in_docker(theirs: Path) -> list[str]:
+    hub = ["-v", f"{theirs}:/cache", "-e", "HF_HUB_CACHE=/cache/hub", "-e", "HF_HUB_OFFLINE=1"]
+    return ["docker", "run", *hub, "-v", f"{TARGET}:/target", "vllm/vllm-openai", "/target"]
+
+
+@pytest.mark.parametrize("launch", [offline_in, offline_in_docker], ids=["env", "docker-e"])
+def test_the_launch_hub_settings_reach_the_check_as_values(
+    dflash: Run, caches: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, launch: Callable[[Path], list[str]]
+) -> None:
+    """The launch's HF_HUB_CACHE and HF_HUB_OFFLINE decide where the drafter and its upstream are read, as the
+    engine would read them, and this process's environment is the same throughout the check: the settings go
+    to the Hub functions as values. Ours is online, with its own cache and a closed endpoint: a comparison made
+    with our settings would fail (unreachable) or read our cache (the good drafter, so DF601)."""
+    import huggingface_hub
+
+    _, theirs = caches
+    before = dict(os.environ)
+    asked: list[tuple[str | None, bool]] = []  # the cache each lookup read, and whether ours was unchanged then
+    real = huggingface_hub.try_to_load_from_cache
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        asked.append((kwargs.get("cache_dir"), dict(os.environ) == before))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(huggingface_hub, "try_to_load_from_cache", spy)
+    argv = [*launch(theirs), "--speculative-config", spec(REPO)]
+    result = dflash("preflight", "--format", "json", "--from-hub", REPO, "--", *argv)
+    assert result.code == 1, result.err
+    [report] = result.json()["files"]
+    assert report["path"].startswith(f"{theirs}/hub/models--")  # the launch's cache: the incident's drafter
+    rules = {f["rule"] for f in report["findings"]}
+    assert "DF205" in rules and "DF601" not in rules  # compared offline with the launch cache's own upstream
+    assert dict(os.environ) == before
+    assert asked and all(unchanged for _, unchanged in asked), asked
+    assert {cache for cache, _ in asked} == {f"{theirs}/hub"}
 
 
 @pytest.mark.parametrize(

@@ -1,70 +1,24 @@
-"""The arithmetic of acceptance on the engines' own text (fixtures/metrics): vLLM's formulas, the window
-between two scrapes, SGLang's idle gauge, and text that is not what it claims."""
+"""The verdict on a measured acceptance (sources/metrics.py measures it): collapse below the model's
+threshold, healthy at or above it, idle when nothing was scored."""
 
 from __future__ import annotations
 
-import pytest
-from helpers import FIXTURES
-
-from dflash_cfg.errors import ProbeError
 from dflash_cfg.lint import acceptance
+from dflash_cfg.model import Acceptance
 
-METRICS = FIXTURES / "metrics"
-
-
-def scrape(name: str) -> acceptance.Scrape:
-    return acceptance.parse((METRICS / name).read_text(encoding="utf-8"))
+# The incident's healthy lifetime (fixtures/metrics/vllm-healthy.prom): 1800 accepted over 1000 drafts.
+HEALTHY = Acceptance("vllm", "Qwen/Qwen3.6-27B", "0", 1800 / 15000, 2.8, None, 1000, 15000, 1800)
 
 
-def test_vllm_formulas_over_the_lifetime() -> None:
-    [a] = acceptance.acceptance(scrape("vllm-healthy-then-incident.prom"))
-    assert (a.server, a.model_name, a.engine) == ("vllm", "Qwen/Qwen3.6-27B", "0")
-    assert (a.drafts, a.draft_tokens, a.accepted_tokens) == (2000, 30000, 1965)
-    assert a.acceptance_rate == pytest.approx(1965 / 30000)
-    assert a.mean_acceptance_length == pytest.approx(1 + 1965 / 2000)
-    assert a.per_position is not None and len(a.per_position) == 15
-    assert a.per_position[0] == pytest.approx((800 + 150) / 2000)
-
-
-def test_the_window_is_the_difference() -> None:
-    [a] = acceptance.acceptance(
-        acceptance.window(scrape("vllm-healthy.prom"), scrape("vllm-healthy-then-incident.prom"))
-    )
-    assert (a.drafts, a.draft_tokens, a.accepted_tokens) == (1000, 15000, 165)
-    assert a.per_position is not None and a.per_position[:2] == pytest.approx((0.15, 0.015))
-
-
-def test_an_empty_window_is_idle_and_a_smaller_counter_a_restart() -> None:
-    [a] = acceptance.acceptance(acceptance.window(scrape("vllm-healthy.prom"), scrape("vllm-healthy.prom")))
-    assert a.mean_acceptance_length is None
-    [judged] = acceptance.judge([a], {}, 1.5)
+def test_a_window_with_nothing_scored_is_idle() -> None:
+    idle = Acceptance("vllm", "Qwen/Qwen3.6-27B", "0", None, None, None, 0, 0, 0)
+    [judged] = acceptance.judge([idle], {}, 1.5)
     assert judged.verdict == "idle"
-    with pytest.raises(ProbeError, match="went backwards"):
-        acceptance.window(scrape("vllm-healthy-then-incident.prom"), scrape("vllm-healthy.prom"))
 
 
 def test_thresholds_per_model() -> None:
-    records = acceptance.acceptance(scrape("vllm-healthy.prom"))
-    assert [j.verdict for j in acceptance.judge(records, {}, 1.5)] == ["healthy"]
-    assert [j.verdict for j in acceptance.judge(records, {"Qwen/Qwen3.6-27B": 3.0}, 1.5)] == ["collapse"]
-    assert [j.verdict for j in acceptance.judge(records, {"other": 3.0}, 1.5)] == ["healthy"]
-
-
-def test_sglang_zero_means_off() -> None:
-    text = (METRICS / "sglang-healthy.prom").read_text(encoding="utf-8").replace("} 2.8", "} 0.0")
-    [a] = acceptance.acceptance(acceptance.parse(text))
-    assert a.server == "sglang" and a.mean_acceptance_length is None
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("<html></html>", "HTML"),
-        ("up{ 1\n", "not Prometheus text"),
-        ("", "no speculative-decoding metrics"),
-        ('vllm:spec_decode_num_accepted_tokens_per_pos_total{position="x"} 1\n', "not Prometheus text"),
-    ],
-)
-def test_what_is_refused(text: str, message: str) -> None:
-    with pytest.raises(ProbeError, match=message):
-        acceptance.parse(text)
+    assert [j.verdict for j in acceptance.judge([HEALTHY], {}, 1.5)] == ["healthy"]
+    assert [j.verdict for j in acceptance.judge([HEALTHY], {"Qwen/Qwen3.6-27B": 3.0}, 1.5)] == ["collapse"]
+    assert [j.verdict for j in acceptance.judge([HEALTHY], {"other": 3.0}, 1.5)] == ["healthy"]
+    [judged] = acceptance.judge([HEALTHY], {}, 2.8)
+    assert (judged.verdict, judged.threshold) == ("healthy", 2.8)  # at the threshold is healthy

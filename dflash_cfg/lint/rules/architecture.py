@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES
-from dflash_cfg.lint.rules.base import Context, rule, show
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
 from dflash_cfg.model import NAMES, Engine, Problem, Severity
 
 # The DFlash2 convolution and selector sizes (0 or absent: off).
@@ -16,49 +16,29 @@ DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selecto
     "DF131",
     "architecture",
     Severity.ERROR,
-    "data",
-    "effective",
-    reads=("vLLM:architectures", "SGLang:architectures", "vLLM:model_type", "SGLang:dflash2_keys"),
+    reads=("vLLM:architectures", "SGLang:architectures"),
     severities=(Severity.WARNING,),
 )
 def architecture(ctx: Context) -> Iterator[Problem]:
-    """No engine registers ``architectures`` (or only one engine does), or the installed transformers'
-    ``AutoConfig`` cannot load ``model_type``.
+    """``architectures`` does not name one drafter class an engine registers.
 
     vLLM and SGLang pick the drafter class from ``architectures``: ``DFlashDraftModel``, ``DFlash2DraftModel``,
     ``DFlashLagunaForCausalLM`` and ``MuseGlimmerAssistantModel`` are registered in both; a trainer-specific name
-    (e.g. ``Qwen3DFlashDraftModel``) in neither, an error. Some classes only one engine builds (checked by running
-    both): ``DFlash2BeamDraftModel`` and ``MiniMaxDFlash2DraftModel`` only {SGLang} ({vLLM} refuses them),
-    the XPress drafters ``Qwen3XPressModel`` and ``DFlashQwen3XPressModel`` (a DFlash drafter with a refiner head,
-    served under method dflash) only {vLLM} ({SGLang} has no XPress model and refuses the file). Such a
-    file is made for the engine that builds it, so ``check`` warns and names the engine that refuses it;
-    ``preflight`` errs when the launch's engine is the one that refuses it, and says nothing when it builds it.
-    An XPress label on a plain DFlash checkpoint builds too (the refiner's sizes have defaults), but its weights
-    lack the refiner head, which vLLM's loader refuses ("XPress checkpoint is missing xpress_head.mix.L",
-    ``qwen3_xpress.py``, ``load_weights``). Engines load the config through
-    ``AutoConfig``, i.e. the class registered for ``model_type`` (``qwen3``, ``gpt_oss``, ``laguna``, ...); an
-    exporter's invented type (``qwen3_dflash``) has none. A DFlash2 file must name ``DFlash2DraftModel``, or engines
-    build the plain DFlash model without its convolution and selector: a DFlash2 checkpoint
-    (``conv_*``/``selector_*`` keys in ``dflash_config``) labelled ``DFlashDraftModel`` makes {vLLM} build the
-    v1 drafter and ignore those keys, and {SGLang} build the convolution but no selector.
+    (e.g. ``Qwen3DFlashDraftModel``) in neither, an error, as is a value that is not a list of one class name.
+    Without ``architectures`` it is DF132; a class only one engine builds, DF133.
 
     A drafter class followed by other entries is a warning: both engines build the first (checked by running
     them) and ignore the rest.
 
-    Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``, ``"model_type": "dflash"``
-    Fail (warning): ``"architectures": ["DFlashDraftModel", "Qwen3ForCausalLM"]``;
-    ``"architectures": ["DFlashQwen3XPressModel"]`` in ``check`` (an error in an SGLang launch)
-    Pass: ``"architectures": ["DFlashDraftModel"]``, ``"model_type": "qwen3"``;
-    ``"architectures": ["DFlashLagunaForCausalLM"]``, ``"model_type": "laguna"``
+    Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``; ``"architectures": "DFlashDraftModel"``
+    Fail (warning): ``"architectures": ["DFlashDraftModel", "Qwen3ForCausalLM"]``
+    Pass: ``"architectures": ["DFlashDraftModel"]``; ``"architectures": ["DFlashLagunaForCausalLM"]``
     """
     archs = ctx.data.get("architectures")
-    names = ", ".join(sorted(REGISTERED_ARCHITECTURES))
     if archs is None:
-        yield Problem(
-            "/architectures",
-            f"architectures missing: vLLM and SGLang pick the drafter class from it and refuse the file ({names})",
-        )
-    elif (
+        return  # DF132
+    names = ", ".join(sorted(REGISTERED_ARCHITECTURES))
+    if (
         isinstance(archs, list)
         and len(archs) > 1
         and isinstance(archs[0], str)
@@ -80,28 +60,106 @@ def architecture(ctx: Context) -> Iterator[Problem]:
             f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, so vLLM and SGLang "
             f"refuse the file (they know {names})",
         )
-    elif len(REGISTERED_ARCHITECTURES[archs[0]]) == 1:
-        yield from _one_engine(ctx, archs, REGISTERED_ARCHITECTURES[archs[0]][0])
-    elif ctx.kind == "dflash2" and archs[0] != "DFlash2DraftModel":
+
+
+@rule("DF132", "architectures-missing", Severity.ERROR, reads=("vLLM:architectures", "SGLang:architectures"))
+def architectures_missing(ctx: Context) -> Iterator[Problem]:
+    """No ``architectures``: the engines have no drafter class to build.
+
+    vLLM and SGLang pick the drafter class from ``architectures`` and refuse a file without it (or with
+    ``null``): the model is not found.
+
+    Fail: no ``architectures``; ``"architectures": null``
+    Pass: ``"architectures": ["DFlashDraftModel"]``
+    """
+    if ctx.data.get("architectures") is None:
+        names = ", ".join(sorted(REGISTERED_ARCHITECTURES))
         yield Problem(
-            "/architectures", f'architectures {show(archs)} on a DFlash2 drafter should be ["DFlash2DraftModel"]'
+            "/architectures",
+            f"architectures missing: vLLM and SGLang pick the drafter class from it and refuse the file ({names})",
         )
+
+
+@rule(
+    "DF133",
+    "one-engine-architecture",
+    Severity.ERROR,
+    reads=("vLLM:architectures", "SGLang:architectures"),
+    severities=(Severity.WARNING,),
+)
+def one_engine_architecture(ctx: Context) -> Iterator[Problem]:
+    """Only one engine builds the drafter class ``architectures`` names.
+
+    Some classes only one engine builds (checked by running both): ``DFlash2BeamDraftModel`` and
+    ``MiniMaxDFlash2DraftModel`` only {SGLang} ({vLLM} refuses them), the XPress drafters ``Qwen3XPressModel`` and
+    ``DFlashQwen3XPressModel`` (a DFlash drafter with a refiner head, served under method dflash) only {vLLM}
+    ({SGLang} has no XPress model and refuses the file). Such a file is made for the engine that builds it, so
+    ``check`` warns and names the engine that refuses it; ``preflight`` errs when the launch's engine is the one
+    that refuses it, and says nothing when it builds it. An XPress label on a plain DFlash checkpoint builds too
+    (the refiner's sizes have defaults), but its weights lack the refiner head, which vLLM's loader refuses
+    ("XPress checkpoint is missing xpress_head.mix.L", ``qwen3_xpress.py``, ``load_weights``).
+
+    Fail: ``"architectures": ["DFlashQwen3XPressModel"]`` in an SGLang launch
+    Fail (warning): ``"architectures": ["DFlashQwen3XPressModel"]`` in ``check``
+    Pass: ``"architectures": ["DFlashQwen3XPressModel"]`` in a vLLM launch; ``"architectures": ["DFlashDraftModel"]``
+    """
+    archs = ctx.data.get("architectures")
+    # One class only: a list of several is DF131's, which names the engines that build its first entry.
+    if isinstance(archs, list) and len(archs) == 1 and isinstance(archs[0], str):
+        builders = REGISTERED_ARCHITECTURES.get(archs[0], ())
+        if len(builders) == 1:
+            yield from _one_engine(ctx, archs, builders[0])
+
+
+@rule("DF134", "dflash2-labelled-dflash", Severity.ERROR, reads=("vLLM:architectures", "SGLang:dflash2_keys"))
+def dflash2_labelled_dflash(ctx: Context) -> Iterator[Problem]:
+    """A DFlash2 checkpoint labelled ``DFlashDraftModel``: the engines build the plain DFlash model.
+
+    A DFlash2 file must name ``DFlash2DraftModel``, or engines build the plain DFlash model without its
+    convolution and selector: a DFlash2 checkpoint (``conv_*``/``selector_*`` keys in ``dflash_config``)
+    labelled ``DFlashDraftModel`` makes {vLLM} build the v1 drafter and ignore those keys, and {SGLang} build the
+    convolution but no selector.
+
+    Fail: ``"architectures": ["DFlashDraftModel"]`` with ``dflash_config.selector_rank`` 64
+    Pass: ``"architectures": ["DFlash2DraftModel"]`` with ``dflash_config.selector_rank`` 64
+    """
     dflash2_keys = [k for k in DFLASH2_KEYS if ctx.dflash.get(k)]
-    if isinstance(archs, list) and archs == ["DFlashDraftModel"] and dflash2_keys:
+    if ctx.data.get("architectures") == ["DFlashDraftModel"] and dflash2_keys:
         yield Problem(
             "/architectures",
             f"dflash_config has the DFlash2 keys {', '.join(dflash2_keys)} but architectures is "
             '["DFlashDraftModel"]: vLLM builds the v1 drafter and ignores them, SGLang builds the convolution '
             'but no selector; a DFlash2 checkpoint needs ["DFlash2DraftModel"]',
         )
-    if ctx.kind == "speculators":
-        return  # vLLM builds a bare PretrainedConfig from the translated dict, whatever the model_type
+
+
+@rule(
+    "DF135",
+    "model-type",
+    Severity.ERROR,
+    "data",
+    "effective",
+    kinds=ENGINE_FORMAT,  # vLLM builds a bare PretrainedConfig from a speculators file's translation
+    reads=("vLLM:model_type", "SGLang:model_type"),
+)
+def model_type(ctx: Context) -> Iterator[Problem]:
+    """The installed transformers' ``AutoConfig`` cannot load ``model_type``.
+
+    Engines load the config through ``AutoConfig``, i.e. the class registered for ``model_type`` (``qwen3``,
+    ``gpt_oss``, ``laguna``, ...); an exporter's invented type (``qwen3_dflash``) has none, nor has a file
+    without ``model_type``, so {vLLM} and {SGLang} refuse the file. A speculators-format file is not asked: vLLM
+    builds a bare ``PretrainedConfig`` from its translation, whatever the ``model_type``. A registered class that
+    refuses the file's values is DF301.
+
+    Fail: ``"model_type": "dflash"``
+    Pass: ``"model_type": "qwen3"``; ``"model_type": "laguna"``
+    """
     eff = ctx.effective
     if eff.config_class is None and eff.values is None and eff.error is not None and "AutoConfig" in eff.error:
-        model_type = ctx.data.get("model_type")
+        found = ctx.data.get("model_type")
         yield Problem(
             "/model_type",
-            f"model_type {'missing' if model_type is None else show(model_type)}: {eff.error} "
+            f"model_type {'missing' if found is None else show(found)}: {eff.error} "
             f"(transformers {eff.transformers_version}), so vLLM and SGLang refuse the file",
         )
 
@@ -118,4 +176,4 @@ def _one_engine(ctx: Context, archs: list[str], builder: Engine) -> Iterator[Pro
         yield Problem("/architectures", f"{said}, and this launch is {refuses}'s: serve it with {builds}")
 
 
-RULES = (architecture,)
+RULES = (architecture, architectures_missing, one_engine_architecture, dflash2_labelled_dflash, model_type)

@@ -34,7 +34,7 @@ def config_class_rejects(ctx: Context) -> Iterator[Problem]:
     """The installed transformers' config class for the file (``Qwen3Config`` for qwen3) refuses it.
 
     Every engine loads the drafter config through it, so the engine will not start. A ``model_type``
-    AutoConfig has no class for is DF131. The message is transformers' own, with its version: 5.24
+    AutoConfig has no class for is DF135. The message is transformers' own, with its version: 5.24
     refuses a ``layer_types`` length mismatch and type-checks fields (``"128"`` where an int belongs).
 
     Fail: ``"head_dim": null`` (transformers v5)

@@ -1,12 +1,15 @@
-"""The rule cases' table: its loader, its bases and the bytes of each row's config.json. The tests that run
-it are test_rule_cases.py, run by one harness through the real CLI.
+"""The rule cases' table: its loader, its bases and the bytes of each row's config.json (the tests that run
+it: test_rule_cases.py).
 
 The table is the YAML files in cases/ next to this module: DF204.yaml holds DF204's rows (each names DF204 in
 `expect` or in `absent`), clean.yaml the published drafters as they are, alone and with their own target,
-weights, upstream or launch. A row is a mapping under its name (a string); the harness writes what the row
-describes into tmp_path, runs `check --format json` (or `preflight` when the row has a launch) in-process and
-compares the findings. Adding a rule means one rule module plus its DFnnn.yaml here, with a row where it fires,
-and a row (there or in clean.yaml) that names it in `absent`.
+weights, upstream or launch. A row is a mapping under its name (a string). A row that is its config.json alone
+(only the keys of IN_PROCESS_KEYS) is linted in this process on its bytes, as `check` lints such a file
+(harness_in_process.py): most rows need nothing more. Any other row is written into tmp_path and run through
+the real CLI, `check --format json` (or `preflight` when the row has a launch) invoked in-process through click
+(harness_files.py). Either way the findings are judged the same (harness_judge.py). Adding a rule means one
+rule module plus its DFnnn.yaml here, with a row where it fires, and a row (there or in clean.yaml) that names
+it in `absent`.
 
 Why YAML and not Python: a row is data a reviewer reads top to bottom (sqlfluff's rule cases work the same
 way), a change is a few JSON Pointers rather than a lambda, and the rows import nothing from the package,
@@ -59,7 +62,7 @@ The vocabulary of a row (only `base` or `raw` is required):
   text_output: [fragments]    of the text report of the same command
 
 Every row also checks: one file reported and linted (not skipped), nothing on stderr, the drafter's
-config.json unchanged, each finding of an expected rule located (line and column) with a one-line message
+config.json unchanged by a CLI run, each finding of an expected rule located (line and column) with a one-line message
 and the catalogue's name; and each safe JSON-patch fix of such a finding, applied by an independent RFC 6902
 implementation (jsonpatch), makes it go away without an error or warning at a new place.
 """
@@ -251,6 +254,9 @@ ROW_KEYS = {
     "setup", "options", "launch", "expect", "absent", "exit", "text_output", "fix_brings",
 }  # fmt: skip
 FINDING_KEYS = {"finding", "message", "message_without", "count", "fix", "engines"}
+# A row of only these keys is its config.json alone: linted in this process on its bytes (harness_in_process).
+# The others need files, a target, a launch, the Hub, the CLI's options, its exit code or its text output.
+IN_PROCESS_KEYS = {"base", "raw", "move", "drop", "set", "edit", "expect", "absent", "fix_brings"}
 
 
 def parse_expected(entry: Any, where: str) -> list[Expected]:
@@ -296,6 +302,10 @@ class Row:
 
     def forbids(self, rule: str) -> bool:
         return rule not in self.expected_rules and any(rule.startswith(p) for p in self.absent)
+
+    @property
+    def in_process(self) -> bool:
+        return set(self.spec) <= IN_PROCESS_KEYS
 
 
 def load_rows() -> list[Row]:

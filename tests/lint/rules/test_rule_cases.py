@@ -1,6 +1,8 @@
 """The rule cases: one table for every rule of the catalogue (the YAML files of cases/, one per rule, and
-clean.yaml), each row run through the real CLI and judged. The table, its loader and its vocabulary are in
-harness.py; what a row writes besides its config.json in harness_files.py; the verdict in harness_judge.py."""
+clean.yaml), each row linted and judged. A row that is its config.json alone is linted in this process on its
+bytes (harness_in_process.py), as `check` would lint it; any other row is written into tmp_path and run through
+the real CLI (harness_files.py). The table, its loader and its vocabulary are in harness.py; the verdict in
+harness_judge.py."""
 
 from __future__ import annotations
 
@@ -10,13 +12,42 @@ from pathlib import Path
 import pytest
 import yaml
 from checkpoints import save, small_shapes
-from harness import CASES_DIR, ROWS, CaseLoader, Row, base
+from harness import CASES_DIR, ROWS, CaseLoader, Row, base, config_bytes
 from harness_files import Run, prepare, qwen3_tokenizer_config, shapes_of
-from harness_judge import Findings, catalogue, check_fixes, declarations, findings_of, fragment, judge, shown
+from harness_in_process import InProcess
+from harness_judge import (
+    Findings,
+    catalogue,
+    check_fixes,
+    declarations,
+    findings_of,
+    fragment,
+    judge,
+    linted,
+    shown,
+)
+
+IN_PROCESS = [r for r in ROWS if r.in_process]
+THROUGH_THE_CLI = [r for r in ROWS if not r.in_process]
 
 
-@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)
-def test_rule_case(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("row", IN_PROCESS, ids=lambda r: r.id)
+def test_rule_case_in_process(row: Row, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = config_bytes(row)
+    lint = InProcess(row.spec.get("engine"))
+
+    def relint(other: bytes) -> Findings:
+        return linted(lint.file_report(other))
+
+    found = relint(raw)
+    judge(row, found)
+    check_fixes(row, found, raw, relint)
+    # The CLI run would say nothing on stderr (findings_of): neither may the lint here, nor print anything.
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("row", THROUGH_THE_CLI, ids=lambda r: r.id)
+def test_rule_case_through_the_cli(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     prepared = prepare(row, dflash, tmp_path, monkeypatch)
     config = prepared.folder / "config.json"
     before = config.read_bytes()
@@ -40,6 +71,30 @@ def test_rule_case(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.Mo
             config.write_bytes(before)
 
     check_fixes(row, found, before, relint)
+
+
+def _one_per_file() -> list[Row]:
+    """The first in-process row of each case file: the sample held to the CLI's answer."""
+    first: dict[str, Row] = {}
+    for row in IN_PROCESS:
+        first.setdefault(row.file, row)
+    return list(first.values())
+
+
+@pytest.mark.parametrize("row", _one_per_file(), ids=lambda r: r.id)
+def test_in_process_lints_what_the_cli_lints(
+    row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The in-process path gathers for a lone config.json what `check` gathers (the rules, the project's
+    defaults, the engine's config class, the file's facts): the same file entry but for the path it shows."""
+    prepared = prepare(row, dflash, tmp_path, monkeypatch)
+    result = prepared.run(dflash)
+    findings_of(result)  # the run's own contract: exit 0 or 1, nothing on stderr
+    (through_the_cli,) = result.json()["files"]
+    in_process = InProcess().file_report(config_bytes(row))
+    assert {k: v for k, v in in_process.items() if k != "path"} == {
+        k: v for k, v in through_the_cli.items() if k != "path"
+    }
 
 
 # ------------------------------------------------------------------------------------------ the table

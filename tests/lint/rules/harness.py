@@ -46,13 +46,24 @@ The vocabulary of a row (only `base` or `raw` is required):
                               sglang.launch_server --model-path TARGET ... --speculative-draft-model-path DIR ARGS`;
                               release: "0.34.0" runs vLLM in an interpreter with that release installed (its
                               metadata only: the engine step is off), else the release is not known
+  engine: {records: [...], notes: [...]}
+                              what preflight's engine step hands the DF90x rules, which no run here can bring
+                              (they need the launch's own engine): each record as an adapter writes it (the
+                              shape of dflash_adapter_io.record), read by from_json as the step reads it:
+                              {engine: vllm (the default) or sglang, version (default: the pinned release, one
+                              the adapters were checked against; null: unknown), refused: {type, message, where},
+                              reads: {target_layer_ids, mask_token_id, layer_types, sliding_window (one a layer),
+                              max_model_len: {served, target}, ...}, failed: why the adapter could not answer};
+                              notes: why the engine was not asked. `{}`: asked, no engine there. Linted in
+                              process: a row with `engine` has no files, target, launch or options.
 
   expect: ["DF104 error /dflash_config/target_layer_ids/7", ...]
       "RULE SEVERITY POINTER" (no pointer: the whole file), or {finding: "...", message: [fragments],
       message_without: [fragments], count: 2, fix: {safe: true, patch: [...], summary: fragment},
       engines: ["vllm<0.34.0"]} (the releases it holds for; none: a finding about the file, whatever serves it).
       For each rule named here the findings of that rule are exactly these (as a multiset);
-      `{transformers}` in a fragment is the installed transformers version.
+      `{transformers}` in a fragment is the installed transformers version, and `{vLLM}`, `{SGLang}` the pinned
+      release as prose names it (`vLLM 0.34.0`).
   absent: [DF104, DF5]        rules, or id prefixes ("DF" for everything), that must not fire, apart from
                               the rules in `expect`
   exit: 1                     the exit code (else 0 or 1)
@@ -251,12 +262,12 @@ class Expected:
 
 ROW_KEYS = {
     "base", "raw", "move", "drop", "set", "edit", "checkpoint", "pointers", "files", "clone", "target", "hub",
-    "setup", "options", "launch", "expect", "absent", "exit", "text_output", "fix_brings",
+    "setup", "options", "launch", "engine", "expect", "absent", "exit", "text_output", "fix_brings",
 }  # fmt: skip
 FINDING_KEYS = {"finding", "message", "message_without", "count", "fix", "engines"}
 # A row of only these keys is its config.json alone: linted in this process on its bytes (harness_in_process).
 # The others need files, a target, a launch, the Hub, the CLI's options, its exit code or its text output.
-IN_PROCESS_KEYS = {"base", "raw", "move", "drop", "set", "edit", "expect", "absent", "fix_brings"}
+IN_PROCESS_KEYS = {"base", "raw", "move", "drop", "set", "edit", "engine", "expect", "absent", "fix_brings"}
 
 
 def parse_expected(entry: Any, where: str) -> list[Expected]:
@@ -321,6 +332,8 @@ def load_rows() -> list[Row]:
             assert ("base" in spec) != ("raw" in spec), f"{where}: needs one of base and raw"
             assert spec.get("base", "Qwen3.5-4B-DFlash") in BASE_BUILDERS, f"{where}: unknown base"
             assert spec.get("expect") or spec.get("absent"), f"{where}: expects nothing"
+            # The engine's records stand in for a preflight run: nothing else of one can come with them.
+            assert "engine" not in spec or set(spec) <= IN_PROCESS_KEYS, f"{where}: an engine row is a config alone"
             expect = tuple(e for entry in spec.get("expect", ()) for e in parse_expected(entry, where))
             rows.append(Row(path.stem, str(name), spec, expect))
     return rows

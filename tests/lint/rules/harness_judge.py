@@ -18,23 +18,18 @@ from harness import Expected, Row, dump
 from helpers import Result
 
 from dflash_cfg.cli import cli, run
+from dflash_cfg.pinned import expand
 
 Findings = list[dict[str, Any]]
 
 
-# The engine rules fire only when preflight runs the launch's own engine (an engine import, minutes on this
-# host): their cases are in the engine-marked suite, tests/engines/test_engines_command.py, not in this table.
-ENGINE_RULES = ("DF901", "DF902", "DF903", "DF904")
-
-
 @cache
 def declarations() -> dict[str, dict[str, Any]]:
-    """Rule id -> its entry in `dflash-cfg rules --format json` (run once, outside any test's fixtures), the
-    engine rules left out (see ENGINE_RULES)."""
+    """Rule id -> its entry in `dflash-cfg rules --format json` (run once, outside any test's fixtures)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert run(cli, ["rules", "--format", "json"]) == 0
-    return {r["id"]: r for r in json.loads(out.getvalue()) if r["id"] not in ENGINE_RULES}
+    return {r["id"]: r for r in json.loads(out.getvalue())}
 
 
 def catalogue() -> dict[str, str]:
@@ -43,7 +38,7 @@ def catalogue() -> dict[str, str]:
 
 
 def fragment(text: str) -> str:
-    return text.replace("{transformers}", _transformers())
+    return expand(text.replace("{transformers}", _transformers()))
 
 
 @cache

@@ -42,8 +42,9 @@ The vocabulary of a row (only `base` or `raw` is required):
   options: [--strict]         more command-line options
   launch: {...}               preflight `vllm serve TARGET --speculative-config SPEC ARGS`: {method: eagle3,
                               num_speculative_tokens: 7, args: [-tp, "4"]} (SPEC defaults: dflash, 15 tokens);
-                              env: {NAME: value} prefixes NAME=value; engine: sglang runs `python -m
-                              sglang.launch_server --model-path TARGET ... --speculative-draft-model-path DIR ARGS`;
+                              env: {NAME: value} prefixes NAME=value; engine: sglang runs `PYTHON -m
+                              sglang.launch_server --model-path TARGET ... --speculative-draft-model-path DIR ARGS`
+                              (PYTHON: the tests' own, which has no SGLang);
                               release: "0.34.0" runs vLLM in an interpreter with that release installed (its
                               metadata only: the engine step is off), else the release is not known
   engine: {records: [...], notes: [...]}

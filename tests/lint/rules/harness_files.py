@@ -8,6 +8,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,7 +191,9 @@ class Prepared:
         return dflash("check", self.folder, "--format", fmt, *rest)
 
 
-def prepare(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Prepared:
+def prepare(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, releases: Path) -> Prepared:
+    """Write the row into tmp_path; `releases`: where the interpreters of `release:` launches are kept, one per
+    release for the whole session (each is a venv: 0.2 s to make, and the same for every row)."""
     spec = row.spec
     top = tmp_path / "clone" if "clone" in spec else tmp_path
     folder = (top / spec["clone"]).resolve() if "clone" in spec else tmp_path / "drafter"
@@ -220,14 +223,19 @@ def prepare(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         args = [str(a) for a in launch.pop("args", ())]
         env = [f"{k}={v}" for k, v in launch.pop("env", {}).items()]
         if launch.pop("engine", "vllm") == "sglang":
-            command = ["python", "-m", "sglang.launch_server", "--model-path", str(target), "--speculative-algorithm",
-                       "DFLASH", "--speculative-draft-model-path", str(folder), *args]  # fmt: skip
+            # The tests' own interpreter, which has no SGLang: the engine step surveys it and finds none. Not
+            # whatever `python` the host's PATH finds (a pyenv shim costs 0.3 s a start; one with SGLang would
+            # run the engine).
+            command = [
+                sys.executable, "-m", "sglang.launch_server", "--model-path", str(target),
+                "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", str(folder), *args,
+            ]  # fmt: skip
             return Prepared(folder, ("preflight", *options, "--", *env, *command))
         release = launch.pop("release", None)
         speculative = {"method": "dflash", "model": str(folder), "num_speculative_tokens": 15} | launch
         serve = ["vllm", "serve", str(target)]
         if release is not None:  # the launch runs an interpreter with that vLLM release installed
-            python = installed_release(tmp_path / "engines", "vllm", str(release))
+            python = installed_release(releases, "vllm", str(release))
             serve = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(target)]
             options.append("--no-engine-check")
         command = [*serve, "--speculative-config", json.dumps(speculative), *args]

@@ -46,9 +46,16 @@ def test_rule_case_in_process(row: Row, capsys: pytest.CaptureFixture[str]) -> N
     assert capsys.readouterr() == ("", "")
 
 
+@pytest.fixture(scope="session")
+def releases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("releases")
+
+
 @pytest.mark.parametrize("row", THROUGH_THE_CLI, ids=lambda r: r.id)
-def test_rule_case_through_the_cli(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    prepared = prepare(row, dflash, tmp_path, monkeypatch)
+def test_rule_case_through_the_cli(
+    row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, releases: Path
+) -> None:
+    prepared = prepare(row, dflash, tmp_path, monkeypatch, releases)
     config = prepared.folder / "config.json"
     before = config.read_bytes()
     result = prepared.run(dflash)
@@ -89,7 +96,7 @@ def test_in_process_lints_what_the_cli_lints(
 ) -> None:
     """The in-process path gathers for a lone config.json what `check` gathers (the rules, the project's
     defaults, the engine's config class, the file's facts): the same file entry but for the path it shows."""
-    prepared = prepare(row, dflash, tmp_path, monkeypatch)
+    prepared = prepare(row, dflash, tmp_path, monkeypatch, tmp_path / "releases")
     result = prepared.run(dflash)
     findings_of(result)  # the run's own contract: exit 0 or 1, nothing on stderr
     (through_the_cli,) = result.json()["files"]

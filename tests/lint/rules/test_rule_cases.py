@@ -7,13 +7,14 @@ harness_judge.py."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 from checkpoints import save, small_shapes
 from harness import CASES_DIR, ROWS, CaseLoader, Row, base, config_bytes
-from harness_files import Run, prepare, qwen3_tokenizer_config, shapes_of
+from harness_files import Run, prepare, qwen3_tokenizer_config, shapes_of, tokenizer_json
 from harness_in_process import InProcess
 from harness_judge import (
     Findings,
@@ -188,6 +189,13 @@ def test_qwen3_tokenizer_layout() -> None:
     assert (decoder["151645"]["content"], decoder["151645"]["special"]) == ("<|im_end|>", True)
     assert (decoder["151667"]["content"], decoder["151667"]["special"]) == ("<think>", False)
     assert max(int(i) for i in decoder) == 151668
+    # tokenizer.json: the base ids, then the added ones (its text is spliced, so read it back whole).
+    tokenizer = json.loads(tokenizer_json(qwen3_tokenizer_config()))
+    vocab = tokenizer["model"].pop("vocab")
+    assert tokenizer["model"] == {"type": "BPE", "merges": []}
+    assert len(vocab) == 151643 and (vocab["t0"], vocab["t151642"]) == (0, 151642)
+    added = [(int(i), e["content"], e["special"]) for i, e in decoder.items()]
+    assert [(t["id"], t["content"], t["special"]) for t in tokenizer["added_tokens"]] == added
 
 
 def test_row_names_are_unique_and_the_loader_is_strict() -> None:

@@ -3,11 +3,11 @@
 
 The CLI (`check DIR --format json`, DIR holding only that config.json, no project config above it) gathers,
 for such a file, exactly this (commands/check.py, `gather`): every rule of the catalogue, the engine's config
-class through the content cache it would use (`Views`, under $XDG_CACHE_HOME), no target, weights, upstream
-or launch, and the facts of a plain file (its sha256; no lock, no symlink, no cache snapshot). The file is
-parsed from at most the reader's limit + 1 bytes, as `files.read` gives it, and the report is rendered by the
-JSON reporter, so the findings are the CLI's JSON. test_rule_cases holds a sample of rows to the CLI's
-answer, so the two paths cannot drift apart unnoticed.
+class on the file (`Views`), no target, weights, upstream or launch, and the facts of a plain file (its
+sha256; no lock, no symlink, no cache snapshot). The file is parsed from at most the reader's limit + 1
+bytes, as `files.read` gives it, and the report is rendered by the JSON reporter, so the findings are the
+CLI's JSON. test_rule_cases holds a sample of rows to the CLI's answer, so the two paths cannot drift apart
+unnoticed.
 """
 
 from __future__ import annotations

@@ -22,10 +22,9 @@ from dflash_cfg.jsondoc.document import MAX_BYTES, parse
 
 # EngineCheck and from_json (what preflight hands the DF90x rules, and how it parses an adapter's record): the
 # harness imports them here and nowhere else.
-from dflash_cfg.lint.engine_reads import EngineCheck
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL
-from dflash_cfg.model import Integrity, Report
+from dflash_cfg.model import EngineCheck, Integrity, Report
 from dflash_cfg.pinned import PINNED
 from dflash_cfg.report.formats import render
 from dflash_cfg.sources.adapters import from_json

@@ -3,6 +3,7 @@ the Hub servers. Plain constants and helpers live in helpers.py."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -52,6 +53,15 @@ set_hypothesis_home_dir(CACHE / "hypothesis")
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
+_FRESH = itertools.count()
+
+
+def _unmade(factory: pytest.TempPathFactory, name: str) -> Path:
+    """A path of this test's own under the run's temporary dir, not created: what uses it creates it. (mktemp
+    would list the whole base dir at every call, twice per test: quadratic over a run of thousands.)"""
+    return factory.getbasetemp() / f"{name}-{next(_FRESH)}"
+
+
 @pytest.fixture(autouse=True)
 def loopback_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Nothing leaves this machine: no test may connect past loopback, and Hub settings never point at
@@ -68,9 +78,9 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     for name in ("HF_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: closed
-    monkeypatch.setenv("HF_HOME", str(tmp_path_factory.mktemp("hf-home")))
+    monkeypatch.setenv("HF_HOME", str(_unmade(tmp_path_factory, "hf-home")))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))  # never the user's cache
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_unmade(tmp_path_factory, "xdg-cache")))  # never the user's cache
     # Nor the user's AWS keys, profiles or endpoints; and no instance-metadata lookup for credentials.
     for name in [n for n in os.environ if n.startswith("AWS_")]:
         monkeypatch.delenv(name, raising=False)

@@ -18,6 +18,7 @@ TARGET = ROOT / "fixtures" / "targets" / "Qwen__Qwen3.6-27B"
 UPSTREAM = ROOT / "fixtures" / "upstream" / "z-lab__Qwen3.5-4B-DFlash"
 
 
+@pytest.mark.slow  # the CLI in a child process, to compare with
 def test_check_returns_the_report_the_json_output_serialises(tmp_path: Path) -> None:
     report = dflash_cfg.check([INCIDENT], target=TARGET, use_cache=False)
     [file] = report.files
@@ -67,6 +68,7 @@ def test_dry_run_through_confirm_writes_nothing(tmp_path: Path) -> None:
     assert (model / "config.json").read_bytes() == before
 
 
+@pytest.mark.slow  # a child process: what a cold import loads
 def test_a_cold_check_loads_neither_the_writer_nor_deepdiff() -> None:
     code = (
         "import sys, dflash_cfg.cli as c\n"
@@ -92,6 +94,7 @@ def _importers_of(module: str, importtime: str) -> set[str]:
     }
 
 
+@pytest.mark.slow  # a child process: what a cold import loads
 def test_only_transformers_brings_fcntl_into_a_single_file_check(tmp_path: Path) -> None:
     """fcntl belongs to the writers and the tree pool. A single-file check loads it only through transformers
     (its logging imports asyncio, which imports subprocess) on a cold cache, and not at all on a warm one."""
@@ -107,6 +110,7 @@ def test_only_transformers_brings_fcntl_into_a_single_file_check(tmp_path: Path)
     assert "fcntl" not in imported and "dflash_cfg.commands.pool" not in imported
 
 
+@pytest.mark.slow  # a child process: what a cold import loads
 def test_the_fix_hook_on_an_unchanged_clean_file_answers_from_the_cache(tmp_path: Path) -> None:
     model = tmp_path / "m"
     model.mkdir()

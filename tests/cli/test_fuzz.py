@@ -1082,6 +1082,7 @@ def test_found_bug_revision_read_outside_the_cache(
     assert "branch, tag or commit" in result.err
 
 
+@pytest.mark.slow  # each case imports huggingface_hub afresh in a child process
 @pytest.mark.parametrize(
     ("name", "value", "command"),
     [

@@ -132,6 +132,7 @@ def run_cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.
     )
 
 
+@pytest.mark.slow  # the CLI in a child process, signalled or blocked
 def test_a_fifo_named_like_the_lock_does_not_hang(tmp_path: Path) -> None:
     drafter = write_config(tmp_path / "model")
     os.mkfifo(drafter.parent / ".dflash-cfg.lock")
@@ -341,6 +342,7 @@ def test_a_deleted_working_directory_is_one_line(
     assert (drafter / "config.json").read_bytes() == before
 
 
+@pytest.mark.slow  # the CLI in a child process, signalled or blocked
 def test_ctrl_c_is_exit_2_aborted(tmp_path: Path) -> None:
     import signal
     import time
@@ -378,6 +380,7 @@ sys.meta_path.insert(0, CtrlCWhileImporting())
 """
 
 
+@pytest.mark.slow  # the CLI in a child process, signalled or blocked
 def test_ctrl_c_inside_an_eval_is_still_exit_2(tmp_path: Path) -> None:
     # CPython keeps a flag for a KeyboardInterrupt that escaped an eval and, under `python -m`, ends the process
     # by SIGINT at exit (status -2) even after the CLI answered "aborted": seen once in a loaded test run.
@@ -387,6 +390,7 @@ def test_ctrl_c_inside_an_eval_is_still_exit_2(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr) == (2, "dflash-cfg: aborted\n")
 
 
+@pytest.mark.slow  # the CLI in a child process, signalled or blocked
 @pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
 def test_a_signal_while_json_is_written_leaves_the_whole_document(tmp_path: Path, name: str) -> None:
     import signal

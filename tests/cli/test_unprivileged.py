@@ -5,7 +5,7 @@ Each case runs `python -m dflash_cfg` (this venv's interpreter) in a child proce
 directory the user cannot enter, a config.json or a lock file it cannot read, a model dir it cannot
 write. The answer must be exit 2 with one line that says why, or (for an unreadable directory that does
 not matter) the command working as usual; and the bytes on disk are what they were, unless a fix was
-meant to land. Cases that make the child import transformers (a few seconds each) are marked slow.
+meant to land. Every case starts such a child, so the module is marked slow (the fast loop runs in process).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _why_not() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
 
 
 @pytest.fixture
@@ -180,7 +180,6 @@ def test_preflight_with_a_drafter_behind_a_directory_it_cannot_enter(world: Path
 # --- fix DIR needs DIR/config.json only --------------------------------------------------------------
 
 
-@pytest.mark.slow  # imports transformers in the child (a few seconds)
 def test_fix_ignores_an_unreadable_subdirectory(world: Path) -> None:
     model = world / "model"
     config = readable(model, FIXABLE)
@@ -200,7 +199,6 @@ def test_fix_ignores_an_unreadable_subdirectory(world: Path) -> None:
 # --- a model dir the user cannot write --------------------------------------------------------------
 
 
-@pytest.mark.slow  # imports transformers in the child (a few seconds)
 @pytest.mark.parametrize("file_owner", ["root", USER])
 def test_fix_in_a_read_only_model_dir_is_refused(world: Path, file_owner: str) -> None:
     model = world / "model"
@@ -277,7 +275,6 @@ def test_found_bug_config_file_it_cannot_read_named_directly(world: Path, comman
 # --- one unlistable subdirectory in a tree ----------------------------------------------------------
 
 
-@pytest.mark.slow  # imports transformers in the child (a few seconds)
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_tree_check_reports_an_unlistable_subdirectory_and_checks_the_rest(world: Path, fmt: str) -> None:
     readable(world / "models" / "a")

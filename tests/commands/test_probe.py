@@ -75,7 +75,8 @@ class Endpoint:
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
     e = Endpoint()
-    thread = threading.Thread(target=e.server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: 0.5 s by default, at every test's teardown.
+    thread = threading.Thread(target=e.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield e
     e.server.shutdown()

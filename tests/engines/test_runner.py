@@ -80,6 +80,7 @@ def test_no_adapter_is_named_after_an_engine() -> None:
     assert {f"adapter_{e}" for e in adapters.ENGINES} <= names
 
 
+@pytest.mark.slow  # runs the CLI in child processes
 def test_check_never_imports_the_runner_or_an_engine() -> None:
     code = (
         "import sys, dflash_cfg; dflash_cfg.check([sys.argv[1]]); "
@@ -90,6 +91,7 @@ def test_check_never_imports_the_runner_or_an_engine() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow  # runs the CLI in child processes
 def test_check_and_the_hooks_never_start_an_engine(tmp_path: Path) -> None:
     # `vllm`, `sglang` and a python that has every engine, first on PATH: each leaves a mark if started.
     bin_dir = tmp_path / "bin"

@@ -68,6 +68,7 @@ def check(
     isolated: bool = False,
     fail_on: str | None = None,
     gate: bool = False,
+    engines: Sequence[str] = (),
 ) -> Report:
     """Lint each drafter config.json under `paths` (model dirs, files, trees, or Hub ids).
 
@@ -75,7 +76,9 @@ def check(
     ("" infers it from a cache snapshot path or the lock). The project config (dflash-cfg.toml or
     [tool.dflash-cfg]) is found from the first path unless `config` names one or `isolated` is set.
     `fail_on` ("error" or "warning") and `gate` decide `Report.fail_on`/`Report.gate`, which the CLI's
-    exit code follows. Raises DflashCfgError (with `exit_code`) for a usage or environment problem;
+    exit code follows. `engines` ("vllm", "sglang", "mlx", "reference"; default: the project's `engines`) says
+    what serves the drafters: a finding about other engines only fails nothing. Raises DflashCfgError (with
+    `exit_code`) for a usage or environment problem;
     files that cannot be read are listed in `Report.errors`.
     """
     from dflash_cfg.commands.check import CheckOptions
@@ -99,6 +102,7 @@ def check(
         isolated=isolated,
         fail_on=None if fail_on is None else Severity[fail_on.upper()],
         gate=gate,
+        engines=tuple(engines),
     )
     return run(options)
 

@@ -46,6 +46,15 @@ from dflash_cfg.version import __version__
     help="As the pre-commit hook: fail on warnings unless the project relaxes it or the file is identical to "
     "its upstream, and compare with upstream whenever the repo is known.",
 )
+@click.option(
+    "--engine",
+    "engine",
+    metavar="NAME",
+    multiple=True,
+    help="What serves the drafters: vllm, sglang, mlx or reference (repeatable, or comma-separated; default: "
+    "the project's `engines`). A finding about other engines only fails no gate; with none known, a warning "
+    "about some engines only is shown and fails nothing.",
+)
 @click.option("--select", metavar="IDS", help="Only these rules: comma-separated ids or prefixes (DF2 = DF2xx).")
 @click.option("--ignore", metavar="IDS", help="Skip these rules: comma-separated ids or prefixes.")
 @click.option(
@@ -74,6 +83,7 @@ def check_command(args: CheckArgs) -> int:
         isolated=args.project.isolated,
         fail_on=args.project.failing(),
         gate=args.gate,
+        engines=tuple(name.strip() for given in args.engine for name in given.split(",") if name.strip()),
     )
     show_report(report, args.ci)
     for error in report.errors:

@@ -90,6 +90,8 @@ def exit_code(report: Report, exit_zero: bool = False) -> int:
     result = verdict(report, report.fail_on, gate=report.gate)
     if exit_zero and result.code == EXIT_FINDINGS:
         return EXIT_OK
+    if result.note:
+        say(f"dflash-cfg: {result.note}")
     if result.advice:
         say(f"dflash-cfg: {result.advice}")
     return result.code

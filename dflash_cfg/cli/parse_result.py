@@ -80,6 +80,7 @@ class CheckArgs:
     ci: CiArgs
     project: ProjectArgs
     gate: bool
+    engine: tuple[str, ...]  # --engine, as given (each may be comma-separated)
     select: str | None
     ignore: str | None
     no_cache: bool

@@ -27,7 +27,7 @@ from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.hub import repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
 from dflash_cfg.sources.project import NONE as NO_PROJECT
-from dflash_cfg.sources.project import ProjectConfig
+from dflash_cfg.sources.project import ProjectConfig, served_engines
 from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.sources.views import transformers_version
 from dflash_cfg.sources.weights import read_weights, read_weights_remote
@@ -59,6 +59,7 @@ class CheckOptions:
     # The environment the Hub settings are read from (sources/hub.py:settings): preflight's is the engine's
     # endpoint, token, offline switch and cache; None: this process's.
     hub_environ: Mapping[str, str] | None = None
+    engines: tuple[str, ...] = ()  # --engine: what serves the drafters (else the project's `engines`)
 
 
 def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[Rule, ...], Severity]:
@@ -74,7 +75,8 @@ def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[
     rules = select_rules(select, ignore) if select is not None or ignore is not None else ALL
     default = Severity.WARNING if options.gate else Severity.ERROR
     fail_on = options.fail_on or project.fail_on or default
-    return replace(options, project=project), project, rules, fail_on
+    engines = served_engines(list(options.engines), lambda why: UsageError(f"--engine: {why}"))
+    return replace(options, project=project, engines=engines), project, rules, fail_on
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,17 @@ def _check(options: CheckOptions) -> Report:
             errors.append(outcome)
         else:
             reports.append(outcome)
-    return Report(tuple(reports), transformers_version(), __version__, tuple(errors), fail_on, options.gate)
+    return Report(
+        tuple(reports), transformers_version(), __version__, tuple(errors), fail_on, options.gate, served(options)
+    )
+
+
+def served(options: CheckOptions) -> tuple[tuple[str, str | None], ...]:
+    """What serves the drafters: the launch's engine at its release (preflight), else --engine, else the
+    project's `engines` (any release of each)."""
+    if options.launch is not None:
+        return ((options.launch.engine, options.launch.engine_version),)
+    return tuple((name, None) for name in options.engines or options.project.engines)
 
 
 def _one_drafter_per_repo(repo: str, paths: list[tuple[storage.Where, bool]], project: ProjectConfig) -> None:

@@ -1,9 +1,15 @@
-"""What fails a run: findings at the failing severity, with the gates' two allowances. Pure.
+"""What fails a run: findings at the failing severity, with the gates' allowances. Pure.
 
 A warning is by definition something a real published drafter may do on purpose, so in a gate
 (preflight, the pre-commit hooks) a file proven byte-identical to its upstream at a known commit
 (DF603) fails only on errors: its publisher chose those warnings. A failure caused only by warnings
 says the three ways forward.
+
+A finding about some engines only (`Finding.engines`: SGLang refuses a speculators-format directory, MLX
+requires a key) fails a run only where those engines serve the drafters (`Report.served`: the launch's, or
+`--engine` / the project's `engines`). When nothing says what serves them, such a warning is shown and fails
+nothing (a publisher's gate must not fail on one engine's limits); a scoped error still fails (an engine we
+know of refuses the file or drafts wrong, and nothing says it is not that one).
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from dflash_cfg.model import Finding, Report, Severity
+from dflash_cfg.lint.releases import applies
+from dflash_cfg.model import Finding, Report, Severity, display, requirement
 
 IDENTICAL = "DF603"
 
@@ -21,18 +28,38 @@ class Verdict:
     code: int
     failing: tuple[tuple[str, Finding], ...] = ()  # (file path, finding)
     advice: str = ""
+    # Findings at the failing severity that fail nothing because nothing says which engines serve the file.
+    unscoped: tuple[tuple[str, Finding], ...] = ()
+    note: str = ""  # what `unscoped` means, and how to gate on them
+
+
+def concerns(x: Finding, served: tuple[tuple[str, str | None], ...]) -> bool | None:
+    """Whether the finding holds for what serves the file: None when that is not known (and it is scoped)."""
+    if not x.engines:
+        return True
+    if not served:
+        return None
+    return any(applies(x.engines, name, version) for name, version in served)
 
 
 def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict:
     if report.errors:
         return Verdict(EXIT_USAGE)
-    failing = []
+    failing, unscoped = [], []
     for f in report.files:
         identical = gate and any(x.rule == IDENTICAL for x in f.findings)
         bar = Severity.ERROR if identical else fail_on
-        failing += [(f.path, x) for x in f.findings if x.severity >= bar]
+        for x in f.findings:
+            if x.severity < bar:
+                continue
+            holds = concerns(x, report.served)
+            if holds or (holds is None and x.severity >= Severity.ERROR):
+                failing.append((f.path, x))
+            elif holds is None:
+                unscoped.append((f.path, x))
+    note = _note(unscoped)
     if not failing:
-        return Verdict(EXIT_OK)
+        return Verdict(EXIT_OK, unscoped=tuple(unscoped), note=note)
     advice = ""
     if all(x.severity < Severity.ERROR for _, x in failing):
         path, first = failing[0]
@@ -42,4 +69,25 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
             'entry; a file identical to its upstream passes), accept them for the project (fail-on = "error"), '
             f'or for this file (per-file-ignores = {{ "{path}" = ["{first.rule}"] }})'
         )
-    return Verdict(EXIT_FINDINGS, tuple(failing), advice)
+    return Verdict(EXIT_FINDINGS, tuple(failing), advice, tuple(unscoped), note)
+
+
+def _note(unscoped: list[tuple[str, Finding]]) -> str:
+    """ "2 warnings for SGLang only: not gating; ..." for the findings that fail nothing for want of an engine."""
+    if not unscoped:
+        return ""
+    names: list[str] = []
+    for _, x in unscoped:
+        for text in x.engines:
+            found = requirement(text)
+            name = display(found[0]) if found else text
+            if name not in names:
+                names.append(name)
+    count = len(unscoped)
+    kinds = {x.severity for _, x in unscoped}
+    what = "warning" if kinds == {Severity.WARNING} else "finding"
+    return (
+        f"{count} {what}{'s' if count > 1 else ''} for {', '.join(names)} only: not gating, since nothing says "
+        'which engines serve the drafter; set engines = ["vllm"] (or "sglang", ...) in the project config, or '
+        "--engine, to gate on them"
+    )

@@ -156,6 +156,9 @@ class Report:
     # whether it was a gate (preflight, hooks), where a file identical to its upstream fails on errors only.
     fail_on: Severity = Severity.ERROR
     gate: bool = False
+    # What serves the drafters, as (engine, release or None): the launch's engine (preflight), else --engine or
+    # the project's `engines`; () not known. A finding scoped to other engines fails nothing (lint.gate).
+    served: tuple[tuple[str, str | None], ...] = ()
     # The repository root (the nearest git work tree of the working directory, else the working
     # directory), absolute: SARIF's %SRCROOT%. Set by the command for the CI formats only.
     root: str | None = None

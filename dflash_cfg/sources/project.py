@@ -22,6 +22,7 @@ import fnmatch
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,19 @@ MAX_BYTES = 1024 * 1024
 MAX_GLOB = 1024
 # huggingface_hub's validate_repo_id, without importing it: org/name of [A-Za-z0-9_.-], no `--` or `..`.
 _REPO_ID = re.compile(r"^(?!.*(--|\.\.))[\w.-]{1,96}/[\w.-]{1,96}$", re.ASCII)
-_KEYS = {"select", "ignore", "fail-on", "per-file-ignores", "models", "min-acceptance-length", "engine-check"}
+_KEYS = {
+    "select",
+    "ignore",
+    "fail-on",
+    "per-file-ignores",
+    "models",
+    "min-acceptance-length",
+    "engine-check",
+    "engines",
+}
+# What `engines = [...]` may name: what serves the project's drafters (a finding scoped to other engines or ports
+# does not fail its gates).
+SERVED = ("vllm", "sglang", "mlx", "reference")
 _MODEL_STRINGS = {"path", "upstream", "revision", "target", "served-name"}
 _MODEL_KEYS = {*_MODEL_STRINGS, "min-acceptance-length"}
 
@@ -77,6 +90,9 @@ class ProjectConfig:
     min_acceptance_length: float | None = None  # probe's collapse threshold (default 1.5)
     # preflight runs the launch's own engine on the drafter (`engine-check = false`: never, as --no-engine-check)
     engine_check: bool = True
+    # `engines = ["vllm"]`: what serves the project's drafters; () not said, so a finding about some engines only
+    # is shown but fails no gate (lint.gate).
+    engines: tuple[str, ...] = ()
 
     def model_for(self, config: Path | Url) -> ModelEntry | None:
         return next((m for m in self.models if m.matches(config)), None)
@@ -155,6 +171,7 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
     engine_check = table.get("engine-check", True)
     if not isinstance(engine_check, bool):
         raise bad("engine-check", f"must be true or false, not {engine_check!r}")
+    engines = served_engines(table.get("engines", []), lambda why: bad("engines", why))
     models = []
     raw_models = table.get("models", [])
     if not isinstance(raw_models, list):
@@ -205,7 +222,22 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
             )
         )
     min_length = _min_length(table, "min-acceptance-length", bad)
-    return ProjectConfig(path, select, ignore, fail_on, tuple(per_file), tuple(models), min_length, engine_check)
+    return ProjectConfig(
+        path, select, ignore, fail_on, tuple(per_file), tuple(models), min_length, engine_check, engines
+    )
+
+
+def served_engines(value: Any, bad: Callable[[str], Exception]) -> tuple[str, ...]:
+    """`engines` of the project config, or `--engine` values: names of SERVED, as a tuple without repeats."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise bad(f"must be a list of engine names ({', '.join(SERVED)})")
+    out: list[str] = []
+    for name in value:
+        if not isinstance(name, str) or name.strip().lower() not in SERVED:
+            raise bad(f"{name!r} is not an engine dflash-cfg knows (known: {', '.join(SERVED)})")
+        if name.strip().lower() not in out:
+            out.append(name.strip().lower())
+    return tuple(out)
 
 
 def _min_length(table: dict[str, Any], key: str, bad: Any) -> float | None:

@@ -95,7 +95,9 @@ def one_engine_architecture(ctx: Context) -> Iterator[Problem]:
     ``DFlashQwen3XPressModel`` (a DFlash drafter with a refiner head, served under method dflash) only {vLLM}
     ({SGLang} has no XPress model and refuses the file). Such a file is made for the engine that builds it, so
     ``check`` warns and names the engine that refuses it; ``preflight`` errs when the launch's engine is the one
-    that refuses it, and says nothing when it builds it. An XPress label on a plain DFlash checkpoint builds too
+    that refuses it, and says nothing when it builds it. The warning concerns the refusing engine only: a gate
+    fails on it only where that engine serves the drafter (``engines`` in the project config, ``--engine``).
+    An XPress label on a plain DFlash checkpoint builds too
     (the refiner's sizes have defaults), but its weights lack the refiner head, which vLLM's loader refuses
     ("XPress checkpoint is missing xpress_head.mix.L", ``qwen3_xpress.py``, ``load_weights``).
 
@@ -171,7 +173,7 @@ def _one_engine(ctx: Context, archs: list[str], builder: Engine) -> Iterator[Pro
     builds, refuses = NAMES[builder], NAMES[refuser]
     said = f"architectures {show(archs)}: only {builds} builds {archs[0]}; {refuses} refuses the file"
     if ctx.launch is None:
-        yield Problem("/architectures", said, severity=Severity.WARNING)
+        yield Problem("/architectures", said, severity=Severity.WARNING, engines=(refuser,))
     elif ctx.launch.engine == refuser:
         yield Problem("/architectures", f"{said}, and this launch is {refuses}'s: serve it with {builds}")
 

@@ -231,11 +231,11 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
 @rule(
     "DF206",
     "layer-types-absent",
-    Severity.WARNING,
+    Severity.INFO,
     "data",
     "effective",
     reads=("transformers:config class", "vLLM:layer_types", "SGLang:layer_types"),
-    severities=(Severity.INFO, Severity.ERROR),
+    severities=(Severity.ERROR,),
 )
 def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     """``layer_types`` is absent, so the config class derives it (``Qwen3Config``: first
@@ -244,12 +244,13 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     Shows the derived layout. An error when the file gives a sliding window but the derived layout has no
     sliding layer: {vLLM} and {SGLang} then run every layer as full attention (checked by running
     them on drafters whose ``layer_types`` was dropped, misspelled or moved into ``dflash_config``, where
-    neither reads it), and every published drafter that sets a window lists its sliding layers. Information
-    only when ``dflash_config.use_swa`` says every layer slides (MiMo-style drafters, which vLLM resolves
-    from ``use_swa``/``swa_window_size``).
+    neither reads it), and every published drafter that sets a window lists its sliding layers. Otherwise
+    information: both engines read the layout the config class derives, the one the file means unless it was
+    trained otherwise (z-lab/gpt-oss-20b-DFlash has no ``layer_types``), and ``dflash_config.use_swa`` says
+    every layer slides in MiMo-style drafters, which vLLM resolves from ``use_swa``/``swa_window_size``.
 
     Fail: no ``layer_types``, ``"use_sliding_window": true``, ``"sliding_window": 2048`` (all full)
-    Fail (warning): no ``layer_types``, ``"sliding_window": 2048``, ``"max_window_layers": 5``
+    Fail (info): no ``layer_types``, ``"sliding_window": 2048``, ``"max_window_layers": 5``
     Pass: an explicit ``layer_types``
     """
     if "layer_types" in ctx.data:
@@ -283,7 +284,8 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             "/layer_types",
             f"layer_types absent: {ctx.effective.through} derives {shown} "
-            f"(transformers {ctx.effective.transformers_version}); write the trained layout explicitly",
+            f"(transformers {ctx.effective.transformers_version}), which vLLM and SGLang both run; writing the "
+            "trained layout explicitly keeps it from depending on the config class",
         )
 
 
@@ -344,8 +346,9 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
     vLLM takes the window from ``dflash_config.swa_window_size`` first, SGLang only from ``sliding_window``:
     two different positive values mean two different windows (error). ``dflash_config.use_swa`` without
     ``layer_types`` slides every layer in vLLM, while SGLang (models/dflash.py @003b23d7) does not read
-    ``use_swa`` and runs every layer as full attention: a warning, because a published drafter
-    (MiMo-V2.5-Pro-FP4-DFlash) is laid out this way for vLLM.
+    ``use_swa`` and runs every layer as full attention: a warning about SGLang only (it fails a gate only
+    where SGLang serves the drafter), because a published drafter (MiMo-V2.5-Pro-FP4-DFlash) is laid out this
+    way for vLLM.
 
     Fail: ``"sliding_window": 2048`` and ``"dflash_config": {"swa_window_size": 1024}``
     Pass: both 1024, or only one of them
@@ -372,6 +375,7 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
             "dflash_config.use_swa without layer_types: vLLM slides every layer, SGLang (which does not read "
             "use_swa) runs every layer as full attention; serve this drafter with vLLM",
             severity=Severity.WARNING,
+            engines=("sglang",),
         )
 
 

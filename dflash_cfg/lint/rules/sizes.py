@@ -94,7 +94,8 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     vLLM does not read it. SGLang's ``DFlashDraftModel`` bounds the taps with it (``dflash_config``
     first) and refuses a tap at or past it; when it is absent, {SGLang} bounds them by
     ``max(taps) + 1`` and builds the model (the runner then captures with the running target's depth).
-    The April reference and MLX require it at the top level, so a missing value is a warning (none of
+    The April reference and MLX require it at the top level, so a missing value is a warning about those two
+    ports only (it fails a gate only where one of them serves the drafter; none of
     the three third-party copies of z-lab/gpt-oss-20b-DFlash shows the key: all partial, so whether the
     published file has it is not known); ``--target`` (DF403) offers the target's depth as a safe fix.
     Disagreeing copies are a warning: it is a fact of the target, which the file cannot show (DF403
@@ -112,6 +113,7 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
             "num_target_layers missing: SGLang bounds the taps by max(taps) + 1 and runs, the April reference "
             "and MLX require it; take it from the target",
             severity=Severity.WARNING,
+            engines=("mlx", "reference"),
         )
     elif not is_int(value) or value < 1:
         yield Problem(where, f"num_target_layers {show(value)} must be a positive integer")

@@ -92,7 +92,8 @@ def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
     top-level ``model_type`` in the speculators format and raises "Unrecognized model ... Should have a
     `model_type` key" whatever else the file holds (checked by running it). A warning, not an error: a real
     published drafter (RedHatAI/DeepSeek-V4-Flash-speculator.dflash) is in this format on purpose and serves
-    with vLLM. ``preflight`` on an SGLang launch of such a drafter is where it is an error.
+    with vLLM. The warning concerns SGLang only: a gate fails on it only where SGLang serves the drafter
+    (an SGLang launch in ``preflight``, ``engines = ["sglang"]`` or ``--engine sglang`` for ``check``).
 
     Fail (warning): ``{"speculators_model_type": "dflash", ...}`` without a top-level ``model_type``
     Pass: a z-lab-format drafter (``"model_type": "qwen3"``, ``"dflash_config": {...}``)
@@ -103,6 +104,7 @@ def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
             "/speculators_model_type",
             "a speculators-format drafter: SGLang refuses the directory (no top-level model_type; it loads only "
             "the z-lab format); serve it with vLLM",
+            engines=("sglang",),
         )
 
 

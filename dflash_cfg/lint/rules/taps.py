@@ -200,11 +200,19 @@ def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
             )
 
 
+# Target families whose published drafters tap the last layer by design (their own engine code captures it):
+# poolside's Laguna-XS-2.1-DFlash ([.., 33, 39] of 40) and XiaomiMiMo's MiMo-V2.5-Pro DFlash ([.., 47, 69] of 70).
+LAST_TAP_BY_DESIGN = ("laguna", "mimo")
+# SGLang targets that cannot capture after their last layer (IndexError, #32204: run on the incident's drafter).
+SGLANG_NO_LAST_CAPTURE = ("qwen3_5",)
+
+
 @rule(
     "DF105",
     "tap-on-last-layer",
     Severity.WARNING,
     reads=("vLLM:target_layer_ids capture", "SGLang:target_layer_ids capture"),
+    severities=(Severity.INFO,),
 )
 def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
     """A tap reads the target's last layer (``num_target_layers - 1``).
@@ -213,23 +221,49 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
     whether a target can capture it depends on the target's model code: {SGLang}'s Qwen3.5 target raises
     IndexError at start-up (#32204; checked by running it on the incident's drafter); {vLLM}'s Llama-style
     and Qwen3-Next/Qwen3.5 loops both capture after the last layer (read in the installed code: a target
-    forward pass cannot run in the engine suite). A warning, not an error, because a published drafter does it
-    on purpose (MiMo-V2.5-Pro's, for its own target); the standard selection ends at N-3, so in a Qwen
-    drafter it is often the sign of a guessed or shifted list — compare with upstream.
+    forward pass cannot run in the engine suite). So the finding concerns SGLang only (it fails a gate only
+    where SGLang serves the drafter): a warning with a Qwen3.5 target (``--target``), or without a target,
+    which the file cannot show (the message then names no family); information with another target, whose
+    SGLang capture is not checked. Nothing for a family whose published drafters tap the last layer by design
+    (Laguna's, MiMo's: the drafter's or the target's ``model_type``). The standard selection ends at N-3, so
+    in a Qwen drafter it is often the sign of a guessed or shifted list — compare with upstream.
 
     Fail: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 17, 33, 49, 63]``
-    Pass: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 16, 31, 46, 61]``
+    Fail (info): the same with a target whose SGLang model is not Qwen3.5's
+    Pass: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 16, 31, 46, 61]``; ``"model_type": "laguna"``
+    with ``[1, 13, 25, 33, 39]`` of 40
     """
     taps, depth = ctx.taps(), ctx.num_target_layers()
-    if taps is None or depth is None:
+    if taps is None or depth is None or depth - 1 not in taps:
         return
-    for i, tap in enumerate(taps):
-        if tap == depth - 1:
-            yield Problem(
-                f"{_where_taps(ctx)}/{i}",
-                f"tap {tap} is the last of {depth} target layers: SGLang's Qwen3.5 target cannot capture it "
-                "(IndexError), vLLM does; a guessed or shifted list often ends here",
-            )
+    family = ctx.target.model_type if ctx.target is not None else None
+    drafter_family = ctx.data.get("model_type")
+    if any(str(f or "").startswith(LAST_TAP_BY_DESIGN) for f in (family, drafter_family)):
+        return
+    tap, i = depth - 1, taps.index(depth - 1)
+    where = f"{_where_taps(ctx)}/{i}"
+    head = f"tap {tap} is the last of {depth} target layers"
+    if family is None:
+        yield Problem(
+            where,
+            f"{head}: whether SGLang captures it depends on the target's model code (Qwen3.5's cannot: "
+            "IndexError; give --target to know), vLLM does; a guessed or shifted list often ends here",
+            engines=("sglang",),
+        )
+    elif family.startswith(SGLANG_NO_LAST_CAPTURE):
+        yield Problem(
+            where,
+            f"{head}: SGLang's {family} target cannot capture it (IndexError), vLLM does; "
+            "a guessed or shifted list often ends here",
+            engines=("sglang",),
+        )
+    else:
+        yield Problem(
+            where,
+            f"{head}: vLLM captures it; whether SGLang's {family} target does is not checked",
+            severity=Severity.INFO,
+            engines=("sglang",),
+        )
 
 
 @rule("DF106", "taps-not-standard", Severity.INFO, own_check=True)

@@ -1,6 +1,6 @@
 """The hostile-input campaign (issue 21): generators over every surface a user or an endpoint controls, and
 the invariants each input must keep. `campaign.py` runs them at scale outside the test run and prints how
-many inputs each surface saw; tests/cli/test_fuzz.py runs small derandomized slices of the same generators.
+many inputs each surface saw; tests/cli/test_fuzz_*.py run small derandomized slices of the same generators.
 
 - project.py: project-config TOML (tables and text) and result-cache entries, pure;
 - launch.py: launch command lines with their `--config` YAML, through parse_launch and preflight;

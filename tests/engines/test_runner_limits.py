@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, ROOT, Measured, run_measured
+
+from dflash_cfg.sources import adapters
 
 DRAFTER = str(FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash")
 FLOOD = 400_000_000  # bytes: what a runaway log (or a hostile interpreter) prints
@@ -132,4 +135,75 @@ def test_the_survey_of_a_flooding_interpreter_is_bounded(tmp_path: Path) -> None
 def test_a_runner_start_that_fails_leaves_nothing(tmp_path: Path) -> None:
     result = in_child(RUNNER, tmp_path / "no-such-python", DRAFTER, 2, tmp=tmp_path / "tmp")
     assert all(r.startswith("cannot start the adapter") for r in reasons(result)), result
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+# The modules the vLLM adapter imports, as stand-ins: enough for its setup (a one-process group whose rendezvous
+# file the stand-in creates, as torch's FileStore does) and for a case up to the engine's configuration, which
+# refuses. The adapter's own code runs as it does over the real engine.
+FAKE_VLLM = {
+    "torch/__init__.py": (
+        "class device:\n    def __init__(self, *a): pass\n"
+        "    def __enter__(self): return self\n    def __exit__(self, *a): return False\n"
+    ),
+    "vllm/__init__.py": "",
+    "vllm/config.py": (
+        "import contextlib, dataclasses\nclass VllmConfig: pass\nreplace = dataclasses.replace\n"
+        "@contextlib.contextmanager\ndef set_current_vllm_config(config): yield\n"
+    ),
+    "vllm/distributed.py": (
+        "import os\n"
+        "def init_distributed_environment(*, distributed_init_method, **kw):\n"
+        "    open(distributed_init_method.removeprefix('file://'), 'a').close()\n"
+        "    if os.environ.get('FAKE_VLLM_SETUP_FAILS'): raise RuntimeError('no gloo here')\n"
+        "def ensure_model_parallel_initialized(*a): pass\n"
+    ),
+    "vllm/engine/__init__.py": "",
+    "vllm/engine/arg_utils.py": (
+        "class EngineArgs:\n    def __init__(self, **kw): self.kw = kw\n"
+        "    def create_engine_config(self): raise ValueError('this stand-in engine builds nothing')\n"
+    ),
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/model_loader/__init__.py": "",
+    "vllm/model_executor/model_loader/utils.py": "_MODEL_ARCH_BY_HASH = {}\n",
+    "vllm/model_executor/models/__init__.py": "",
+    "vllm/model_executor/models/qwen3_dflash.py": "def dflash_has_any_non_causal(hf): return False\n",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/worker/__init__.py": "",
+    "vllm/v1/worker/gpu/__init__.py": "",
+    "vllm/v1/worker/gpu/spec_decode/__init__.py": "",
+    "vllm/v1/worker/gpu/spec_decode/utils.py": "def get_parallel_drafting_token_id(hf): return None\n",
+    "vllm/v1/worker/gpu/spec_decode/eagle/__init__.py": "",
+    "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py": "def get_eagle3_aux_layers_from_config(c): return None\n",
+}
+
+
+@pytest.mark.parametrize("setup_fails", [False, True], ids=["answers", "setup-fails"])
+def test_the_vllm_adapter_removes_what_it_made(tmp_path: Path, setup_fails: bool) -> None:
+    site = tmp_path / "site"
+    for name, text in FAKE_VLLM.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text, encoding="utf-8")
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site), "TMPDIR": str(tmp_path / "tmp")}
+    if setup_fails:
+        env["FAKE_VLLM_SETUP_FAILS"] = "1"
+    # The adapter run directly, not by the runner (whose own TMPDIR would hide what the adapter leaves).
+    request = json.dumps({"drafter": DRAFTER}) + "\n"  # no target: the adapter writes a stand-in target config
+    done = subprocess.run(
+        [sys.executable, str(adapters.adapter_path("vllm"))],
+        input=request * 2,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(records) == 2, done.stderr
+    if setup_fails:
+        assert all(r["failed"] == "cannot import vllm: RuntimeError: no gloo here" for r in records), records
+    else:  # it got as far as the engine's configuration, with its stand-in target written
+        assert all(r["refused"]["message"] == "this stand-in engine builds nothing" for r in records), records
+        assert all(any("stands in" in s for s in r["stand_ins"]) for r in records), records
     assert list((tmp_path / "tmp").iterdir()) == []

@@ -141,7 +141,11 @@ def _answer(argv: list[str], env: Mapping[str, str]) -> str | None:
     try:
         with selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)
-            while size <= MAX_ANSWER_BYTES and (left := deadline - time.monotonic()) > 0 and selector.select(left):
+            while size <= MAX_ANSWER_BYTES and (left := deadline - time.monotonic()) > 0:
+                if not selector.select(min(left, 1.0)):
+                    if process.poll() is not None:
+                        break  # it ended, and a process it started holds its output open: that was all
+                    continue
                 chunk = os.read(process.stdout.fileno(), 1 << 16)
                 if not chunk:
                     break

@@ -207,3 +207,12 @@ def test_the_vllm_adapter_removes_what_it_made(tmp_path: Path, setup_fails: bool
         assert all(r["refused"]["message"] == "this stand-in engine builds nothing" for r in records), records
         assert all(any("stands in" in s for s in r["stand_ins"]) for r in records), records
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_survey_whose_interpreter_leaves_a_process_holding_its_output_ends_with_it(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    python = fake_python(tmp_path, f"sleep 600 & echo $! >> {pids}; echo '[\"vllm\"]'")
+    result = in_child(SURVEY, python, tmp=tmp_path / "tmp")
+    assert json.loads(result.out) == [["vllm"], True], result  # the probe's answer stands; the survey's is no survey
+    assert result.seconds < 15, result  # not the probe's timeout (30 s) twice
+    assert not any(_alive(int(pid)) for pid in pids.read_text().split())

@@ -15,7 +15,7 @@ import selectors
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -284,6 +284,11 @@ def from_json(engine: str, python: str, data: Any) -> EngineRecord:
         raise ValueError("not a record of this engine")
     refused = data.get("refused")
     reads = data.get("reads")
+    if isinstance(reads, dict):
+        for name, value in reads.items():
+            if name in READ_SHAPES and not READ_SHAPES[name](value):
+                # The rules take a read as the engine gave it: one of another type is no answer to judge by.
+                raise ValueError(f"reads.{name} is not of the adapters' shape")
     return EngineRecord(
         engine=engine,
         version=_opt(data.get("version"), str),
@@ -298,6 +303,59 @@ def from_json(engine: str, python: str, data: Any) -> EngineRecord:
         stand_ins=tuple(str(s) for s in data.get("stand_ins") or ()),
         failed=_opt(data.get("failed"), str),
     )
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _number(v: Any) -> bool:
+    """A number a float holds (RoPE θ is compared as one), or the repr of a non-finite one (dflash_adapter_io)."""
+    if isinstance(v, str):
+        return True
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: v is None or check(v)
+
+
+def _list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, list) and all(check(x) for x in v)
+
+
+def _str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+# The reads as the adapters write them (Reads, and the engine-specific values the rules read): a record holding a
+# value of another type (an adapter's bug, or an interpreter that is not what it says) is refused where it is read,
+# the runner's answer or a cached one (engine_cache), instead of failing a rule or a report later.
+READ_SHAPES: dict[str, Callable[[Any], bool]] = {
+    "target_layer_ids": _optional(_list_of(_int)),
+    "engine_layer_ids": _optional(_list_of(_int)),
+    "mask_token_id": _optional(_int),
+    "num_draft_tokens": _optional(_int),
+    "block_size": _optional(_int),
+    "layer_types": _optional(_list_of(_str)),
+    "sliding_window": _optional(_list_of(_optional(_int))),
+    "causal": lambda v: v is None or isinstance(v, bool) or _list_of(lambda c: isinstance(c, bool))(v),
+    "rope": _optional(_list_of(lambda r: isinstance(r, dict))),
+    "rope_theta": _optional(_number),
+    "attention_sink": _optional(lambda v: isinstance(v, bool)),
+    "logit_scalars": lambda v: isinstance(v, dict),
+    "fc_in_features": _optional(_int),
+    "vocab_size": _optional(_int),
+    "lm_head_size": _optional(_int),
+    "architecture": _optional(_str),
+    "max_model_len": _optional(lambda v: isinstance(v, dict)),
+}
 
 
 def to_json(record: EngineRecord) -> dict[str, Any]:

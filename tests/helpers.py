@@ -156,3 +156,50 @@ def examples(count: int, *health: HealthCheck) -> settings:
     """Settings of a property test: `count` examples, no deadline, derandomized unless RANDOM_EXAMPLES."""
     chosen = settings(max_examples=count, deadline=None, suppress_health_check=[HealthCheck.too_slow, *health])
     return chosen if RANDOM_EXAMPLES else settings(chosen, derandomize=True, database=None)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One child process run to its end: what it showed, and its own peak resident memory."""
+
+    code: int  # its exit code; -N when signal N ended it (the timeout's kill is -9)
+    out: str
+    err: str
+    peak_mib: float  # ru_maxrss of the child itself (wait4), not of the test process or its other children
+    seconds: float
+
+
+def run_measured(
+    argv: list[str], *, timeout: float, memory: int | None = None, env: dict[str, str] | None = None
+) -> Measured:
+    """`argv` in a process of its own, held to `timeout` seconds (then killed) and, with `memory`, to that many
+    bytes of address space (RLIMIT_AS: a defect under test must not take the machine). Reaped with wait4, so the
+    peak memory is the child's own: the test process' high-water mark says nothing about one run."""
+    import resource
+    import tempfile
+    import time
+
+    def limit() -> None:
+        if memory is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, preexec_fn=limit, start_new_session=True
+        )
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - started > timeout:
+                os.killpg(process.pid, 9)
+                _, status, usage = os.wait4(process.pid, 0)
+                break
+            time.sleep(0.05)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+        seconds = time.monotonic() - started
+        out.seek(0)
+        err.seek(0)
+        shown = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    return Measured(process.returncode, shown[0], shown[1], usage.ru_maxrss / 1024, seconds)

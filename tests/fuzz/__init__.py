@@ -6,5 +6,8 @@ many inputs each surface saw; tests/cli/test_fuzz_*.py run small derandomized sl
 - launch.py: launch command lines with their `--config` YAML, through parse_launch and preflight;
 - s3.py: `check` and `fix` on s3:// through a fault-injecting proxy in front of moto;
 - signals.py: SIGINT and SIGTERM, to the process or its group, while check writes JSON or SARIF;
+- engines.py: stand-in engine interpreters (hostile answers, floods, hangs, deaths) through the adapter runner,
+  `engines` and preflight's engine step;
+- gcs.py: `check`, `where`, `verify` and `fix` on gs:// through the fault-injecting proxy in front of the GCS server;
 - common.py: the in-process CLI runner and the invariants every run keeps.
 """

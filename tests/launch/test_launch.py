@@ -414,6 +414,46 @@ def test_launch_errors(argv: list[str], message: str) -> None:
     assert "\n" not in text and len(text) < 400
 
 
+def _with_length(text: str) -> list[str]:
+    return ["vllm", "serve", "Qwen/Qwen3-8B", "--speculative-config", SPEC_8B, "--max-model-len", text]
+
+
+# vllm/utils/argparse_utils.py:human_readable_int (decimal suffixes through float, binary ones and plain numbers
+# through int): what vLLM reads, and the lengths it cannot read, which it refuses (an OverflowError or
+# argparse's error, whichever it meets first).
+@pytest.mark.parametrize(
+    ("text", "length"),
+    [
+        ("32768", 32768), ("32k", 32000), ("32K", 32768), ("25.6k", 25600), ("1m", 1_000_000), ("2G", 2 << 30),
+        (" 4096 ", 4096), ("-1", None), ("auto", None), ("AUTO", None),
+        ("1." + "1" * 5000 + "k", 1111),  # float() reads any number of decimals
+        ("1" * 400, int("1" * 400)),  # read (vLLM then refuses it: longer than the model's derived length)
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 12 else None,
+)  # fmt: skip
+def test_max_model_len_is_read_as_vllm_reads_it(text: str, length: int | None) -> None:
+    assert parse_launch(_with_length(text)).max_model_len == length
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("1" * 400 + "k", id="k-past-float"),
+        pytest.param("9" * 309 + "k", id="k-past-float-by-one-digit"),
+        pytest.param("1" * 300 + "t", id="t-past-float-after-scaling"),
+        pytest.param("1" * 5000, id="digits-past-int-limit"),
+        pytest.param("1" * 5000 + "K", id="K-digits-past-int-limit"),
+        pytest.param("1" * 4299 + "T", id="T-scaled-past-int-limit"),
+    ],
+)
+def test_a_length_too_large_for_vllm_is_a_one_line_launch_error(text: str) -> None:
+    with pytest.raises(LaunchError) as info:
+        parse_launch(_with_length(text))
+    message = str(info.value)
+    assert message.startswith("--max-model-len: ") and "too large" in message, message
+    assert "\n" not in message and len(message) < 300
+
+
 def test_multiline_json_is_read_and_errors_stay_on_one_line() -> None:
     pretty = '{\n  "method": "dflash",\n  "model": "z-lab/Qwen3-8B-DFlash-b16",\n  "num_speculative_tokens": 15\n}'
     assert parse_launch(["vllm", "serve", "Qwen/Qwen3-8B", "-sc", pretty]).drafter == "z-lab/Qwen3-8B-DFlash-b16"

@@ -84,7 +84,7 @@ def differences(says: FileSays, reads: Reads) -> tuple[Difference, ...]:
     return tuple(found)
 
 
-def _list(values: Sequence[int]) -> str:
+def _list(values: Sequence[int | float]) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 
 

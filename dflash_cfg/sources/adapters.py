@@ -265,6 +265,10 @@ def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _real(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _number(v: Any) -> bool:
     """A number a float holds (RoPE θ is compared as one), or the repr of a non-finite one (dflash_adapter_io)."""
     if isinstance(v, str):
@@ -294,8 +298,9 @@ def _str(v: Any) -> bool:
 # value of another type (an adapter's bug, or an interpreter that is not what it says) is refused where it is read,
 # the runner's answer or a cached one (engine_cache), instead of failing a rule or a report later.
 READ_SHAPES: dict[str, Callable[[Any], bool]] = {
-    "target_layer_ids": _optional(_list_of(_int)),
-    "engine_layer_ids": _optional(_list_of(_int)),
+    # As the engine holds them: vLLM keeps a file's float taps (1.0) as floats, and builds with them.
+    "target_layer_ids": _optional(_list_of(_real)),
+    "engine_layer_ids": _optional(_list_of(_real)),
     "mask_token_id": _optional(_int),
     "num_draft_tokens": _optional(_int),
     "block_size": _optional(_int),

@@ -46,6 +46,10 @@ def ctrl_c_as_a_terminal_sends_it() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# The shared checks beside the test modules that import them: pytest rewrites their asserts too (by default only
+# test modules' and conftest's), so a failing check shows its values.
+pytest.register_assert_rewrite("fuzzing", "launch_fields")
+
 # Hypothesis keeps its example database (and its unicode tables) under the tests' cache, not in
 # .hypothesis/ of the working directory (the checkout).
 set_hypothesis_home_dir(CACHE / "hypothesis")

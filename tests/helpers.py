@@ -7,6 +7,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -156,3 +157,90 @@ def examples(count: int, *health: HealthCheck) -> settings:
     """Settings of a property test: `count` examples, no deadline, derandomized unless RANDOM_EXAMPLES."""
     chosen = settings(max_examples=count, deadline=None, suppress_health_check=[HealthCheck.too_slow, *health])
     return chosen if RANDOM_EXAMPLES else settings(chosen, derandomize=True, database=None)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One child process run to its end: what it showed, and its own peak resident memory."""
+
+    code: int  # its exit code; -N when signal N ended it (the timeout's kill is -9)
+    out: str
+    err: str
+    peak_mib: float  # the child's own VmHWM: not the test process', nor the image it was forked from
+    seconds: float
+
+
+def run_measured(
+    argv: list[str], *, timeout: float, memory: int | None = None, env: dict[str, str] | None = None
+) -> Measured:
+    """`argv` (a Python process) in a process of its own, held to `timeout` seconds (then killed) and, with
+    `memory`, to that many bytes of address space (RLIMIT_AS: a defect under test must not take the machine).
+    Its peak memory is its own VmHWM, written by the child at exit (a sitecustomize on its path) or read while it
+    runs: wait4's ru_maxrss is no measure, Linux keeps in it the image the child was forked from, which late in
+    a test run is the worker's (150 MiB with transformers imported), whatever the child does."""
+    import resource
+    import tempfile
+    import time
+
+    hook = Path(tempfile.mkdtemp(prefix="peak-hook-"))
+    (hook / "sitecustomize.py").write_text(_PEAK_HOOK, encoding="utf-8")
+    peak_file = hook / "peak-kib"
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(hook), env.get("PYTHONPATH", "")) if p)
+    env["DFLASH_TEST_PEAK_FILE"] = str(peak_file)
+    polled = 0
+
+    def limit() -> None:
+        if memory is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, preexec_fn=limit, start_new_session=True
+        )
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            polled = max(polled, _hwm_kib(process.pid))
+            if time.monotonic() - started > timeout:
+                os.killpg(process.pid, 9)
+                _, status, usage = os.wait4(process.pid, 0)
+                break
+            time.sleep(0.05)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+        seconds = time.monotonic() - started
+        out.seek(0)
+        err.seek(0)
+        shown = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    try:
+        at_exit = int(peak_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # killed, or it left by os._exit: what was read while it ran
+        at_exit = 0
+    shutil.rmtree(hook, ignore_errors=True)
+    peak_kib = max(at_exit, polled) or usage.ru_maxrss
+    return Measured(process.returncode, shown[0], shown[1], peak_kib / 1024, seconds)
+
+
+# The measured child's sitecustomize: its own high-water mark of resident memory, written as it exits.
+_PEAK_HOOK = """import atexit, os
+
+
+def _peak(path=os.environ.pop("DFLASH_TEST_PEAK_FILE", "")):
+    if path:
+        with open("/proc/self/status") as status, open(path, "w") as out:
+            out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+
+
+atexit.register(_peak)
+"""
+
+
+def _hwm_kib(pid: int) -> int:
+    """A running process' VmHWM in KiB (0 once it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)

@@ -39,7 +39,9 @@ def setup() -> None:
             rank=0,
             local_rank=0,
             backend="gloo",
-            distributed_init_method="file://" + tempfile.mktemp(prefix="dflash-vllm-"),
+            # A name in the adapter's own private directory: no other process can race for it (as for a
+            # mktemp name in the shared temp dir), and it goes with the directory.
+            distributed_init_method="file://" + os.path.join(io.scratch(), "rendezvous"),
         )
         ensure_model_parallel_initialized(1, 1)
 
@@ -306,7 +308,7 @@ def _stand_in_target(case: io.Case, drafter: str) -> str:
         "rope_theta": 1000000.0,
         "torch_dtype": "bfloat16",
     }
-    folder = tempfile.mkdtemp(prefix="dflash-target-")
+    folder = tempfile.mkdtemp(prefix="target-", dir=io.scratch())  # removed with the adapter's directory
     with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as out:
         json.dump(stand_in, out)
     case.stand_in(

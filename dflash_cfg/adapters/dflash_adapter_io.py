@@ -12,6 +12,7 @@ itself could not serve is `failed`, so a record never passes an adapter bug off 
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import importlib
 import importlib.metadata
@@ -19,7 +20,9 @@ import importlib.util
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -143,6 +146,24 @@ def record(engine: str, case: Case | None, *, refused: dict[str, Any] | None = N
     }
 
 
+_scratch: list[str] = []
+
+
+def scratch() -> str:
+    """This adapter process's own temporary directory, for what an engine needs on disk (a rendezvous file, a
+    stand-in config): made private (mkdtemp) on first use, removed when `serve` returns or the process exits. The
+    runner also gives each adapter a TMPDIR of its own and removes it, which covers an adapter killed outright."""
+    if not _scratch:
+        _scratch.append(tempfile.mkdtemp(prefix="dflash-adapter-"))
+        atexit.register(remove_scratch)
+    return _scratch[0]
+
+
+def remove_scratch() -> None:
+    while _scratch:
+        shutil.rmtree(_scratch.pop(), ignore_errors=True)
+
+
 def serve(engine: str, setup: Callable[[], None], handle: Callable[[Case], None]) -> None:
     """Answer every request on stdin with one record on stdout, in order. `setup` imports the engine once (an
     import costs seconds); `handle` fills a case's reads and stand-ins and raises whatever the engine raised.
@@ -153,14 +174,17 @@ def serve(engine: str, setup: Callable[[], None], handle: Callable[[Case], None]
     broken = None
     keep_bytecode(engine)
     try:
-        setup()
-    except BaseException as error:  # noqa: BLE001 - an engine that does not import answers every case with it
-        broken = f"cannot import {engine}: {type(error).__name__}: {error}"
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        out.write(json.dumps(_answer(engine, line, handle, broken)) + "\n")
-    out.flush()
+        try:
+            setup()
+        except BaseException as error:  # noqa: BLE001 - an engine that does not import answers every case with it
+            broken = f"cannot import {engine}: {type(error).__name__}: {error}"
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            out.write(json.dumps(_answer(engine, line, handle, broken)) + "\n")
+        out.flush()
+    finally:
+        remove_scratch()
 
 
 def _answer(engine: str, line: str, handle: Callable[[Case], None], broken: str | None) -> dict:

@@ -11,7 +11,7 @@ import sys
 import click
 
 from dflash_cfg.cli import files, probe, rules, serving
-from dflash_cfg.cli.output import say, write_whole
+from dflash_cfg.cli.output import rule_docs, say, write_whole
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, Documented, redact
 from dflash_cfg.report.commands import error_json
 from dflash_cfg.report.formats import render
@@ -63,7 +63,8 @@ def _error_document(args: list[str], message: str) -> None:
     if command in ("check", "preflight") and fmt in ("json", "github", "sarif"):
         from dflash_cfg.commands.check import error_report
 
-        write_whole(render(error_report(message), fmt))
+        report = error_report(message)
+        write_whole(render(report, fmt, rule_docs=rule_docs(report, fmt)))
     elif command == "probe" and fmt == "json" and "--watch" in args:  # JSON lines: the error is one more line
         write_whole(probe_json(json.loads(error_json(command, __version__, message)), lines=True))
     elif command in ("diff", "fix", "verify", "where", "probe") and fmt == "json":

@@ -15,7 +15,7 @@ import click
 from dflash_cfg.cli.parse_result import CiArgs
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, redact
 from dflash_cfg.lint.gate import verdict
-from dflash_cfg.model import Report
+from dflash_cfg.model import Report, RuleDoc
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.formats import CI_FORMATS, render_chunks
 from dflash_cfg.sources.hfenv import secrets
@@ -75,8 +75,25 @@ def _ci(report: Report, fmt: str) -> Report:
     return attach(report)
 
 
+def rule_docs(report: Report, fmt: str) -> dict[str, RuleDoc] | None:
+    """What the format needs of the rules: SARIF describes each rule the findings name (the renderer takes
+    their docs as values, never lint's rules); the other formats nothing."""
+    if fmt != "sarif":
+        return None
+    from dflash_cfg.lint.rules import REGISTRY, catalogue  # the rule modules, only for a SARIF run
+
+    return {doc.id: doc for doc in catalogue(REGISTRY[rule_id] for rule_id in report.rule_ids())}
+
+
 def show_report(report: Report, ci: CiArgs, extra: Mapping[str, Any] | None = None) -> None:
-    chunks = render_chunks(_ci(report, ci.fmt), ci.fmt, quiet=ci.quiet, with_statistics=ci.statistics, extra=extra)
+    chunks = render_chunks(
+        _ci(report, ci.fmt),
+        ci.fmt,
+        quiet=ci.quiet,
+        with_statistics=ci.statistics,
+        extra=extra,
+        rule_docs=rule_docs(report, ci.fmt),
+    )
     if ci.fmt != "text":  # a document a machine parses: whole or not at all
         write_whole("".join(chunks))
         return

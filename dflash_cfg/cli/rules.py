@@ -9,7 +9,7 @@ from dflash_cfg.cli.output import colour, write_whole
 from dflash_cfg.cli.parse_result import RulesArgs
 from dflash_cfg.commands.common import select_rules
 from dflash_cfg.errors import EXIT_OK
-from dflash_cfg.lint.rules import ALL
+from dflash_cfg.lint.rules import ALL, catalogue
 from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
 
 
@@ -24,9 +24,9 @@ from dflash_cfg.report.catalogue import catalogue_json, catalogue_text
 @parsed(RulesArgs)
 def rules_command(args: RulesArgs) -> int:
     """The rule catalogue with each rule's documentation (IDS or prefixes narrow it)."""
-    chosen = select_rules(",".join(args.ids), None) if args.ids else ALL
+    docs = catalogue(select_rules(",".join(args.ids), None) if args.ids else ALL)
     if args.fmt == "json":
-        write_whole(catalogue_json(chosen))
+        write_whole(catalogue_json(docs))
     else:
-        click.echo(catalogue_text(chosen, args.verbose or bool(args.ids)), nl=False, color=colour(args.color))
+        click.echo(catalogue_text(docs, args.verbose or bool(args.ids)), nl=False, color=colour(args.color))
     return EXIT_OK

@@ -15,7 +15,7 @@ from dflash_cfg.commands.common import (
     one_config,
     upstream_for,
 )
-from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, LockError, PatchError, UsageError
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.linter import Inputs, lint
@@ -34,7 +34,7 @@ from dflash_cfg.model import (
     Written,
 )
 from dflash_cfg.sources import remote, storage
-from dflash_cfg.sources.lockfile import lock_path, read_lock
+from dflash_cfg.sources.lockfile import lock_path, refuse_unrecordable
 from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.version import __version__
 
@@ -62,11 +62,7 @@ def _plan(
 def plan(options: FixOptions) -> Plan:
     path = one_config(options.path)
     old = storage.read(path)
-    read_lock(path)  # a corrupt lock file is refused now, not after config.json was written
-    if storage.is_remote(path) and storage.probe(lock_path(path)) == "dir":
-        # A key ending in `/` (a directory marker): no lock object can be put there. Refused before
-        # writing config.json, as a directory in the lock file's place on disk is.
-        raise LockError(f"{lock_path(path)} is a directory, not a dflash-cfg lock file; remove it")
+    refuse_unrecordable(path)  # a lock the write could not be recorded in: refused now, not after writing
     if options.hub is None:
         if options.only_critical:
             raise UsageError("--only-critical adopts fields from upstream: it needs --from-hub")

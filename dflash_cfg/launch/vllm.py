@@ -19,7 +19,7 @@ Forms accepted, as read in vLLM's own sources (`vllm/utils/argparse_utils.py` Fl
     ways is refused by vLLM ("mutually exclusive"), and so here.
   - `--tensor-parallel-size`/`-tp`, `--pipeline-parallel-size`/`-pp`, `--revision` (the string "None" means
     unset, vLLM's nullable_str), `--max-model-len` (human-readable: `32k`, `32K`, `25.6k`; `-1`/`auto` leave
-    it to the target).
+    it to the target; a length too large for vLLM to read is refused, as vLLM refuses the launch).
   - `method` may be absent: vLLM detects DFlash from the drafter name or config; it stays None here.
     A served model that is itself a `speculators` checkpoint is swapped for its verifier inside vLLM,
     which no argv shows: preflight reads that config and speculators.py rewrites the launch.
@@ -116,11 +116,17 @@ def vllm_launch(context: Context, args: Sequence[str], *, serve: bool) -> Launch
 
 
 _HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+# CPython's default limit on the digits of an int read from text or written as text (sys.int_info): vLLM's int()
+# refuses a longer number, and a length past it could not even be printed in vLLM's refusal (or in ours).
+_MAX_DIGITS = 4300
+_PAST_DIGITS = 10**_MAX_DIGITS
 
 
 def _max_model_len(option: tuple[str, str] | None) -> int | None:
     """vllm/utils/argparse_utils.py human_readable_int_or_auto: `1k` is 1,000, `1K` 1,024 (no decimals), `-1` or
-    `auto` (None here) leave the length to the target's config."""
+    `auto` (None here) leave the length to the target's config. A length vLLM cannot read (a decimal suffix
+    past a float's range: its int(inf) raises; more digits than int() reads) is refused, as vLLM refuses the
+    launch; one it reads, however long, is kept: vLLM refuses it too, as longer than the model's length."""
     if option is None:
         return None
     name, text = option
@@ -128,15 +134,25 @@ def _max_model_len(option: tuple[str, str] | None) -> int | None:
     if value == "-1" or value.lower() == "auto":
         return None
     match = _HUMAN_INT.fullmatch(value)
+    length = None
     if match is not None:
         number, suffix = match.groups()
         if suffix.islower():
-            return int(float(number) * 1000 ** " kmgt".index(suffix))
-        if "." not in number:
-            return int(number) * 1024 ** " KMGT".index(suffix)
+            scaled = float(number) * 1000 ** " kmgt".index(suffix)
+            length = int(scaled) if scaled != float("inf") else _PAST_DIGITS
+        elif "." not in number:
+            length = _digits(number) * 1024 ** " KMGT".index(suffix)
     elif re.fullmatch(r"\d+", value):
-        return int(value)
-    raise LaunchError(f"{name}: expected a length such as 32768, 32k or 32K, got {quote(text)}")
+        length = _digits(value)
+    if length is None:
+        raise LaunchError(f"{name}: expected a length such as 32768, 32k or 32K, got {quote(text)}")
+    if length >= _PAST_DIGITS:
+        raise LaunchError(f"{name}: {quote(text, 40)} is too large a length for vLLM to read; it refuses the launch")
+    return length
+
+
+def _digits(text: str) -> int:
+    return int(text) if len(text) <= _MAX_DIGITS else _PAST_DIGITS
 
 
 _SERVED_NAME = re.compile(r"--served[-_]model[-_]name(=.+)?", re.DOTALL)

@@ -97,6 +97,7 @@ LINES: dict[str, tuple[int, int]] = {
     "vllm/transformers_utils/configs/speculators/algos.py:update_dflash": (58, 94),
     "vllm/transformers_utils/configs/speculators/base.py:SpeculatorsConfig.build_vllm_speculative_config": (96, 137),
     "vllm/transformers_utils/configs/speculators/base.py:SpeculatorsConfig.validate_speculators_config": (76, 94),
+    "vllm/utils/argparse_utils.py:human_readable_int": (30, 74),
     "vllm/v1/spec_decode/llm_base_proposer.py:SpecDecodeBaseProposer._init_parallel_drafting_params@0.33.0": (355, 384),
     "vllm/v1/spec_decode/metrics.py:SpecDecodingProm": (177, 281),
     "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__": (42, 128),

@@ -25,7 +25,13 @@ def _int(value: Any) -> int | None:
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """`value` as a float, None when it is no number or one past a float (an integer of hundreds of digits)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 def file_says(data: Mapping[str, Any]) -> FileSays:
@@ -72,13 +78,13 @@ def differences(says: FileSays, reads: Reads) -> tuple[Difference, ...]:
     if says.sliding_window is not None and used and used != (says.sliding_window,):
         shown = ", ".join(str(w) for w in used)
         found.append(Difference("sliding_window", str(says.sliding_window), shown, True))
-    theta = reads.rope_theta
-    if says.rope_theta is not None and isinstance(theta, (int, float)) and float(theta) != says.rope_theta:
+    theta = _number(reads.rope_theta)
+    if says.rope_theta is not None and theta is not None and theta != says.rope_theta:
         found.append(Difference("rope_theta", _theta(says.rope_theta), _theta(theta), False))
     return tuple(found)
 
 
-def _list(values: Sequence[int]) -> str:
+def _list(values: Sequence[int | float]) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 
 

@@ -1,7 +1,8 @@
 """The values every other module passes around, one module a subject: what was found (`findings`: severities,
 fixes, findings, reports), what was read (`inputs`: paths, targets, weights, upstream copies, engine views, lock
 entries), what the commands return (`results`: diffs, fix plans and outcomes, verifications, preflights), a launch
-command (`launch`), the engines and what they answered (`engines`) and probe's verdicts (`probe`).
+command (`launch`), the engines and what they answered (`engines`), probe's verdicts (`probe`) and a rule as its
+documentation shows it (`rules`).
 
 All frozen and built once; nothing here imports from the rest of the package or touches the world. Every name is
 re-exported here: the rest of the package imports them from `dflash_cfg.model`.
@@ -74,6 +75,7 @@ from dflash_cfg.model.results import (
     Verification,
     Written,
 )
+from dflash_cfg.model.rules import ReadDoc, RuleDoc
 
 __all__ = [
     "ASSIGNMENT",
@@ -120,10 +122,12 @@ __all__ = [
     "Plan",
     "Preflight",
     "Problem",
+    "ReadDoc",
     "Reads",
     "Refusal",
     "Report",
     "Row",
+    "RuleDoc",
     "Severity",
     "Source",
     "Target",

@@ -77,8 +77,8 @@ class Reads:
     differs; per-layer lists have one entry per draft layer. None: the engine does not read it, or the adapter
     could not tell (the record's stand_ins say which)."""
 
-    target_layer_ids: tuple[int, ...] | None
-    engine_layer_ids: tuple[int, ...] | None
+    target_layer_ids: tuple[int | float, ...] | None  # as the engine holds them: float taps stay floats
+    engine_layer_ids: tuple[int | float, ...] | None
     mask_token_id: int | None
     num_draft_tokens: int | None
     block_size: int | None

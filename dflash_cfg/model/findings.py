@@ -169,3 +169,7 @@ class Report:
     def worst(self) -> Severity | None:
         levels = [x.severity for f in self.files for x in f.findings]
         return max(levels) if levels else None
+
+    def rule_ids(self) -> list[str]:
+        """The rules the findings name, sorted: what SARIF describes, and so which rules' docs it needs."""
+        return sorted({x.rule for f in self.files for x in f.findings})

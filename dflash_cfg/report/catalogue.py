@@ -8,11 +8,12 @@ fields (its declaration, summary, description, examples, engine reads) and its w
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import click
 
 from dflash_cfg.jsondoc.encode import dumps_printable
-from dflash_cfg.lint.rules import ALL, Rule
+from dflash_cfg.model import RuleDoc
 
 _CODE = re.compile(r"``(.+?)``(?!`)", re.S)
 # A line that starts a labelled part of a doc ("Fail:", "Fail (info):", "Pass (no finding):", "Severity:",
@@ -61,13 +62,13 @@ def markdown(text: str) -> str:
     return "\n".join(out)
 
 
-def _body(r: Rule) -> list[str]:
+def _body(r: RuleDoc) -> list[str]:
     """The doc after its first paragraph (the summary, which the listing line already shows)."""
     rest = r.doc.split("\n\n", 1)
     return plain(rest[1]).splitlines() if len(rest) == 2 else []
 
 
-def catalogue_text(rules: tuple[Rule, ...] = ALL, verbose: bool = False) -> str:
+def catalogue_text(rules: Sequence[RuleDoc], verbose: bool = False) -> str:
     out = []
     for r in rules:
         out.append(f"{click.style(r.id, bold=True)}  {r.name:<26} {r.severity.label:<8} {plain(r.summary)}")
@@ -83,7 +84,7 @@ def _paragraphs(text: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in plain(text).split("\n\n"))
 
 
-def catalogue_entry(r: Rule) -> dict[str, object]:
+def catalogue_entry(r: RuleDoc) -> dict[str, object]:
     return {
         "id": r.id,
         "name": r.name,
@@ -94,10 +95,10 @@ def catalogue_entry(r: Rule) -> dict[str, object]:
         "summary": plain(r.summary),
         "description": _paragraphs(r.description),
         "examples": [{"label": label, "text": plain(text)} for label, text in r.examples],
-        "reads": [read.to_json() for read in r.engine_reads],
+        "reads": [read.to_json() for read in r.reads],
         "markdown": markdown(r.doc),
     }
 
 
-def catalogue_json(rules: tuple[Rule, ...] = ALL) -> str:
+def catalogue_json(rules: Sequence[RuleDoc]) -> str:
     return dumps_printable([catalogue_entry(r) for r in rules], indent=2) + "\n"

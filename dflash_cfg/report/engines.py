@@ -13,7 +13,7 @@ MARK = "*"
 ROWS = ("target_layer_ids", "mask_token_id", "layer_types", "sliding_window", "causal", "rope_theta", "draft tokens")
 
 
-def _list(values: Sequence[int] | None) -> str:
+def _list(values: Sequence[int | float] | None) -> str:
     return "-" if values is None else "[" + ", ".join(str(v) for v in values) + "]"
 
 

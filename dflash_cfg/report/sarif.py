@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
 from dflash_cfg.errors import PatchError
 from dflash_cfg.jsondoc.encode import dumps_printable
-from dflash_cfg.lint.rules import REGISTRY, Rule
-from dflash_cfg.model import Artifact, FileReport, Finding, Fix, Report, Severity
+from dflash_cfg.model import Artifact, FileReport, Finding, Fix, Report, RuleDoc, Severity
 from dflash_cfg.report.catalogue import markdown, plain
 from dflash_cfg.report.check import statistics
 from dflash_cfg.report.regions import Region, Text
@@ -28,8 +27,10 @@ LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 SRCROOT = "%SRCROOT%"
 
 
-def sarif(report: Report, *, with_statistics: bool = False) -> str:
-    used = sorted({x.rule for f in report.files for x in f.findings})
+def sarif(report: Report, rule_docs: Mapping[str, RuleDoc], *, with_statistics: bool = False) -> str:
+    """`rule_docs`: by id, the docs of (at least) every rule the findings name (`Report.rule_ids`), which the
+    run describes in its driver's rules."""
+    used = report.rule_ids()
     index = {rule_id: i for i, rule_id in enumerate(used)}
     results = [result for f in report.files for result in _results(f, index)]
     run: dict[str, Any] = {
@@ -38,7 +39,7 @@ def sarif(report: Report, *, with_statistics: bool = False) -> str:
                 "name": "dflash-cfg",
                 "version": report.tool_version,
                 "informationUri": INFORMATION_URI,
-                "rules": [_rule(REGISTRY[r]) for r in used],
+                "rules": [_rule(rule_docs[r]) for r in used],
             }
         },
     }
@@ -193,7 +194,7 @@ def _directory_uri(root: str) -> str:
     return uri if uri.endswith("/") else uri + "/"
 
 
-def _rule(r: Rule) -> dict[str, Any]:
+def _rule(r: RuleDoc) -> dict[str, Any]:
     return {
         "id": r.id,
         "name": r.name,

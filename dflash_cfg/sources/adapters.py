@@ -16,7 +16,7 @@ import selectors
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,39 +91,62 @@ def run(
     env: Mapping[str, str] | None = None,
 ) -> list[EngineRecord]:
     """One record per request, in order, from one adapter process in `python`."""
+    import shutil
     import subprocess  # here: a cached engine step starts no process, and need not load the module
 
     if not requests:
         return []
     python = str(python)
     lines: list[str] = []
-    with tempfile.TemporaryFile() as stderr:
+    try:
+        # A TMPDIR of this run's own, removed however the adapter ends (killed at the timeout too): what the
+        # adapter or its engine leaves there (a rendezvous file, a stand-in config) never outlives the run.
+        scratch = tempfile.mkdtemp(prefix="dflash-cfg-engine-")
+    except OSError as error:
+        return [_failed(engine, python, f"cannot make a temporary directory for the adapter: {error}")] * len(requests)
+    try:
         try:
             process = subprocess.Popen(
                 [python, str(adapter_path(engine))],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=stderr,
-                env=adapter_env(env),
+                stderr=subprocess.PIPE,
+                env={**adapter_env(env), "TMPDIR": scratch},
+                # A process group of its own: whatever the adapter starts ends with it (see _collect).
+                start_new_session=True,
             )
         except OSError as error:
             return [_failed(engine, python, f"cannot start the adapter: {error}")] * len(requests)
-        problem = _collect(process, requests, lines, timeout)
-        stderr.seek(0)
-        tail = stderr.read()[-2000:].decode("utf-8", "replace").strip()
+        problem, tail = _collect(process, requests, lines, timeout)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     records = [_parse(engine, python, line) for line in lines]
     if len(records) < len(requests):
         reason = problem or f"the adapter exited with code {process.returncode} before answering"
-        if tail:
-            reason += f"; its last output: {tail.splitlines()[-1][:500]}"
+        last = tail.decode("utf-8", "replace").strip()
+        if last:
+            reason += f"; its last output: {last.splitlines()[-1][:500]}"
         records += [_failed(engine, python, reason)] * (len(requests) - len(records))
     return records[: len(requests)]
 
 
-def _collect(process: subprocess.Popen[bytes], requests: Sequence[Request], lines: list[str], timeout: float) -> str:
+# A record is a few KB (a few values per draft layer): an answer line longer than this is no record, and is read no
+# further. Of stderr (an engine's log can run to gigabytes) only the end is kept, for the reason of a failed record.
+MAX_RECORD_BYTES = 1 << 20
+TAIL_BYTES = 2000
+_GRACE = 1.0  # seconds to read what the adapter wrote last (its stderr), once it has ended or been ended
+
+
+def _collect(
+    process: subprocess.Popen[bytes], requests: Sequence[Request], lines: list[str], timeout: float
+) -> tuple[str, bytes]:
     """Feed the requests (from a thread: a batch can outgrow the pipe while the adapter writes records) and read
-    one line per record, each within `timeout`. Returns why it stopped early, or ""."""
-    assert process.stdin is not None and process.stdout is not None
+    one line per record, each within `timeout`, keeping the last TAIL_BYTES of stderr. Ends the adapter's whole
+    process group. Returns why it stopped early (or "") and that tail."""
+    import signal
+    import subprocess
+
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     payload = "".join(r.to_json() + "\n" for r in requests).encode("utf-8")
 
     def feed() -> None:
@@ -138,32 +161,64 @@ def _collect(process: subprocess.Popen[bytes], requests: Sequence[Request], line
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
     selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    buffer = b""
+    out, err = process.stdout.fileno(), process.stderr.fileno()
+    selector.register(out, selectors.EVENT_READ)
+    selector.register(err, selectors.EVENT_READ)
+    buffer, tail = b"", b""
     problem = ""
     deadline = time.monotonic() + timeout
     try:
-        while len(lines) < len(requests):
+        while len(lines) < len(requests) and not problem and out in selector.get_map():
             left = deadline - time.monotonic()
-            if left <= 0 or not selector.select(left):
+            if left <= 0:
                 problem = f"the adapter gave no record within {timeout:.0f} s"
                 break
-            chunk = os.read(process.stdout.fileno(), 1 << 16)
-            if not chunk:
-                break
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                lines.append(line.decode("utf-8", "replace"))
-                deadline = time.monotonic() + timeout
+            ready = selector.select(min(left, _GRACE))
+            if not ready and process.poll() is not None:
+                break  # it ended, and a process it started holds its output open: nothing more comes from it
+            for key, _ in ready:
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    selector.unregister(key.fd)
+                elif key.fd == err:
+                    tail = (tail + chunk)[-TAIL_BYTES:]
+                else:
+                    *complete, buffer = (buffer + chunk).split(b"\n")
+                    if complete:
+                        lines.extend(line.decode("utf-8", "replace") for line in complete)
+                        deadline = time.monotonic() + timeout
+                    if len(buffer) > MAX_RECORD_BYTES:
+                        problem = (
+                            f"the adapter answered {len(buffer)} bytes with no end of record: longer than any record"
+                        )
     finally:
-        selector.close()
-        if process.poll() is None:
-            process.kill()
+        if out not in selector.get_map():  # its output ended: it is exiting, with a status of its own to say
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(_GRACE)
+        with contextlib.suppress(OSError):  # gone already (ProcessLookupError), or not ours to end
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+        if err in selector.get_map():
+            tail = _drain(err, tail)
+        selector.close()
         writer.join(5)
         process.stdout.close()
-    return problem
+        process.stderr.close()
+    return problem, tail
+
+
+def _drain(err: int, tail: bytes) -> bytes:
+    """The end of what the ended adapter left on stderr, read for at most _GRACE seconds (a process that left its
+    group may still hold the pipe)."""
+    until = time.monotonic() + _GRACE
+    with selectors.DefaultSelector() as selector:
+        selector.register(err, selectors.EVENT_READ)
+        while (left := until - time.monotonic()) > 0 and selector.select(left):
+            chunk = os.read(err, 1 << 16)
+            if not chunk:
+                break
+            tail = (tail + chunk)[-TAIL_BYTES:]
+    return tail
 
 
 def _failed(engine: Adapted, python: str, reason: str) -> EngineRecord:
@@ -173,8 +228,9 @@ def _failed(engine: Adapted, python: str, reason: str) -> EngineRecord:
 def _parse(engine: Adapted, python: str, line: str) -> EngineRecord:
     try:
         return from_json(engine, python, json.loads(line))
-    except (ValueError, KeyError, TypeError) as error:
-        return _failed(engine, python, f"the adapter answered something that is not a record ({error}): {line[:300]}")
+    except (ValueError, KeyError, TypeError, RecursionError) as error:
+        reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        return _failed(engine, python, f"the adapter answered something that is not a record ({reason}): {line[:300]}")
 
 
 def from_json(engine: Adapted, python: str, data: Any) -> EngineRecord:
@@ -184,6 +240,11 @@ def from_json(engine: Adapted, python: str, data: Any) -> EngineRecord:
         raise ValueError("not a record of this engine")
     refused = data.get("refused")
     reads = data.get("reads")
+    if isinstance(reads, dict):
+        for name, value in reads.items():
+            if name in READ_SHAPES and not READ_SHAPES[name](value):
+                # The rules take a read as the engine gave it: one of another type is no answer to judge by.
+                raise ValueError(f"reads.{name} is not of the adapters' shape")
     return EngineRecord(
         engine=engine,
         version=_opt(data.get("version"), str),
@@ -198,6 +259,64 @@ def from_json(engine: Adapted, python: str, data: Any) -> EngineRecord:
         stand_ins=tuple(str(s) for s in data.get("stand_ins") or ()),
         failed=_opt(data.get("failed"), str),
     )
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _real(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _number(v: Any) -> bool:
+    """A number a float holds (RoPE θ is compared as one), or the repr of a non-finite one (dflash_adapter_io)."""
+    if isinstance(v, str):
+        return True
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: v is None or check(v)
+
+
+def _list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, list) and all(check(x) for x in v)
+
+
+def _str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+# The reads as the adapters write them (Reads, and the engine-specific values the rules read): a record holding a
+# value of another type (an adapter's bug, or an interpreter that is not what it says) is refused where it is read,
+# the runner's answer or a cached one (engine_cache), instead of failing a rule or a report later.
+READ_SHAPES: dict[str, Callable[[Any], bool]] = {
+    # As the engine holds them: vLLM keeps a file's float taps (1.0) as floats, and builds with them.
+    "target_layer_ids": _optional(_list_of(_real)),
+    "engine_layer_ids": _optional(_list_of(_real)),
+    "mask_token_id": _optional(_int),
+    "num_draft_tokens": _optional(_int),
+    "block_size": _optional(_int),
+    "layer_types": _optional(_list_of(_str)),
+    "sliding_window": _optional(_list_of(_optional(_int))),
+    "causal": lambda v: v is None or isinstance(v, bool) or _list_of(lambda c: isinstance(c, bool))(v),
+    "rope": _optional(_list_of(lambda r: isinstance(r, dict))),
+    "rope_theta": _optional(_number),
+    "attention_sink": _optional(lambda v: isinstance(v, bool)),
+    "logit_scalars": lambda v: isinstance(v, dict),
+    "fc_in_features": _optional(_int),
+    "vocab_size": _optional(_int),
+    "lm_head_size": _optional(_int),
+    "architecture": _optional(_str),
+    "max_model_len": _optional(lambda v: isinstance(v, dict)),
+}
 
 
 def to_json(record: EngineRecord) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from typing import Any
 from dflash_cfg.errors import PathError
 from dflash_cfg.model import Adapted, EngineRecord
 from dflash_cfg.sources import files
-from dflash_cfg.sources.adapters import ADAPTERS, ENGINES, Request, adapter_env, from_json, to_json
+from dflash_cfg.sources.adapters import ADAPTERS, ENGINES, READ_SHAPES, Request, adapter_env, from_json, to_json
 from dflash_cfg.sources.atomic import replace_atomically
 from dflash_cfg.sources.interpreters import Survey, state, survey
 from dflash_cfg.version import __version__
@@ -332,26 +332,10 @@ def _str(v: Any) -> bool:
     return isinstance(v, str)
 
 
-# The reads as the adapters write them (adapters.Reads): the rules take a stored value as the engine gave it,
-# so an entry of the right shape with a foreign value (`layer_types: [{}]`) is a miss, not a crash in a rule.
-_READS: dict[str, Any] = {
-    "target_layer_ids": _opt(_list_of(_int)),
-    "engine_layer_ids": _opt(_list_of(_int)),
-    "mask_token_id": _opt(_int),
-    "num_draft_tokens": _opt(_int),
-    "block_size": _opt(_int),
-    "layer_types": _opt(_list_of(_str)),
-    "sliding_window": _opt(_list_of(_opt(_int))),
-    "causal": lambda v: v is None or isinstance(v, bool) or _list_of(lambda c: isinstance(c, bool))(v),
-    "rope": _opt(_list_of(lambda r: isinstance(r, dict))),
-    "rope_theta": _opt(lambda v: isinstance(v, (int, float, str)) and not isinstance(v, bool)),
-    "attention_sink": _opt(lambda v: isinstance(v, bool)),
-    "logit_scalars": lambda v: isinstance(v, dict),
-    "fc_in_features": _opt(_int),
-    "vocab_size": _opt(_int),
-    "lm_head_size": _opt(_int),
-    "architecture": _opt(_str),
-}
+# An entry holds every read the adapters write (a missing one is a miss), each of the adapters' shape
+# (adapters.READ_SHAPES): the rules take a stored value as the engine gave it, so an entry of the right shape with
+# a foreign value (`layer_types: [{}]`) is a miss, not a crash in a rule.
+_READS = {name: check for name, check in READ_SHAPES.items() if name != "max_model_len"}
 
 
 def _valid_entry(entry: Any, key: str, engine: str) -> bool:

@@ -8,6 +8,7 @@ no import), and the adapters run later in that interpreter (dflash_cfg.sources.a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -60,18 +61,10 @@ def engines_here() -> tuple[Adapted, ...]:
 
 def probe(python: str) -> tuple[Adapted, ...] | None:
     """The engines `python` can import; None when it does not run as a Python interpreter."""
-    import subprocess  # here: a cached engine step starts no process, and need not load the module
-
+    out = _answer([python, "-I", "-c", _PROBE, *ENGINES], {k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     try:
-        out = subprocess.run(
-            [python, "-I", "-c", _PROBE, *ENGINES],
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT,
-            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-        )
-        found = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        found = json.loads(out.strip().splitlines()[-1]) if out is not None else None
+    except (ValueError, IndexError, RecursionError):
         return None
     if not isinstance(found, list):
         return None
@@ -99,19 +92,11 @@ def survey(python: str) -> Survey | None:
     """`python` surveyed in one short process (no engine imported); None when it does not run as a Python
     interpreter or answers something else. Run as the adapters run (a script, in their environment), so the
     engines found are the ones the adapters can import."""
-    import subprocess  # here: a cached engine step starts no process, and need not load the module
-
+    out = _answer([python, str(SURVEY), *ENGINES], adapter_env())
+    lines = out.strip().splitlines() if out is not None else []
     try:
-        out = subprocess.run(
-            [python, str(SURVEY), *ENGINES],
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT,
-            env=adapter_env(),
-        )
-        lines = out.stdout.strip().splitlines() if out.returncode == 0 else []
         data = json.loads(lines[-1]) if lines else None
-    except (OSError, subprocess.TimeoutExpired, ValueError, RecursionError):
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("engines"), list):
         return None
@@ -124,6 +109,62 @@ def survey(python: str) -> Survey | None:
         versions[engine] = version if isinstance(version, str) else None
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))  # ASCII: non-ASCII is escaped
     return Survey(engines, versions, hashlib.sha256(canonical.encode()).hexdigest(), _witnesses(data))
+
+
+# A survey states a few hundred paths; an answer larger than this is not one (and is read no further).
+MAX_ANSWER_BYTES = 4 << 20
+
+
+def _answer(argv: list[str], env: Mapping[str, str]) -> str | None:
+    """What a short probe process printed, when it exits 0 within PROBE_TIMEOUT having printed at most
+    MAX_ANSWER_BYTES; else None (it does not run, fails, hangs or floods: not an interpreter to believe). Its
+    stderr is not read; its whole process group is ended with it."""
+    import selectors
+    import signal
+    import subprocess  # here: a cached engine step starts no process, and need not load the module
+    import time
+
+    try:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=dict(env),
+            start_new_session=True,
+        )
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    assert process.stdout is not None
+    chunks: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + PROBE_TIMEOUT
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            while size <= MAX_ANSWER_BYTES and (left := deadline - time.monotonic()) > 0:
+                if not selector.select(min(left, 1.0)):
+                    if process.poll() is not None:
+                        break  # it ended, and a process it started holds its output open: that was all
+                    continue
+                chunk = os.read(process.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            else:
+                return None  # too much, or too long
+        process.wait(max(deadline - time.monotonic(), 0.1))  # its own exit status, before anything is ended
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        with contextlib.suppress(OSError):  # gone already, or not ours to end
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        process.stdout.close()
+    if process.returncode != 0:
+        return None
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def _witnesses(data: dict[str, Any]) -> tuple[tuple[str, tuple[int, ...] | None], ...]:

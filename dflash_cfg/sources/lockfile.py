@@ -54,6 +54,24 @@ def read_lock(config_path: storage.Where) -> Entry | None:
     return None if found is None else _entry(found, config_path.name, where)
 
 
+def refuse_unrecordable(config_path: storage.Where) -> None:
+    """Raise LockError when a write of `config_path` could not be recorded in its lock, so that fix refuses
+    before anything is written (a lock that fails only after config.json was replaced would leave a write no
+    `verify` can prove): a lock that is not a dflash-cfg lock file (corrupt, too large, not a regular file), a
+    directory marker where the lock object goes, a symlink that leads nowhere (dangling, or a loop). A symlink
+    to a lock file is read through, and replaced by the new lock, never written through."""
+    read_lock(config_path)
+    where = lock_path(config_path)
+    kind = storage.probe(where)
+    if kind == "broken-link":
+        raise LockError(
+            f"{storage.display(where)} is a symlink that leads nowhere (dangling, or a loop), not a dflash-cfg "
+            "lock file; remove it"
+        )
+    if kind == "dir":  # on disk read_lock refused it already (not a regular file); a key ending in `/` here
+        raise LockError(f"{storage.display(where)} is a directory, not a dflash-cfg lock file; remove it")
+
+
 def parse_files(raw: bytes, where: storage.Where) -> dict[str, Any]:
     if len(raw) > MAX_BYTES:
         raise LockError(f"{where} is larger than {MAX_BYTES} bytes: not a dflash-cfg lock file; remove it")

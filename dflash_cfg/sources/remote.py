@@ -20,7 +20,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -221,6 +221,12 @@ def _call(fs: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     coroutine = getattr(fs, "_" + method, None)
     if not getattr(fs, "async_impl", False) or coroutine is None:
         return getattr(fs, method)(*args, **kwargs)
+    return _in_time(fs, lambda: coroutine(*args, **kwargs))
+
+
+def _in_time(fs: Any, start: Callable[[], Awaitable[Any]]) -> Any:
+    """The awaitable `start` makes, run on the filesystem's loop and cancelled at the deadline (asyncio's
+    TimeoutError, which explain() names)."""
     import asyncio
 
     from fsspec.asyn import sync
@@ -228,9 +234,23 @@ def _call(fs: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     seconds = deadline()
 
     async def bounded() -> Any:
-        return await asyncio.wait_for(coroutine(*args, **kwargs), seconds)
+        return await asyncio.wait_for(start(), seconds)
 
     return sync(fs.loop, bounded)
+
+
+async def _at_most(read: Callable[[int], Awaitable[bytes]], n: int) -> bytes:
+    """At most n + 1 bytes of an answer's body, read a chunk at a time: one byte past `n` tells an answer longer
+    than asked for, and nothing more of it is ever held."""
+    chunks: list[bytes] = []
+    got = 0
+    while got <= n:
+        chunk = await read(min(_CHUNK, n + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
 def probe(url: Url) -> str:
@@ -368,13 +388,8 @@ def read_optional(url: Url, limit: int) -> bytes | None:
                 if _client_error(exc) != ("InvalidRange", 416):
                     raise
                 data = _get_s3(fs, url, None, limit + 1, refuse_more=False)  # an empty object has no byte 0
-        else:
-            try:
-                data = fs.cat_file(url.path, start=0, end=limit + 1)
-            except Exception as exc:
-                if _client_error(exc) != ("InvalidRange", 416):
-                    raise
-                data = fs.cat_file(url.path)  # an empty object has no byte 0 to start a range at
+        else:  # gcs: as for S3, one GET read no further than the limit, within the deadline
+            data = _get_gcs(fs, url, 0, limit + 1, refuse_more=False)
     except FileNotFoundError:
         return None
     except Exception as exc:  # noqa: BLE001
@@ -402,35 +417,21 @@ def read_ranges(ranges: Iterable[tuple[Url, int, int]]) -> list[bytes | BaseExce
             except Exception as exc:  # noqa: BLE001 - returned in its place, as cat_ranges does
                 out.append(exc)
         return out
-    if wanted[0][0].scheme == "s3":
-        # One bounded GET per range; an answer longer than the range (a store that ignores Range) is
-        # refused in its place, after reading one byte past it.
-        found: list[bytes | BaseException] = []
-        for url, start, n in wanted:
-            try:
-                found.append(_count(_get_s3(fs, url, start, n, refuse_more=True)))
-            except Exception as exc:  # noqa: BLE001 - returned in its place, as cat_ranges does
-                found.append(exc)
-        return found
-    try:
-        got = fs.cat_ranges(
-            [u.path for u, _, _ in wanted],
-            [s for _, s, _ in wanted],
-            [s + n for _, s, n in wanted],
-            on_error="return",
-        )
-    except Exception as exc:  # noqa: BLE001
-        raise PathError(explain(exc, wanted[0][0])) from None
-    return [_count(bytes(g)) if isinstance(g, (bytes, bytearray, memoryview)) else g for g in got]
+    # One bounded GET per range, within the deadline; an answer longer than the range (a store that ignores
+    # Range) is refused in its place, after reading one byte past it.
+    get = _get_s3 if wanted[0][0].scheme == "s3" else _get_gcs
+    found: list[bytes | BaseException] = []
+    for url, start, n in wanted:
+        try:
+            found.append(_count(get(fs, url, start, n, refuse_more=True)))
+        except Exception as exc:  # noqa: BLE001 - returned in its place, as cat_ranges does
+            found.append(exc)
+    return found
 
 
 def _get_s3(fs: Any, url: Url, start: int | None, n: int, *, refuse_more: bool) -> bytes:
     """At most `n` bytes of an S3 object from `start` (None: no Range header), within the deadline. With
     `refuse_more`, an answer longer than `n` raises RangeIgnored (at most n + 1 bytes are read)."""
-    import asyncio
-
-    from fsspec.asyn import sync
-
     bucket, key, version = fs.split_path(url.path)
     extra: dict[str, str] = {} if version is None else {"VersionId": version}
     if start is not None:
@@ -439,28 +440,55 @@ def _get_s3(fs: Any, url: Url, start: int | None, n: int, *, refuse_more: bool) 
     async def get() -> bytes:
         answer = await fs._call_s3("get_object", Bucket=bucket, Key=key, **extra)
         body = answer["Body"]
-        chunks: list[bytes] = []
-        got = 0
         try:
-            while got <= n:
-                chunk = await body.read(min(_CHUNK, n + 1 - got))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                got += len(chunk)
+            return await _at_most(body.read, n)
         finally:
             body.close()
-        return b"".join(chunks)
 
-    seconds = deadline()
+    return _no_more(_in_time(fs, get), n, refuse_more)
 
-    async def bounded() -> bytes:
-        return await asyncio.wait_for(get(), seconds)
 
-    data: bytes = sync(fs.loop, bounded)
+def _no_more(data: bytes, n: int, refuse_more: bool) -> bytes:
     if refuse_more and len(data) > n:
         raise RangeIgnored(f"the store answered more than the {n} bytes asked for (it ignores Range)")
-    return data[:n] if not refuse_more else data
+    return data[:n]
+
+
+def _get_gcs(fs: Any, url: Url, start: int, n: int, *, refuse_more: bool) -> bytes:
+    """`_get_s3` for GCS. gcsfs reads a whole answer into memory whatever its Range asked for, so the GET is
+    sent here, with gcsfs's own session, URL, headers and credentials, and its body read only as far as `n`.
+    A zonal bucket is read by gcsfs itself, over gRPC: its downloader asks for the range and is sized to it."""
+    from gcsfs.retry import retry_request, validate_response
+
+    bucket = fs.split_path(url.path)[0]
+
+    async def zonal() -> bool:
+        known = getattr(fs, "_is_zonal_bucket", None)  # gcsfs's ExtendedGcsFileSystem only
+        return bool(known is not None and await known(bucket))
+
+    @retry_request(retries=2)  # as gcsfs retries its own requests (fewer: a deadline holds them all)
+    async def ask(ranged: bool) -> tuple[int, bytes]:
+        await fs._set_session()
+        headers = fs._get_headers({"Range": f"bytes={start}-{start + n - 1}"} if ranged else None)
+        params = fs._get_params({})
+        async with fs.session.get(fs.url(url.path), params=params, headers=headers) as answer:
+            if answer.status >= 400 and answer.status != 416:
+                validate_response(answer.status, await answer.content.read(_CHUNK), url.path)
+            if answer.status == 200 and start > 0:
+                raise RangeIgnored(f"the store answered the whole object for bytes {start}- (it ignores Range)")
+            return answer.status, await _at_most(answer.content.read, n)
+
+    async def get() -> bytes:
+        if await zonal():
+            return bytes(await fs._cat_file(url.path, start=start, end=start + n))
+        status, data = await ask(True)
+        if status == 416 and start == 0:  # an empty object has no byte 0 to start a range at
+            status, data = await ask(False)
+        if status == 416:
+            validate_response(status, data, url.path)
+        return data
+
+    return _no_more(_in_time(fs, get), n, refuse_more)
 
 
 def read_versioned(url: Url, limit: int) -> tuple[bytes, str] | None:
@@ -600,7 +628,8 @@ def explain(exc: BaseException, url: Url, doing: str = "read") -> str:
         text = f"cannot {doing} {url}: {where} is unreachable (check {_ENDPOINT_SETTING[url.scheme]} and the network)"
     elif "RangeIgnored" in names:
         text = f"cannot {doing} {url}: {where} answered more than the bytes asked for (it ignores Range); refused"
-    elif "ReadTimeoutError" in names or any(isinstance(e, TimeoutError) for e in causes(exc)):
+    # asyncio's TimeoutError (the deadline) is not the builtin one before Python 3.11: named, it is either.
+    elif {"ReadTimeoutError", "TimeoutError"} & names or any(isinstance(e, TimeoutError) for e in causes(exc)):
         text = f"cannot {doing} {url}: no complete answer from {where} within the deadline ({DEADLINE_SETTING})"
     elif code:
         text = f"cannot {doing} {url}: {where} answered {code}" + (f" (HTTP {status})" if status else "")

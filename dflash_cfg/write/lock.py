@@ -30,10 +30,12 @@ def record(config_path: Path, written: Written, source: Source | None, tool_vers
                 "wrote it); lock not recorded",
                 1,
             )
-        existing = read_at(dfd, LOCK_FILE, directory)
+        # config.json holds the new bytes by now: a lock that cannot be read must not be said "nothing written".
+        landed = f"{os.path.join(directory, name)} holds the new bytes (sha256 {written.sha256}); lock not recorded"
+        existing = read_at(dfd, LOCK_FILE, directory, note=landed)
         files = {} if existing is None else parse_files(existing, where)
         entry = new_entry(written.path, written.sha256, written.git_blob_sha1, source, tool_version)
         files[name] = entry_to_json(entry)
         text = dumps({"version": VERSION, "files": files}, indent=2) + "\n"
-        replace_file(dfd, LOCK_FILE, text.encode("utf-8"), directory)
+        replace_file(dfd, LOCK_FILE, text.encode("utf-8"), directory, note=landed)
     return entry

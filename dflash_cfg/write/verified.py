@@ -117,13 +117,14 @@ def locked_dir(directory: str | os.PathLike[str]) -> Iterator[int]:
         yield dfd
 
 
-def replace_file(dfd: int, name: str, data: bytes, directory: str) -> None:
-    """Atomic, durable, read-back-verified replace of `name` in the locked directory `dfd` (for lock.py)."""
+def replace_file(dfd: int, name: str, data: bytes, directory: str, *, note: str = "nothing written") -> None:
+    """Atomic, durable, read-back-verified replace of `name` in the locked directory `dfd` (for lock.py).
+    `note` says what is on disk when `name` cannot even be read."""
     _replace(
         dfd,
         name,
         data,
-        _current(dfd, name, directory),
+        _current(dfd, name, directory, note),
         directory,
         hooked=False,
         unchanged=None,
@@ -131,9 +132,10 @@ def replace_file(dfd: int, name: str, data: bytes, directory: str) -> None:
     )
 
 
-def read_at(dfd: int, name: str, directory: str) -> bytes | None:
-    """Bytes of `name` in the directory `dfd` (through a symlink), None if it does not exist."""
-    return _current(dfd, name, directory).data
+def read_at(dfd: int, name: str, directory: str, *, note: str = "nothing written") -> bytes | None:
+    """Bytes of `name` in the directory `dfd` (through a symlink), None if it does not exist. A refusal (a
+    broken symlink, not a regular file, unreadable) ends with `note`: what is on disk then."""
+    return _current(dfd, name, directory, note).data
 
 
 def _at(step: str | None, call: Callable[[], T]) -> T:
@@ -186,7 +188,7 @@ def _locked(directory: str, step: str | None) -> Iterator[int]:
         os.close(dfd)  # also releases the flock
 
 
-def _current(dfd: int, name: str, directory: str) -> _State:
+def _current(dfd: int, name: str, directory: str, note: str = "nothing written") -> _State:
     where = os.path.join(directory, name)
     try:
         try:
@@ -198,14 +200,14 @@ def _current(dfd: int, name: str, directory: str) -> _State:
             # O_NONBLOCK: a FIFO planted as config.json must not hang the tool.
             fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
         except FileNotFoundError:
-            raise WriteError(f"{where} is a broken symlink (to {link}); nothing written", 2) from None
+            raise WriteError(f"{where} is a broken symlink (to {link}); {note}", 2) from None
         with os.fdopen(fd, "rb") as fh:
             info = os.fstat(fh.fileno())
             if not stat.S_ISREG(info.st_mode):
-                raise WriteError(f"{where} is not a regular file; nothing written", 2)
+                raise WriteError(f"{where} is not a regular file; {note}", 2)
             data = fh.read()
     except OSError as exc:
-        raise _env_error(exc, f"cannot read {where}", "nothing written") from None
+        raise _env_error(exc, f"cannot read {where}", note) from None
     return _State(data, hashlib.sha256(data).hexdigest(), link, stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid)
 
 

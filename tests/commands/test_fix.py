@@ -216,6 +216,36 @@ def test_corrupt_lock_is_reported_not_trusted(dflash: Run, tmp_path: Path) -> No
     assert result.code == 2 and (folder / "config.json").read_bytes() == before
 
 
+def tree(folder: Path) -> dict[str, bytes | str]:
+    """Every name in `folder`: a file's bytes, a symlink's target (what a write could change)."""
+    return {p.name: os.readlink(p) if p.is_symlink() else p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("link", ["dangling", "loop"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_lock_symlink_that_leads_nowhere_is_refused_before_writing(
+    dflash: Run, tmp_path: Path, link: str, fmt: str
+) -> None:
+    # The lock could not be recorded there: the write of config.json (and its backup) must not happen either.
+    data = json.loads(UPSTREAM.read_text())
+    data["use_sliding_window"] = False  # DF204: a safe fix to write
+    folder = model_dir(tmp_path, standard(data))
+    lock = folder / ".dflash-cfg.lock"
+    lock.symlink_to("no-such-lock" if link == "dangling" else ".dflash-cfg.lock")
+    before = tree(folder)
+    result = dflash("fix", folder, "--yes", "--format", fmt)
+    assert result.code == 2, result
+    assert len(result.err.strip().splitlines()) == 1 and str(lock) in result.err, result.err
+    assert "symlink" in result.err and "Traceback" not in result.err, result.err
+    assert tree(folder) == before  # no backup, no temp, config.json and the link as they were
+    if fmt == "json":
+        doc = result.json()
+        assert doc["files"] == [] and [str(lock) in e for e in doc["errors"]] == [True], doc
+    lock.unlink()  # as the line says: then the repair is made and recorded
+    assert dflash("fix", folder, "--yes").code == 0
+    assert json.loads((folder / "config.json").read_text())["use_sliding_window"] is True and lock.is_file()
+
+
 @pytest.mark.parametrize("args", [("--only-critical",), ("--from-hub", REPO, "--dry-run", "extra")])
 def test_fix_usage_errors(dflash: Run, tmp_path: Path, args: tuple[str, ...]) -> None:
     folder = model_dir(tmp_path, UPSTREAM)

@@ -21,12 +21,16 @@
 
 The engine runs are kept under the test cache (keyed by both venvs and the cases), so a re-run with nothing
 changed writes the report again without running the engines.
+
+The pure parts, which tests/engines/test_upgrade.py runs without an engine, live beside it and are re-exported
+here: upgrade_lock.py (step 1's lock and requirements), upgrade_compare.py (steps 3 and 4's comparisons) and
+upgrade_report.py (step 5's report). This module holds the effects (the index, the venvs, the engine runs) and
+main.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
 import json
 import os
@@ -34,21 +38,17 @@ import re
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from dflash_cfg.lint.releases import CHANGES
-from dflash_cfg.model import NAMES, display, is_engine
 from dflash_cfg.sources.adapters import ENGINES
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -57,543 +57,62 @@ if str(ROOT / "tests") not in sys.path:  # run as a script: the engine suite's m
 
 from engines import build, citations  # noqa: E402
 from engines.launches import OracleRun, oracle_runs  # noqa: E402
+from engines.upgrade_compare import (  # noqa: E402
+    Cited,
+    answer_changes,
+    cited_changes,
+    frame_qualname,
+    normalized_source,
+    one_line,
+    record_changes,
+)
+from engines.upgrade_lock import (  # noqa: E402
+    TO_UPDATE,
+    Lock,
+    Pin,
+    compare,
+    engine_requirement_notes,
+    move_spec,
+    parse_lock,
+    requirements,
+    rewrite_lock,
+    rewrite_pinned,
+    settle,
+)
+from engines.upgrade_report import Case, Report, render, rules_section  # noqa: E402
+
+__all__ = [
+    "PINNED_FILE",
+    "RELEASES",
+    "TO_UPDATE",
+    "Case",
+    "Cited",
+    "Lock",
+    "Pin",
+    "Report",
+    "answer_changes",
+    "build",
+    "citations",
+    "cited_changes",
+    "compare",
+    "engine_requirement_notes",
+    "frame_qualname",
+    "main",
+    "move_spec",
+    "normalized_source",
+    "one_line",
+    "parse_lock",
+    "record_changes",
+    "render",
+    "requirements",
+    "rewrite_lock",
+    "rewrite_pinned",
+    "rules_section",
+    "settle",
+]
 
 PINNED_FILE = ROOT / "dflash_cfg" / "pinned.py"
 RELEASES = ROOT / "docs" / "releases"
-# The lock header's update paragraph, written by every upgrade (and replacing an older one).
-TO_UPDATE = """\
-# To update: `./dev engines --upgrade NAME==VERSION` re-freezes this file for one engine's release (the pins the
-# release needs moved, the coexistence with the other engines kept), rewrites PINNED in dflash_cfg/pinned.py,
-# builds the new venv and writes the release report (docs/releases/NAME-VERSION.md); a module the new release's
-# DFlash path imports that is not here yet is added by hand. A changed pin builds a new venv (the pins' hash
-# names it; comments do not count).
-"""
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The lock and the requirements (pure)
-
-
-@dataclass(frozen=True)
-class Lock:
-    header: tuple[str, ...]  # the comment lines before the first pin
-    pins: Mapping[str, tuple[str, str]]  # canonical name -> (name as written, version)
-    lines: tuple[str, ...]  # every line, as written
-
-
-def parse_lock(text: str) -> Lock:
-    lines = tuple(text.splitlines())
-    header: list[str] = []
-    for line in lines:
-        if not line.startswith("#"):
-            break
-        header.append(line)
-    pins: dict[str, tuple[str, str]] = {}
-    for line in lines:
-        if m := re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9_.-]*)==([^\s;#]+)\s*", line):
-            pins[canonicalize_name(m.group(1))] = (m.group(1), m.group(2))
-    return Lock(tuple(header), pins, lines)
-
-
-def requirements(metadata: str, environment: Mapping[str, str] | None = None) -> list[Requirement]:
-    """A distribution's Requires-Dist (METADATA text) that apply here: markers evaluated for `environment` (this
-    interpreter's by default) with no extra asked for, so requirements of extras drop out; extras of a
-    requirement itself (`fastapi[standard]`) are left out too."""
-    env = {**(environment or {}), "extra": ""}
-    out = []
-    for line in metadata.splitlines():
-        if not line.startswith("Requires-Dist:"):
-            continue
-        try:
-            req = Requirement(line.split(":", 1)[1].strip())
-        except InvalidRequirement:
-            continue
-        if req.marker is not None and not req.marker.evaluate(env):
-            continue
-        req.extras = set()
-        req.marker = None
-        out.append(req)
-    return out
-
-
-Verdict = Literal["satisfied", "absent", "kept", "move", "stuck"]
-
-
-@dataclass(frozen=True)
-class Pin:
-    """One requirement of the new release held against the lock."""
-
-    name: str  # canonical
-    wants: str  # the release's specifier ("" for any version)
-    locked: str | None  # the lock's version, None when the lock lacks it
-    verdict: Verdict
-    before: str | None = None  # the release before: its specifier, None when it did not ask for it
-    others: tuple[tuple[str, str], ...] = ()  # (engine release, specifier) the other locked engines ask
-    to: str | None = None  # move: the version it moves to
-    why: str = ""  # kept, stuck: the reason, as the report says it
-
-
-def _spec(req: Requirement) -> str:
-    return str(req.specifier) or "any"
-
-
-def _fits(spec: SpecifierSet, version: str) -> bool:
-    return spec.contains(version, prereleases=True)
-
-
-def compare(
-    lock: Lock,
-    release: tuple[str, str, str],
-    wants: Sequence[Requirement],
-    before: Sequence[Requirement],
-    others: Mapping[str, Sequence[Requirement]],
-) -> list[Pin]:
-    """Each requirement of the new release (release = (name, old version, new version)) against the lock:
-    satisfied; absent (the lock lacks the module); kept (the lock breaks it, and broke the old release's
-    requirement the same way: another engine pins it, and the suite ran on it); move (newly broken: the caller
-    finds the version to move to, then `settle`s it). Sorted by name; the engine itself is left out."""
-    name, old, _new = release
-    old_by_name = {canonicalize_name(r.name): r for r in before}
-    out = []
-    for req in sorted(wants, key=lambda r: canonicalize_name(r.name)):
-        key = canonicalize_name(req.name)
-        if key == canonicalize_name(name):
-            continue
-        pinned = lock.pins.get(key)
-        asked = tuple(
-            sorted(
-                (engine, _spec(r)) for engine, reqs in others.items() for r in reqs if canonicalize_name(r.name) == key
-            )
-        )
-        was = old_by_name.get(key)
-        previous = _spec(was) if was is not None else None
-        if pinned is None:
-            out.append(Pin(key, _spec(req), None, "absent", previous, asked))
-            continue
-        version = pinned[1]
-        if _fits(req.specifier, version):
-            out.append(Pin(key, _spec(req), version, "satisfied", previous, asked))
-            continue
-        if was is not None and not _fits(was.specifier, version):
-            pinners = [f"{engine} requires {spec}" for engine, spec in asked if spec != "any"] or [
-                f"{engine} requires it" for engine, _ in asked
-            ]
-            why = "; ".join(pinners) if pinners else "no other engine asks for it"
-            why += f"; as with {name} {old} (wants {previous})"
-            out.append(Pin(key, _spec(req), version, "kept", previous, asked, why=why))
-            continue
-        out.append(Pin(key, _spec(req), version, "move", previous, asked))
-    return out
-
-
-def move_spec(pin: Pin) -> str:
-    """The requirement a moving pin must meet: the new release's and every other locked engine's, together."""
-    specs = [s for s in (pin.wants, *(spec for _, spec in pin.others)) if s != "any"]
-    return pin.name + ",".join(specs)
-
-
-def settle(pin: Pin, found: tuple[str, Sequence[Requirement]] | None, lock: Lock) -> Pin:
-    """A moving pin given what the index offers: `found` is the newest release meeting `move_spec(pin)` and its
-    own requirements (None: no release meets it). It moves unless no release fits every engine, or that release
-    breaks another pin of the lock (which the engines' own pins hold)."""
-    if found is None:
-        asked = "; ".join(f"{engine} requires {spec}" for engine, spec in pin.others) or "no release fits"
-        return Pin(**{**asdict(pin), "verdict": "stuck", "why": f"no release fits every engine: {asked}"})
-    version, needs = found
-    broken = [
-        f"{version} requires {r.name}{_spec(r)}, lock {lock.pins[k][1]}"
-        for r in needs
-        if (k := canonicalize_name(r.name)) in lock.pins and not _fits(r.specifier, lock.pins[k][1])
-    ]
-    if broken:
-        return Pin(**{**asdict(pin), "verdict": "stuck", "why": "; ".join(sorted(broken))})
-    return Pin(**{**asdict(pin), "verdict": "move", "to": version})
-
-
-def engine_requirement_notes(name: str, version: str, others: Mapping[str, Sequence[Requirement]]) -> list[str]:
-    """What the other locked engines ask of the upgraded engine itself (e.g. speculators' `vllm>=X`)."""
-    notes = []
-    for engine, reqs in sorted(others.items()):
-        for r in reqs:
-            if canonicalize_name(r.name) == canonicalize_name(name):
-                ok = _fits(r.specifier, version)
-                notes.append(f"{engine} requires {name}{_spec(r)}: {'met' if ok else 'not met'} by {version}")
-    return notes
-
-
-def rewrite_lock(text: str, moves: Mapping[str, str]) -> str:
-    """The lock with each moved pin (canonical name -> version) rewritten, its name kept as written, and its
-    header brought along: the releases it names (`vLLM 0.33.0`, `torch 2.14.1`) and the update paragraph."""
-    lock = parse_lock(text)
-    header = list(lock.header)
-    for key, version in moves.items():
-        written, old = lock.pins[key]
-        for label in {written, NAMES[key] if is_engine(key) else written}:
-            header = [
-                re.sub(
-                    rf"(?<![\w.-]){re.escape(label)}( |==){re.escape(old)}(?![\w.])", rf"{label}\g<1>{version}", line
-                )
-                for line in header
-            ]
-    start = next((i for i, line in enumerate(header) if line.startswith("# To update")), len(header))
-    header = header[:start] + TO_UPDATE.splitlines()
-    body = []
-    for line in lock.lines[len(lock.header) :]:
-        m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9_.-]*)==([^\s;#]+)(.*)", line)
-        if m and (key := canonicalize_name(m.group(1))) in moves:
-            line = f"{m.group(1)}=={moves[key]}{m.group(3)}"
-        body.append(line)
-    return "\n".join(header + body) + "\n"
-
-
-def rewrite_pinned(text: str, moves: Mapping[str, str]) -> str:
-    """dflash_cfg/pinned.py with each moved entry of `PINNED` ("name": "version") rewritten; nothing else."""
-    for key, version in moves.items():
-        pattern = re.compile(rf'("{re.escape(key)}":\s*")[^"]*(")')
-        if pattern.search(text):
-            text = pattern.sub(rf"\g<1>{version}\g<2>", text, count=1)
-    return text
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Records, launches and citations compared (pure, over JSON-like values)
-
-
-def frame_qualname(site: Path, where: str | None) -> str | None:
-    """A refusal's frame ("pkg/path.py:LINE") as the qualname holding that line in the code under `site`
-    ("pkg/path.py:Qualname", or "pkg/path.py:<module>"); as written when the file cannot be read."""
-    if where is None:
-        return None
-    path, _, line = where.rpartition(":")
-    if not line.isdigit():
-        return where
-    try:
-        name = citations.qualname_at(site, path, int(line))
-    except (OSError, SyntaxError, ValueError):
-        return where
-    return f"{path}:{name or '<module>'}"
-
-
-def _show(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
-def record_changes(
-    old: Mapping[str, Any], new: Mapping[str, Any], where_old: Callable[[str | None], str | None],
-    where_new: Callable[[str | None], str | None],
-) -> list[str]:  # fmt: skip
-    """How one engine record (asdict of an EngineRecord) differs between the releases, one line per change:
-    `failed`, `refused` (type, message, the qualname that raised), `reads.FIELD` and `stand_ins`. The version
-    and the interpreter are expected to differ and are left out."""
-    out = []
-    if bool(old.get("failed")) != bool(new.get("failed")):
-        out.append(f"failed: {_failure(old)} -> {_failure(new)}")
-        return out
-    if old.get("failed"):
-        return out
-    a, b = old.get("refused"), new.get("refused")
-    if a is not None or b is not None:
-        shown_a = _refusal(a, where_old) if a is not None else "reads"
-        shown_b = _refusal(b, where_new) if b is not None else "reads"
-        if shown_a != shown_b:
-            out.append(f"refused: {shown_a} -> {shown_b}")
-        return out  # a refusal has no reads to compare with the other side's
-    reads_a, reads_b = old.get("reads") or {}, new.get("reads") or {}
-    fields = sorted(set(reads_a) | set(reads_b))
-    for f in fields:
-        if f == "extra":
-            ea, eb = reads_a.get("extra") or {}, reads_b.get("extra") or {}
-            for k in sorted(set(ea) | set(eb)):
-                if ea.get(k) != eb.get(k):
-                    out.append(f"reads.extra.{k}: {_show(ea.get(k))} -> {_show(eb.get(k))}")
-        elif reads_a.get(f) != reads_b.get(f):
-            out.append(f"reads.{f}: {_show(reads_a.get(f))} -> {_show(reads_b.get(f))}")
-    if list(old.get("stand_ins") or ()) != list(new.get("stand_ins") or ()):
-        out.append(f"stand_ins: {_show(list(old.get('stand_ins') or ()))} -> {_show(list(new.get('stand_ins') or ()))}")
-    return out
-
-
-def _failure(record: Mapping[str, Any]) -> str:
-    failed = record.get("failed")
-    return f"failed ({str(failed).splitlines()[0][:200]})" if failed else "answered"
-
-
-def one_line(message: str, limit: int = 300) -> str:
-    """An engine's message on one line, as a report shows it: pydantic's frame around a validation error (its
-    count line, `[type=..., input_value=...]` and the link to its docs) left out, whitespace collapsed."""
-    text = re.sub(r"\s*\[type=[^\]]*\]", "", message)
-    text = re.sub(r"\s*For further information visit \S+", "", text)
-    text = re.sub(r"\b\d+ validation errors? for \w+\s+", "", text.strip())
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _refusal(refused: Mapping[str, Any], where: Callable[[str | None], str | None]) -> str:
-    return f"{refused.get('type')}: {one_line(str(refused.get('message') or ''))} [at {where(refused.get('where'))}]"
-
-
-def answer_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """How one launch_oracle.py answer ({"read": {...}} or {"refused": "..."}) differs between the releases."""
-    if "refused" in old or "refused" in new:
-        a = f"refused ({one_line(str(old['refused']))})" if "refused" in old else "accepted"
-        b = f"refused ({one_line(str(new['refused']))})" if "refused" in new else "accepted"
-        return [f"{a} -> {b}"] if a != b else []
-    ra, rb = old.get("read") or {}, new.get("read") or {}
-    return [
-        f"{k}: {_show(ra.get(k))} -> {_show(rb.get(k))}" for k in sorted(set(ra) | set(rb)) if ra.get(k) != rb.get(k)
-    ]
-
-
-def normalized_source(site: Path, cited: str) -> str | None:
-    """The code a citation names under `site`, normalized (parsed and unparsed: comments, blank lines and
-    formatting do not count); None when it names nothing there."""
-    span = citations.resolve(site, cited)
-    if span is None:
-        return None
-    path = cited.partition(":")[0]
-    lines = (site / path).read_text(encoding="utf-8", errors="replace").splitlines()
-    text = textwrap.dedent("\n".join(lines[span[0] - 1 : span[1]]))
-    try:
-        return ast.unparse(ast.parse(text))
-    except SyntaxError:
-        return "\n".join(line.rstrip() for line in text.splitlines() if line.strip())
-
-
-@dataclass(frozen=True)
-class Cited:
-    """A citation whose code the release changed: gone, or its source differs."""
-
-    citation: str
-    status: Literal["gone", "changed", "new"]
-    lines: str  # "10-42 -> 12-44"
-    files: tuple[str, ...]  # the repository's files citing it
-    reads: tuple[str, ...]  # keys of lint.engines.READS whose source cites it
-    rules: tuple[str, ...]  # rules naming those reads, or whose doc cites it
-
-
-def cited_changes(
-    cited: Mapping[str, Sequence[str]],
-    old: Mapping[str, tuple[tuple[int, int] | None, str | None]],
-    new: Mapping[str, tuple[tuple[int, int] | None, str | None]],
-    read_sources: Mapping[str, str],
-    rule_reads: Mapping[str, tuple[Sequence[str], str]],
-) -> list[Cited]:
-    """Each citation (-> the files citing it) whose code differs: `old`/`new` map it to (span, normalized source)
-    in each venv; `read_sources` is READS key -> source text, `rule_reads` rule id -> (its reads, its doc)."""
-    out = []
-    for name in sorted(cited):
-        (span_a, code_a), (span_b, code_b) = old.get(name, (None, None)), new.get(name, (None, None))
-        if code_a == code_b:
-            continue
-        status: Literal["gone", "changed", "new"] = "gone" if code_b is None else "new" if code_a is None else "changed"
-        reads = tuple(sorted(k for k, source in read_sources.items() if name in set(citations.citations(source))))
-        rules = tuple(
-            sorted(
-                rule
-                for rule, (keys, doc) in rule_reads.items()
-                if set(keys) & set(reads) or name in set(citations.citations(doc))
-            )
-        )
-        out.append(Cited(name, status, f"{_span(span_a)} -> {_span(span_b)}", tuple(cited[name]), reads, rules))
-    return out
-
-
-def _span(span: tuple[int, int] | None) -> str:
-    return "gone" if span is None else f"{span[0]}-{span[1]}"
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The report (pure)
-
-
-@dataclass(frozen=True)
-class Case:
-    """A drafter the engine ran: a fixture (its own base) or a mutant."""
-
-    id: str
-    base: str  # the short base name of a mutant; "fixture" for a fixture
-    description: str
-
-
-@dataclass(frozen=True)
-class Report:
-    name: str
-    old: str
-    new: str
-    lock_path: str  # relative to the repository
-    pins: tuple[Pin, ...]
-    engine_notes: tuple[str, ...]
-    cases: Mapping[str, Case]
-    changes: Mapping[str, tuple[str, ...]]  # case id -> its record's changes
-    launches: Mapping[str, tuple[str, ...]]  # "run #i: item" -> its answer's changes
-    launch_count: int
-    cited: tuple[Cited, ...]
-    cited_count: int
-    adopted: bool  # the lock written in place (PINNED too), or beside it
-    notes: tuple[str, ...] = field(default=())
-
-
-def _groups(changes: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]]:
-    """Identical changes across items, gathered: (change, sorted item ids), the most frequent first."""
-    by_change: dict[str, list[str]] = {}
-    for item, lines in changes.items():
-        for line in lines:
-            by_change.setdefault(line, []).append(item)
-    return sorted(((c, sorted(ids)) for c, ids in by_change.items()), key=lambda g: (-len(g[1]), g[0]))
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;")
-
-
-def _ids(ids: Sequence[str], cases: Mapping[str, Case]) -> list[str]:
-    out = []
-    if len(ids) > 1:
-        bases: dict[str, int] = {}
-        for i in ids:
-            base = cases[i].base if i in cases else "-"
-            bases[base] = bases.get(base, 0) + 1
-        out.append("  by base: " + ", ".join(f"{b} {n}" for b, n in sorted(bases.items())))
-    shown = [f"  - `{i}`: {_md(cases[i].description)}" if i in cases else f"  - `{i}`" for i in ids]
-    if len(shown) > 8:
-        out += ["  <details><summary>the cases</summary>", "", *shown, "", "  </details>"]
-    else:
-        out += shown
-    return out
-
-
-def render(report: Report) -> str:
-    r = report
-    title = f"{display(r.name)} {r.new}"
-    suite = ("" if r.adopted else f"DFLASH_CFG_ENGINES_LOCK={r.lock_path} ") + "./dev test tests/engines"
-    out = [
-        f"# {title}: release report",
-        "",
-        f"Written by `./dev engines --upgrade {r.name}=={r.new}` (tests/engines/upgrade.py; a re-run writes the same",
-        f"file): the lock for {r.name} {r.new} in place of {r.old}, and what the release changed on the engine suite's",
-        "drafters and launches and in the engine code the repository cites.",
-        f"The lock: `{r.lock_path}` "
-        + (
-            "(adopted: `PINNED` names it)."
-            if r.adopted
-            else "(not adopted: the repository stays on the release before)."
-        ),
-        f"The engine suite on it: `{suite}`.",
-        "",
-        "## The lock",
-        "",
-    ]
-    moved = [p for p in r.pins if p.verdict == "move"]
-    counts = {v: sum(p.verdict == v for p in r.pins) for v in ("satisfied", "absent", "kept", "move", "stuck")}
-    out.append(
-        f"{r.name} {r.old} -> {r.new}"
-        + "".join(f"; {p.name} {p.locked} -> {p.to}" for p in moved)
-        + f". Of the {len(r.pins)} requirements {r.name} {r.new} declares here (markers evaluated for this "
-        f"platform, extras left out): {counts['satisfied']} met by the lock, {counts['move']} moved, "
-        f"{counts['kept']} kept as before, {counts['stuck']} that cannot move, {counts['absent']} of modules the "
-        "lock does not install."
-    )
-    out.append("")
-    if moved:
-        out += ["### Moved", ""]
-        out += [f"- {p.name}: lock {p.locked}, {r.name} {r.new} wants {p.wants}: moved to {p.to}" for p in moved]
-        out.append("")
-    kept = [p for p in r.pins if p.verdict in ("kept", "stuck")]
-    out += ["### Coexistence: pins the release wants other than locked", ""]
-    if kept:
-        out += [
-            f"- {p.name}: lock {p.locked}, {r.name} {r.new} wants {p.wants}; "
-            + ("kept: " if p.verdict == "kept" else "cannot move: ")
-            + p.why
-            for p in kept
-        ]
-    else:
-        out.append("None: every pin the release asks for is met.")
-    out += [f"- {note}" for note in r.engine_notes]
-    out.append("")
-    absent = [p for p in r.pins if p.verdict == "absent"]
-    if absent:
-        out += [
-            "### Not in the lock",
-            "",
-            "Modules the release declares that the lock does not install (the engines' DFlash paths import none "
-            "of them; one they do import fails the adapters below): "
-            + ", ".join(f"`{p.name}{'' if p.wants == 'any' else p.wants}`" for p in absent)
-            + ".",
-            "",
-        ]
-    changes = {k: v for k, v in r.changes.items() if v}
-    fixtures = sum(c.base == "fixture" for c in r.cases.values())
-    out += [
-        "## What the engine does differently",
-        "",
-        f"{len(r.cases)} drafters ({fixtures} fixtures, {len(r.cases) - fixtures} mutants) through "
-        f"{r.name} {r.old} and {r.new}: {len(changes)} answer differently, {len(r.cases) - len(changes)} the same. "
-        "A refusal is compared by its type, message and the function that raised it (its frame's line mapped to "
-        "the qualname holding it in each release).",
-        "",
-    ]
-    for heading, prefixes in (
-        ("Reads", ("reads.",)),
-        ("Refusals", ("refused:",)),
-        ("Adapter failures", ("failed:",)),
-        ("Stand-ins", ("stand_ins:",)),
-    ):
-        subset = {k: tuple(line for line in v if line.startswith(prefixes)) for k, v in changes.items()}
-        groups = _groups(subset)
-        out += [f"### {heading}", ""]
-        if not groups:
-            out += ["None.", ""]
-            continue
-        for change, ids in groups:
-            out.append(f"- **{_md(change)}** ({len(ids)} {'case' if len(ids) == 1 else 'cases'})")
-            out += _ids(ids, r.cases)
-        out.append("")
-    launch_changes = {k: v for k, v in r.launches.items() if v}
-    out += [
-        "## Launch checks",
-        "",
-        f"{r.launch_count} launches of test_launch_checks.py and test_launch_differential.py that {r.name} answers "
-        f"(tests/engines/launch_oracle.py): {len(launch_changes)} answered differently.",
-        "",
-    ]
-    for change, ids in _groups(launch_changes):
-        out.append(f"- **{_md(change)}** ({len(ids)})")
-        out += [f"  - {_md(i)}" for i in ids[:8]] + ([f"  - and {len(ids) - 8} more"] if len(ids) > 8 else [])
-    if launch_changes:
-        out.append("")
-    out += [
-        "## Cited engine code",
-        "",
-        f"{r.cited_count} citations (`path:qualname`) of the repository resolved in both releases: "
-        f"{len(r.cited)} gone or changed.",
-        "",
-    ]
-    for c in r.cited:
-        out.append(f"- `{c.citation}` {c.status} (lines {c.lines}); cited in {', '.join(c.files)}")
-        if c.reads:
-            out.append(f"  - reads: {', '.join(c.reads)}")
-        if c.rules:
-            out.append(f"  - rules: {', '.join(c.rules)}")
-    out += ["", *rules_section(r.name, r.new)]
-    if r.notes:
-        out += ["", "## Notes", ""] + [f"- {n}" for n in r.notes]
-    return "\n".join(out).rstrip() + "\n"
-
-
-def rules_section(name: str, version: str) -> list[str]:
-    """What the release changed that a drafter or its launch depends on, and the rules that say it
-    (dflash_cfg/lint/releases.py CHANGES, written by hand when the behaviour changes are made)."""
-    said = [c for c in CHANGES if c.since.engine == name and c.since.version == version]
-    out = ["## What the rules say", ""]
-    if not said:
-        return [*out, f"Nothing yet: no entry of dflash_cfg/lint/releases.py CHANGES is about {name} {version}."]
-    out += [
-        "From dflash_cfg/lint/releases.py CHANGES: each finding says the releases it holds for "
-        f"({name}>={version} or {name}<{version}).",
-        "",
-    ]
-    return [*out, *(f"- {_md(c.what)} Rules: {', '.join(c.rules)}." for c in said)]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -3,8 +3,9 @@ scale, each input held to its surface's invariants; it prints how many inputs ea
 defect found, and exits 1 if it found any.
 
 Run: .venv/bin/python tests/fuzz/campaign.py [--scale X] [--seed N] [SURFACE ...]
-(surfaces: project-tables, project-files, cache-entries, launch-parse, preflight, s3, signals; all by
-default, about 11,000 inputs at scale 1; s3 starts moto, as the tests do, and signals runs real processes).
+(surfaces: project-tables, project-files, cache-entries, launch-parse, preflight, s3, signals, engines, gcs; all
+by default, about 13,600 inputs at scale 1; s3 starts moto and gcs the GCS emulator, as the tests do, each behind
+the fault proxy; signals and engines run real processes).
 """
 
 from __future__ import annotations
@@ -87,6 +88,18 @@ def s3(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
     surface.campaign(rng, n, home, tally)
 
 
+def engines(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    from fuzz import engines as surface
+
+    surface.campaign(rng, n, home, tally)
+
+
+def gcs(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    from fuzz import gcs as surface
+
+    surface.campaign(rng, n, home, tally)
+
+
 def signals(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
     from fuzz import signals as surface
 
@@ -101,6 +114,8 @@ SURFACES: dict[str, tuple[Surface, int]] = {
     "preflight": (preflight, 600),
     "s3": (s3, 300),
     "signals": (signals, 200),
+    "engines": (engines, 1800),
+    "gcs": (gcs, 700),
 }
 
 

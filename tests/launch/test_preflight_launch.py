@@ -314,6 +314,23 @@ def test_hostile_config_yaml_is_one_line(dflash: Run, tmp_path: Path, yaml_text:
     assert says in result.err and result.err.count("\n") == 1 and "internal error" not in result.err
 
 
+@pytest.mark.parametrize("text", ["1" * 400 + "k", "1" * 5000, "1" * 5000 + "K"], ids=["k", "digits", "K"])
+@pytest.mark.parametrize("where", ["argv", "yaml"])
+def test_a_max_model_len_too_large_for_vllm_is_a_usage_error(
+    dflash: Run, tmp_path: Path, text: str, where: str
+) -> None:
+    argv = ["vllm", "serve", str(TARGET), "--speculative-config", spec(DRAFTER)]
+    if where == "argv":
+        argv += ["--max-model-len", text]
+    else:
+        (tmp_path / "serve.yaml").write_text(f"max-model-len: '{text}'\n")
+        argv += ["--config", str(tmp_path / "serve.yaml")]
+    result = dflash("preflight", "--no-engine-check", "--", *argv)
+    assert result.code == 2, (result.out, result.err)
+    assert result.err.count("\n") == 1 and "--max-model-len" in result.err and "too large" in result.err, result.err
+    assert "internal error" not in result.err and result.out == ""
+
+
 VERIFIER = "deepseek-ai/DeepSeek-V4-Flash"  # the verifier SPECULATORS names
 
 

@@ -16,7 +16,9 @@ import jsonschema
 import pytest
 from helpers import FIXTURES, REAL, ROOT, Result, mutated, offline_hub_cache, set_taps, write_config
 
+from dflash_cfg.model import FileReport, Finding, Report, RuleDoc, Severity
 from dflash_cfg.report.catalogue import markdown
+from dflash_cfg.report.formats import render
 from dflash_cfg.report.github import command, escape_data, escape_property
 from dflash_cfg.report.sarif import _line_hashes
 
@@ -354,6 +356,32 @@ def test_sarif_statistics_in_the_run_properties(dflash: Run, tmp_path: Path) -> 
         "DF204",
         "DF304",
     ]
+
+
+def test_sarif_describes_the_rules_from_the_docs_it_is_given() -> None:
+    """report/ takes a rule's doc as a value (RuleDoc), never lint's Rule: any doc renders, and a SARIF run
+    without the docs of the rules its findings name is refused, not rendered without them."""
+    doc = RuleDoc(
+        id="DF000",
+        name="made-up",
+        severity=Severity.WARNING,
+        severities=(Severity.WARNING,),
+        fix=False,
+        own_check=True,
+        summary="A ``key`` is odd.",
+        description="A ``key`` is odd.",
+        examples=(("Fail", "``{}``"),),
+        reads=(),
+        doc="A ``key`` is odd.\n\nFail: ``{}``",
+    )
+    finding = Finding("DF000", "made-up", Severity.WARNING, "/key", 1, None, "odd")
+    report = Report((FileReport("config.json", "dflash", None, None, (finding,)),), None, "0.1.0")
+    log = validate_sarif(render(report, "sarif", rule_docs={"DF000": doc}))
+    (described,) = log["runs"][0]["tool"]["driver"]["rules"]
+    assert described["shortDescription"] == {"text": "A `key` is odd."}
+    assert described["defaultConfiguration"] == {"level": "warning"}
+    with pytest.raises(ValueError, match="sarif needs the docs"):
+        render(report, "sarif")
 
 
 # --- one JSON document per run, for every command -------------------------------------------------

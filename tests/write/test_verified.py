@@ -538,3 +538,18 @@ def test_a_lock_is_not_recorded_for_bytes_that_are_gone(tmp_path: Path) -> None:
         record(config, written, SOURCE, "0.1.0")
     assert info.value.exit_code == 1 and "lock not recorded" in str(info.value)
     assert not lock_path(config).exists()
+
+
+@pytest.mark.parametrize("link", ["dangling", "loop"])
+def test_a_lock_gone_bad_after_the_write_says_the_write_landed(tmp_path: Path, link: str) -> None:
+    # fix refuses such a lock before writing; one made between that check and the record (another process)
+    # fails the record only, and the line must say what is on disk: the new bytes, no lock entry.
+    config = model(tmp_path)
+    written = write_verified(config, NEW, sha(OLD))
+    lock_path(config).symlink_to("gone" if link == "dangling" else lock_path(config).name)
+    with pytest.raises(WriteError) as info:
+        record(config, written, SOURCE, "0.1.0")
+    message = str(info.value)
+    assert "nothing written" not in message and "\n" not in message, message
+    assert f"{config.resolve()} holds the new bytes" in message and "lock not recorded" in message, message
+    assert config.read_bytes() == NEW and lock_path(config).is_symlink() and temps(config.parent) == []

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from dflash_cfg.lint.citations import with_lines
 from dflash_cfg.lint.cited_lines import LINES, VERSIONS
-from dflash_cfg.model import NAMES, Engine
+from dflash_cfg.model import NAMES, Engine, ReadDoc
 from dflash_cfg.pinned import expand, named
 
 # The engine versions the suite runs (tests/engines/requirements.lock.txt); a row checked against them cites the
@@ -48,17 +48,21 @@ class Read:
     bad_type: str  # what a value of the wrong type (or a wrong value) does
     source: str
 
-    def to_json(self) -> dict[str, str | None]:
-        """The row as plain fields (`dflash-cfg rules --format json`); a field that does not apply is null."""
-        row = {
-            "reader": NAMES[self.reader],
-            "key": self.key,
-            "order": self.order,
-            "default": self.default,
-            "bad_type": self.bad_type,
-            "source": self.source,
-        }
-        return {name: None if value == NOT_APPLICABLE else expand(value) for name, value in row.items()}
+    def documented(self) -> ReadDoc:
+        """The row as a rule's documentation gives it as fields (`dflash-cfg rules --format json`): the
+        placeholders expanded, a field that does not apply None."""
+
+        def applies(value: str) -> str | None:
+            return None if value == NOT_APPLICABLE else expand(value)
+
+        return ReadDoc(
+            reader=expand(NAMES[self.reader]),
+            key=expand(self.key),
+            order=expand(self.order),
+            default=applies(self.default),
+            bad_type=applies(self.bad_type),
+            source=expand(self.source),
+        )
 
 
 def describe(read: Read) -> str:

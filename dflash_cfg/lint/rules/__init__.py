@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from dflash_cfg.lint.rules import (
     architecture,
     attention,
@@ -21,6 +23,7 @@ from dflash_cfg.lint.rules import (
     weights,
 )
 from dflash_cfg.lint.rules.base import Context, Rule
+from dflash_cfg.model import RuleDoc
 
 ALL: tuple[Rule, ...] = (
     *file.RULES,  # DF0xx
@@ -42,4 +45,11 @@ ALL: tuple[Rule, ...] = (
 )
 REGISTRY: dict[str, Rule] = {r.id: r for r in ALL}
 
-__all__ = ["ALL", "REGISTRY", "Context", "Rule"]
+
+def catalogue(rules: Iterable[Rule] = ALL) -> tuple[RuleDoc, ...]:
+    """The rules' documentation as values, in the order given: what the renderers take (report/ never sees a
+    Rule). Made on demand, not at import: each doc describes its engine reads with their cited lines."""
+    return tuple(r.documented() for r in rules)
+
+
+__all__ = ["ALL", "REGISTRY", "Context", "Rule", "catalogue"]

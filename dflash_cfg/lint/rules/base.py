@@ -24,6 +24,7 @@ from dflash_cfg.model import (
     Kind,
     Launch,
     Problem,
+    RuleDoc,
     Severity,
     Target,
     Weights,
@@ -220,6 +221,22 @@ class Rule:
     @property
     def fix_line(self) -> str:
         return "Fix: safe, for some findings (``dflash-cfg fix`` applies it)" if self.fix else "Fix: none"
+
+    def documented(self) -> RuleDoc:
+        """The rule as its documentation shows it: the values the renderers take instead of the Rule."""
+        return RuleDoc(
+            id=self.id,
+            name=self.name,
+            severity=self.severity,
+            severities=self.severities,
+            fix=self.fix,
+            own_check=self.own_check,
+            summary=self.summary,
+            description=self.description,
+            examples=self.examples,
+            reads=tuple(read.documented() for read in self.engine_reads),
+            doc=self.doc,
+        )
 
     def run(self, ctx: Context) -> Iterator[Problem]:
         yield from self.check(ctx)

@@ -18,7 +18,7 @@ from helpers import REAL_DATA
 import dflash_cfg.lint.rules as rules_package
 from dflash_cfg.jsondoc.document import parse
 from dflash_cfg.lint.linter import Inputs, UndeclaredFinding, lint
-from dflash_cfg.lint.rules import ALL, REGISTRY, Context, Rule
+from dflash_cfg.lint.rules import ALL, REGISTRY, Context, Rule, catalogue
 from dflash_cfg.lint.rules.base import rule
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 from dflash_cfg.report.catalogue import catalogue_json, markdown
@@ -199,7 +199,7 @@ def test_the_doc_gives_the_declaration_beside_the_examples(r: Rule) -> None:
 
 
 def test_the_json_catalogue_gives_plain_fields_and_markdown() -> None:
-    entries = json.loads(catalogue_json())
+    entries = json.loads(catalogue_json(catalogue()))
     assert [e["id"] for e in entries] == [r.id for r in ALL]
     for e, r in zip(entries, ALL, strict=True):
         assert list(e) == [
@@ -230,5 +230,6 @@ def test_the_json_catalogue_gives_plain_fields_and_markdown() -> None:
 
 
 def test_a_field_that_does_not_apply_to_an_engine_read_is_null() -> None:
-    (vllm,) = [x for x in json.loads(catalogue_json((REGISTRY["DF121"],)))[0]["reads"] if x["reader"] == "vLLM"]
+    (entry,) = json.loads(catalogue_json(catalogue((REGISTRY["DF121"],))))
+    (vllm,) = [x for x in entry["reads"] if x["reader"] == "vLLM"]
     assert vllm["default"] is None and vllm["bad_type"] is None

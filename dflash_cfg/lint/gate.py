@@ -7,9 +7,9 @@ says the three ways forward.
 
 A finding about some engines only (`Finding.engines`: SGLang refuses a speculators-format directory, MLX
 requires a key) fails a run only where those engines serve the drafters (`Report.served`: the launch's, or
-`--engine` / the project's `engines`). When nothing says what serves them, such a warning is shown and fails
-nothing (a publisher's gate must not fail on one engine's limits); a scoped error still fails (an engine we
-know of refuses the file or drafts wrong, and nothing says it is not that one).
+`--engine` / the project's `engines`). When nothing says what serves them, such a finding is shown and fails
+nothing, error or warning: a publisher's gate must not fail on one engine's limits, and the summary says how to
+gate on them. The incident's signatures concern every engine, so it fails every gate as before.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
             if x.severity < bar:
                 continue
             holds = concerns(x, report.served)
-            if holds or (holds is None and x.severity >= Severity.ERROR):
+            if holds:
                 failing.append((f.path, x))
             elif holds is None:
                 unscoped.append((f.path, x))
@@ -83,11 +83,13 @@ def _note(unscoped: list[tuple[str, Finding]]) -> str:
             name = display(found[0]) if found else text
             if name not in names:
                 names.append(name)
-    count = len(unscoped)
-    kinds = {x.severity for _, x in unscoped}
-    what = "warning" if kinds == {Severity.WARNING} else "finding"
+    counts = [
+        f"{n} {kind}{'s' if n > 1 else ''}"
+        for kind, level in (("error", Severity.ERROR), ("warning", Severity.WARNING), ("info", Severity.INFO))
+        if (n := sum(x.severity == level for _, x in unscoped))
+    ]
     return (
-        f"{count} {what}{'s' if count > 1 else ''} for {', '.join(names)} only: not gating, since nothing says "
+        f"{' and '.join(counts)} for {', '.join(names)} only: not gating, since nothing says "
         'which engines serve the drafter; set engines = ["vllm"] (or "sglang", ...) in the project config, or '
         "--engine, to gate on them"
     )

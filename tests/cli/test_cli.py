@@ -37,7 +37,11 @@ TARGET_CONFIG = FIXTURES / "targets" / "Qwen__Qwen3-4B" / "config.json"
 
 # Planted defects on the real config, each with the rule that must report it.
 TAP_OUT_OF_RANGE = set_taps([1, 5, 9, 13, 17, 21, 25, 40])  # DF104 error (num_target_layers 32)
-TAP_ON_LAST = set_taps([1, 5, 9, 13, 17, 21, 25, 31])  # DF105 warning, no error
+TAP_ON_LAST = set_taps([1, 5, 9, 13, 17, 21, 25, 31])  # DF105 warning for SGLang only, no error
+
+
+def all_full(d: dict[str, Any]) -> None:  # DF205 warning (the stale-file signature), for every engine
+    d["layer_types"] = ["full_attention"] * d["num_hidden_layers"]
 
 
 def drop_use_sliding_window(d: dict[str, Any]) -> None:  # DF204 error, safe fix
@@ -101,8 +105,36 @@ def test_warning_only_exits_0(dflash: Run, tmp_path: Path) -> None:
 
 
 def test_warning_with_strict_exits_1(dflash: Run, tmp_path: Path) -> None:
-    path = write_config(tmp_path / "m", mutated(TAP_ON_LAST))
+    path = write_config(tmp_path / "m", mutated(all_full))
     assert dflash("check", path, "--strict").code == 1
+
+
+def test_a_warning_about_one_engine_gates_only_where_it_serves(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m", mutated(TAP_ON_LAST))
+    unknown = dflash("check", path, "--strict", "--format", "json")
+    (finding,) = [f for f in unknown.json()["files"][0]["findings"] if f["rule"] == "DF105"]
+    assert finding["severity"] == "warning" and finding["engines"] == ["sglang"]
+    assert unknown.code == 0
+    assert unknown.err.startswith("dflash-cfg: 1 warning for SGLang only: not gating")
+    assert "[SGLang]" in dflash("check", path).out  # the text says whom it concerns
+    sglang = dflash("check", path, "--strict", "--engine", "vllm,sglang")
+    assert sglang.code == 1 and "failed on warnings only" in sglang.err and "not gating" not in sglang.err
+    vllm = dflash("check", path, "--strict", "--engine", "vllm")
+    assert (vllm.code, vllm.err) == (0, "")
+    bad = dflash("check", path, "--engine", "trt")
+    assert bad.code == 2 and "'trt' is not an engine dflash-cfg knows" in bad.err
+
+
+def test_the_projects_engines_decide_what_gates(dflash: Run, tmp_path: Path) -> None:
+    path = write_config(tmp_path / "m", mutated(TAP_ON_LAST))
+    (tmp_path / "dflash-cfg.toml").write_text('engines = ["sglang"]\n')
+    assert dflash("check", path, "--strict").code == 1
+    assert dflash("check", path, "--strict", "--engine", "vllm").code == 0  # the command line wins
+    (tmp_path / "dflash-cfg.toml").write_text('engines = ["vllm"]\n')
+    assert dflash("check", path, "--strict").code == 0
+    (tmp_path / "dflash-cfg.toml").write_text('engines = "vllm"\n')
+    wrong = dflash("check", path)
+    assert wrong.code == 2 and "engines" in wrong.err and "must be a list" in wrong.err
 
 
 @pytest.mark.slow
@@ -634,9 +666,10 @@ def test_published_drafters_in_every_format(dflash: Run, path: Path) -> None:
         assert f["kind"] == "speculators"
     else:
         assert f["kind"] == ("dflash2" if "DFlash2DraftModel" in data.get("architectures", []) else "dflash")
-    summary = result.json()["summary"]
-    assert result.code == (1 if summary["errors"] else 0)
-    assert dflash("check", path, "--strict").code == (1 if summary["errors"] + summary["warnings"] else 0)
+    assert result.code == (1 if any(x["severity"] == "error" and not x.get("engines") for x in f["findings"]) else 0)
+    # A finding about some engines only fails nothing while nothing says what serves the drafter.
+    gating = [x for x in f["findings"] if x["severity"] in ("error", "warning") and not x.get("engines")]
+    assert dflash("check", path, "--strict").code == (1 if gating else 0)
     sarif = json.loads(dflash("check", path, "--format", "sarif").out)
     assert len(sarif["runs"][0]["results"]) == len(f["findings"])
     text = dflash("check", path).out

@@ -182,6 +182,29 @@ def test_the_commit_subject_hook_refuses_a_subject_over_72_characters(tmp_path: 
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+def test_every_published_drafter_passes_the_default_hook(repo: Path) -> None:
+    """A publisher vendoring the published drafters commits them with the default hook: no finding about one
+    engine only (SGLang refusing a speculators-format file, MLX needing a key) fails it."""
+    for config in sorted((FIXTURES / "upstream").rglob("config.json")):
+        put(
+            repo,
+            f"drafters/{config.parent.relative_to(FIXTURES / 'upstream').as_posix()}/config.json",
+            config.read_bytes(),
+        )
+    commit = git(repo, "commit", "-m", "published drafters", check=False)
+    out = commit.stdout + commit.stderr
+    assert commit.returncode == 0, out
+    assert re.search(r"dflash-cfg check.*Passed", out), out
+    # The project says SGLang serves them: the speculators-format one (DF162) and MiMo's (DF209) fail it.
+    (repo / "dflash-cfg.toml").write_text('engines = ["sglang"]\n')
+    sglang = subprocess.run(
+        [str(PRE_COMMIT), "run", "dflash-cfg", "--all-files"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    out = sglang.stdout + sglang.stderr
+    assert sglang.returncode != 0 and "DF162 speculators-not-sglang" in out and "DF209" in out, out
+
+
 def test_the_incident_file_is_stopped_by_the_default_hook(repo: Path) -> None:
     """The stale drafter of the incident has only warnings on its own: the hook is a gate and fails."""
     put(

@@ -42,8 +42,9 @@ def rules(result: Result) -> set[tuple[str, str]]:
 
 
 def test_incident_pair_stops_the_launch_by_default(dflash: Run, tmp_path: Path) -> None:
-    """The incident's stale drafter with its target, nothing else said: the gate fails on an error (its guessed
-    last tap is a layer SGLang's Qwen3.5 target cannot capture) and on its warnings."""
+    """The incident's stale drafter with its target, nothing else said: the gate fails on its stale-file warnings,
+    which concern every engine; its guessed last tap, a layer SGLang's Qwen3.5 target cannot capture, is an error
+    shown for SGLang only, so it fails an SGLang launch, not this vLLM one."""
     d, t = pair(tmp_path, INCIDENT)
     result = dflash("preflight", "--", *vllm(t, d))
     assert result.code == 1, result.err
@@ -51,8 +52,13 @@ def test_incident_pair_stops_the_launch_by_default(dflash: Run, tmp_path: Path) 
     assert "DF205 window-without-sliding" in result.out and "DF105 tap-on-last-layer" in result.out
     assert "error DF406 tap-on-last-target-layer" in result.out
     assert "of 64 (target)" in result.out  # the target's depth came from the launch's target dir
-    assert "failed on warnings only" not in result.err
-    assert dflash("preflight", "--fail-on", "error", "--", *vllm(t, d)).code == 1
+    assert "error DF406 tap-on-last-target-layer" in result.out and "[SGLang]" in result.out
+    assert "failed on warnings only" in result.err and "DF406" not in result.err
+    assert dflash("preflight", "--fail-on", "error", "--", *vllm(t, d)).code == 0  # its only error is SGLang's
+    sglang = ["python", "-m", "sglang.launch_server", "--model-path", str(t), "--speculative-algorithm", "DFLASH",
+              "--speculative-draft-model-path", str(d), "--speculative-num-draft-tokens", "16"]  # fmt: skip
+    on_sglang = dflash("preflight", "--fail-on", "error", "--", *sglang)
+    assert on_sglang.code == 1 and "error DF406" in on_sglang.out, on_sglang.err
     # With the error accepted for the file, only warnings fail it: the three ways forward are said.
     (tmp_path / "dflash-cfg.toml").write_text('[per-file-ignores]\n"Qwen3.6-27B-DFlash/" = ["DF406"]\n')
     config = ("--config", tmp_path / "dflash-cfg.toml")

@@ -203,8 +203,9 @@ def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
 # Target families whose published drafters tap the last layer by design (their own engine code captures it):
 # poolside's Laguna-XS-2.1-DFlash ([.., 33, 39] of 40) and XiaomiMiMo's MiMo-V2.5-Pro DFlash ([.., 47, 69] of 70).
 LAST_TAP_BY_DESIGN = ("laguna", "mimo")
-# SGLang targets that cannot capture after their last layer (IndexError, #32204: run on the incident's drafter).
-SGLANG_NO_LAST_CAPTURE = ("qwen3_5",)
+# SGLang's target models that cannot capture after their last layer (IndexError, #32204: run on the incident's
+# drafter): DF406 errs there, for SGLang.
+SGLANG_NO_LAST_LAYER_CAPTURE = ("qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe")
 
 
 @rule(
@@ -222,11 +223,12 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
     IndexError at start-up (#32204; checked by running it on the incident's drafter); {vLLM}'s Llama-style
     and Qwen3-Next/Qwen3.5 loops both capture after the last layer (read in the installed code: a target
     forward pass cannot run in the engine suite). So the finding concerns SGLang only (it fails a gate only
-    where SGLang serves the drafter): a warning with a Qwen3.5 target (``--target``), or without a target,
-    which the file cannot show (the message then names no family); information with another target, whose
-    SGLang capture is not checked. Nothing for a family whose published drafters tap the last layer by design
-    (Laguna's, MiMo's: the drafter's or the target's ``model_type``). The standard selection ends at N-3, so
-    in a Qwen drafter it is often the sign of a guessed or shifted list — compare with upstream.
+    where SGLang serves the drafter): a warning with a Qwen3.5 target (``--target``; DF406 is the error there),
+    or without a target, which the file cannot show (the message then names no family); information with
+    another target, whose SGLang capture is not checked. Nothing for a family whose published drafters tap the
+    last layer by design (Laguna's, MiMo's: the drafter's or the target's ``model_type``). The standard
+    selection ends at N-3, so in a Qwen drafter it is often the sign of a guessed or shifted list — compare
+    with upstream.
 
     Fail: ``"num_target_layers": 64``, ``"target_layer_ids": [1, 17, 33, 49, 63]``
     Fail (info): the same with a target whose SGLang model is not Qwen3.5's
@@ -250,10 +252,10 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
             "IndexError; give --target to know), vLLM does; a guessed or shifted list often ends here",
             engines=("sglang",),
         )
-    elif family.startswith(SGLANG_NO_LAST_CAPTURE):
+    elif family in SGLANG_NO_LAST_LAYER_CAPTURE:
         yield Problem(
             where,
-            f"{head}: SGLang's {family} target cannot capture it (IndexError), vLLM does; "
+            f"{head}: SGLang's Qwen3.5 target cannot capture it (IndexError), vLLM does; "
             "a guessed or shifted list often ends here",
             engines=("sglang",),
         )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Literal
 
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
+from dflash_cfg.lint.rules.taps import SGLANG_NO_LAST_LAYER_CAPTURE
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity, Target
 
 
@@ -50,6 +51,11 @@ def target_hidden_size(ctx: Context) -> Iterator[Problem]:
         yield Problem("/hidden_size", f"hidden_size {hidden} but the target ({target.path}) has {want}")
 
 
+# Rows a target's embedding is padded by (to a multiple of 64..1024): a smaller drafter vocabulary, itself padded
+# (a multiple of 64), that cuts no more than this is taken for one that leaves out the target's padding.
+PADDING_ROWS = 1024
+
+
 @rule(
     "DF402",
     "target-vocab-size",
@@ -68,7 +74,10 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     the target's (the draft logits would need lm_head rows the target does not have). Warning: a smaller
     one, done on purpose by published drafters (XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash: 152064 for a target
     padded to 152576): ids past it are never drafted; info when the target's tokenizer ends below it (only
-    padding rows are cut). A file with its own ``draft_vocab_size`` is not checked, except a
+    padding rows are cut) or, with the tokenizer not at hand, when a vocabulary that is a multiple of 64 cuts at
+    most 1024 rows (what padding the
+    embedding to a multiple of 64 to 1024 leaves; a drafter made for another vocabulary misses far more). A file
+    with its own ``draft_vocab_size`` is not checked, except a
     ``DFlashLagunaForCausalLM`` drafter: {vLLM}'s Laguna drafter raises unless its
     ``draft_vocab_size`` equals the target's vocabulary (an error; checked by running it). A DFlash2 drafter's
     candidate head draws from min(target vocabulary, ``vocab_size``) in vLLM 0.34 and from the target's in 0.33
@@ -110,12 +119,18 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
             severity=Severity.INFO,
         )
         return
+    padding = want - vocab <= PADDING_ROWS and vocab % 64 == 0
     yield Problem(
         "/vocab_size",
-        f"vocab_size {vocab} is below the target's {want}: ids {vocab}..{want - 1} are never drafted; fine if "
-        "trained that way, check against upstream",
-        severity=Severity.WARNING,
+        f"vocab_size {vocab} is below the target's {want}: ids {vocab}..{want - 1} are never drafted; "
+        + ("so few rows are usually the target's padding" if padding else "fine if trained that way")
+        + ", check against upstream",
+        severity=Severity.INFO if padding else Severity.WARNING,
     )
+
+
+# The ports that size their capture with num_target_layers (vLLM does not read it; SGLang uses the target's depth).
+PORTS = ("mlx", "reference")
 
 
 @rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=("SGLang:num_target_layers",), fix=True)
@@ -123,9 +138,10 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
     """``num_target_layers`` differs from the target's number of decoder layers (``text_config`` for
     composite models such as Qwen3.6-27B's ``qwen3_5``).
 
-    A warning: vLLM does not read it, and SGLang captures with the running target's depth (logging the
-    difference; a tap past the file's value is DF104, one past the target DF405); the April reference and
-    MLX size their capture with it. Safe fix: take the target's depth (a fact of the target, not a
+    A warning about the April reference and MLX only, which size their capture with it (it fails a gate only
+    where one of them serves the drafter): vLLM does not read it, and SGLang captures with the running target's
+    depth (logging the difference; a tap past the file's value is DF104, one past the target DF405). Safe fix: take
+    the target's depth (a fact of the target, not a
     trained value of the drafter).
 
     Fail: ``"num_target_layers": 36`` for Qwen3.6-27B (64)
@@ -150,6 +166,7 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
                 where,
                 f"num_target_layers is absent; the target has {depth} layers",
                 Fix(f"set num_target_layers to the target's {depth}", (PatchOp("add", where, depth),)),
+                engines=PORTS,
             )
         elif value != depth:
             op: Literal["add", "replace"] = "replace" if value is not None else "add"
@@ -158,6 +175,7 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
                 f"num_target_layers is {show(value)} but the target has {depth} layers (SGLang captures with "
                 "the target's; the April reference and MLX with this value)",
                 Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)),
+                engines=PORTS,
             )
 
 
@@ -168,7 +186,7 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
     "data",
     "target",
     reads=("SGLang:mask_token_id", "vLLM:mask_token_id"),
-    severities=(Severity.WARNING,),
+    severities=(Severity.WARNING, Severity.INFO),
 )
 def mask_token(ctx: Context) -> Iterator[Problem]:
     """The mask token id is not a usable mask for the target tokenizer.
@@ -184,7 +202,7 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
     151669 for Qwen3).
 
     Fail: ``"mask_token_id": 151936`` for Qwen3-4B (its vocabulary is ids 0..151935)
-    Warn: ``"mask_token_id": 151645`` for Qwen3 (``<|im_end|>``, the eos token)
+    Fail (info): ``"mask_token_id": 151645`` for Qwen3 (``<|im_end|>``, the eos token)
     Pass: ``"mask_token_id": 151669`` for Qwen3
     """
     target = _target(ctx)
@@ -200,8 +218,8 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             where,
             f"mask_token_id {shown} is the target's {', '.join(names)}: the drafter fills its block with a "
-            "control token; fine only if it was trained that way, check against upstream",
-            severity=Severity.WARNING,
+            "control token; fine if it was trained that way, check against upstream",
+            severity=Severity.INFO,
         )
     if target.vocab_size is not None and mask >= target.vocab_size:
         yield Problem(where, f"mask_token_id {mask} is outside the target vocabulary [0, {target.vocab_size})")
@@ -258,7 +276,6 @@ def taps_past_target(ctx: Context) -> Iterator[Problem]:
 
 # Targets whose SGLang model marks self.layers[tap + 1] to capture a tap (qwen3_5.py; text_config model_type
 # first, as Target reads it), so a tap on the last layer raises IndexError there.
-SGLANG_NO_LAST_LAYER_CAPTURE = ("qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe")
 
 
 @rule(
@@ -275,8 +292,8 @@ def tap_on_last_target_layer(ctx: Context) -> Iterator[Problem]:
     SGLang captures the output of layer t as the state entering layer t + 1; its Qwen3.5 model marks
     ``layers[t + 1]``, which does not exist for the last layer, and the server stops at start-up with
     IndexError (sgl-project/sglang #32204; the fix, PR #32206, is not merged). vLLM captures it on this
-    target. DF105 warns about a last-layer tap for any target; with the target known to be a Qwen3.5
-    model, it is an error.
+    target. So the error concerns SGLang only: it fails a gate where SGLang serves the drafter (an SGLang
+    launch, ``engines = ["sglang"]``, ``--engine sglang``). DF105 speaks of a last-layer tap for other targets.
 
     Fail: ``"target_layer_ids": [1, 17, 33, 49, 63]`` for Qwen3.6-27B (64 layers, ``qwen3_5``)
     Pass: ``"target_layer_ids": [1, 16, 31, 46, 61]`` for Qwen3.6-27B
@@ -292,6 +309,7 @@ def tap_on_last_target_layer(ctx: Context) -> Iterator[Problem]:
                 f"{where}/{i}",
                 f"tap {tap} is the last layer of the target ({target.model_type}, {depth} layers): SGLang's "
                 "Qwen3.5 model cannot capture it and stops at start-up (IndexError)",
+                engines=("sglang",),
             )
 
 

@@ -84,8 +84,12 @@ def shown(findings: Findings) -> str:
 def findings_of(result: Result) -> Findings:
     """The findings of a CLI run that checked one file."""
     assert result.code in (0, 1), f"exit {result.code}: {result.err}"
-    # Nothing on stderr but the gate's one-line hint when warnings alone fail the run (--strict).
-    assert result.err == "" or result.err.startswith("dflash-cfg: failed on warnings only"), result.err
+    # Nothing on stderr but the gate's one-line hints: warnings alone fail the run (--strict), findings about some
+    # engines only fail nothing for want of knowing what serves the drafter.
+    lines = result.err.splitlines()
+    assert all(
+        line.startswith("dflash-cfg: failed on warnings only") or " only: not gating, since " in line for line in lines
+    ), result.err
     (report,) = result.json()["files"]
     return linted(report)
 

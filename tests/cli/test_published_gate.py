@@ -1,0 +1,75 @@
+"""Every complete published drafter in fixtures/upstream/ passes the gate as a publisher runs it: copied out of any
+project, `check --gate DIR` with defaults, with and without its paired target. A gate failure on one of them
+would mean a publisher cannot commit the file they publish. The incident still fails every default gate."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, Result
+
+Run = Callable[..., Result]
+
+UPSTREAM = FIXTURES / "upstream"
+TARGETS = FIXTURES / "targets"
+INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
+# The complete published drafters (config.json, not config.partial.json) and the target each is made for, where
+# fixtures/targets/ holds it.
+PAIRED: dict[str, str | None] = {
+    "RedHatAI__DeepSeek-V4-Flash-speculator.dflash": "deepseek-ai__DeepSeek-V4-Flash",
+    "XiaomiMiMo__MiMo-V2.5-Pro-FP4-DFlash/dflash": "XiaomiMiMo__MiMo-V2.5-Pro",
+    "poolside__Laguna-XS-2.1-DFlash": None,
+    "z-lab__Muse-Glimmer-30B-DFlash2": None,
+    "z-lab__Qwen3-4B-DFlash-b16": "Qwen__Qwen3-4B",
+    "z-lab__Qwen3.5-4B-DFlash": None,
+    "z-lab__Qwen3.6-27B-DFlash": "Qwen__Qwen3.6-27B",
+    "z-lab__Qwen3.8-27B-DFlash2": None,
+    "z-lab__gemma-4-26B-A4B-it-DFlash": None,
+}
+CASES = [(name, None) for name in PAIRED] + [(name, t) for name, t in PAIRED.items() if t is not None]
+
+
+def test_the_list_is_every_complete_published_drafter() -> None:
+    complete = {p.parent.relative_to(UPSTREAM).as_posix() for p in UPSTREAM.rglob("config.json")}
+    assert complete == set(PAIRED)
+
+
+def outside(tmp_path: Path, src: Path) -> Path:
+    """A copy of the drafter's directory (config.json only) where no project config is found."""
+    drafter = tmp_path / "work" / src.name
+    drafter.mkdir(parents=True)
+    shutil.copyfile(src / "config.json", drafter / "config.json")
+    return drafter
+
+
+def gate(dflash: Run, monkeypatch: pytest.MonkeyPatch, drafter: Path, *extra: str | Path) -> Result:
+    monkeypatch.chdir(drafter.parent)
+    return dflash("check", "--gate", drafter.name, *extra)
+
+
+@pytest.mark.parametrize(("name", "target"), CASES, ids=[f"{n}{'+target' if t else ''}" for n, t in CASES])
+def test_a_published_drafter_passes_the_gate(
+    dflash: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, target: str | None
+) -> None:
+    drafter = outside(tmp_path, UPSTREAM / name)
+    result = gate(dflash, monkeypatch, drafter, *(("--target", TARGETS / target) if target else ()))
+    assert result.code == 0, result.out + result.err
+    assert "failed on" not in result.err
+
+
+def test_the_incident_fails_every_default_gate(dflash: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    drafter = outside(tmp_path, INCIDENT)
+    target = TARGETS / "Qwen__Qwen3.6-27B"
+    for extra in [(), ("--target", target), ("--engine", "vllm"), ("--engine", "sglang"), ("--engine", "mlx")]:
+        result = gate(dflash, monkeypatch, drafter, *extra)
+        assert result.code == 1 and "DF205 window-without-sliding" in result.out, (extra, result.err)
+    for launch in (
+        ["vllm", "serve", str(target), "--speculative-config", f'{{"method": "dflash", "model": "{drafter}"}}'],
+        ["python", "-m", "sglang.launch_server", "--model-path", str(target), "--speculative-algorithm", "DFLASH",
+         "--speculative-draft-model-path", str(drafter), "--speculative-num-draft-tokens", "16"],
+    ):  # fmt: skip
+        result = dflash("preflight", "--no-engine-check", "--", *launch)
+        assert result.code == 1 and "DF205 window-without-sliding" in result.out, (launch[0], result.err)

@@ -14,6 +14,7 @@ gate on them. The incident's signatures concern every engine, so it fails every 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
@@ -62,12 +63,17 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
         return Verdict(EXIT_OK, unscoped=tuple(unscoped), note=note)
     advice = ""
     if all(x.severity < Severity.ERROR for _, x in failing):
-        path, first = failing[0]
+        # Every rule that failed, for every file that failed: the example, followed, makes the run pass.
+        rules: dict[str, set[str]] = {}
+        for path, x in failing:
+            rules.setdefault(path, set()).add(x.rule)
+        # JSON strings are TOML basic strings: a path with a quote or a backslash stays one key.
+        entries = ", ".join(f"{json.dumps(path)} = {json.dumps(sorted(ids))}" for path, ids in rules.items())
         advice = (
             "failed on warnings only: a warning is something a published drafter may do on purpose. Either "
             "compare with its upstream repo (--from-hub ORG/NAME, or `upstream` in a [[tool.dflash-cfg.models]] "
             'entry; a file identical to its upstream passes), accept them for the project (fail-on = "error"), '
-            f'or for this file (per-file-ignores = {{ "{path}" = ["{first.rule}"] }})'
+            f"or for {'this file' if len(rules) == 1 else 'these files'} (per-file-ignores = {{ {entries} }})"
         )
     return Verdict(EXIT_FINDINGS, tuple(failing), advice, tuple(unscoped), note)
 

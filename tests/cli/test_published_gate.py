@@ -73,3 +73,22 @@ def test_the_incident_fails_every_default_gate(dflash: Run, monkeypatch: pytest.
     ):  # fmt: skip
         result = dflash("preflight", "--no-engine-check", "--", *launch)
         assert result.code == 1 and "DF205 window-without-sliding" in result.out, (launch[0], result.err)
+
+
+def test_the_gates_advice_followed_makes_it_pass(dflash: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The per-file-ignores example names every rule that failed, for every file that failed: pasted into the
+    project config, the same gate passes."""
+    work = tmp_path / "work"
+    first = outside(tmp_path, INCIDENT)
+    second = work / "again"
+    shutil.copytree(first, second)
+    target = TARGETS / "Qwen__Qwen3.6-27B"
+    monkeypatch.chdir(work)
+    failed = dflash("check", "--gate", first.name, second.name, "--target", target)
+    assert failed.code == 1
+    (advice,) = [line for line in failed.err.splitlines() if "failed on warnings only" in line]
+    example = advice[advice.index("per-file-ignores = {") : -1]
+    assert example.count('"DF205"') == 2 and example.count('"DF404"') == 2, advice
+    (work / "dflash-cfg.toml").write_text(example + "\n")
+    passed = dflash("check", "--gate", first.name, second.name, "--target", target)
+    assert passed.code == 0, passed.err

@@ -108,9 +108,11 @@ def test_target_on_s3(dflash: Run, s3: S3Server) -> None:
     target = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
     _, url = upload(s3, target, "targets/Qwen3.6-27B")
     drafter = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
-    remote_run = dflash("check", drafter, "--target", url, "--format", "json")
-    local_run = dflash("check", drafter, "--target", target, "--format", "json")
-    assert remote_run.code == local_run.code == 1, remote_run.err  # DF406: the guessed last tap, on this target
+    remote_run = dflash("check", drafter, "--target", url, "--engine", "sglang", "--format", "json")
+    local_run = dflash("check", drafter, "--target", target, "--engine", "sglang", "--format", "json")
+    assert remote_run.code == local_run.code == 1, (
+        remote_run.err
+    )  # DF406: the guessed last tap, on this target, for SGLang
 
     def rules(r: Result) -> list[tuple[str, str]]:
         return [(f["rule"], f["pointer"]) for f in r.json()["files"][0]["findings"]]

@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from dflash_cfg import progress
 from dflash_cfg.cli import files, probe, rules, serving
 from dflash_cfg.cli.output import rule_docs, say, write_whole
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, Documented, redact
@@ -71,6 +72,15 @@ def _error_document(args: list[str], message: str) -> None:
         write_whole(error_json(command, __version__, message))
 
 
+def _progress(args: list[str]) -> contextlib.AbstractContextManager[None]:
+    """Progress lines on stderr for a text run on a terminal (dflash_cfg.progress); nothing in a machine format,
+    a pipe or a CI log."""
+    _, fmt = _requested_format(args)
+    if fmt not in (None, "text") or not sys.stderr.isatty():
+        return contextlib.nullcontext()
+    return progress.shown_on(sys.stderr)
+
+
 def run(entry: click.Command, args: list[str] | None = None) -> int:
     """Invoke click without letting it exit, and turn every failure into a one-line cause (and, with a
     machine --format, into a document on stdout that says it)."""
@@ -82,7 +92,8 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
 
     try:
         # Without standalone mode click returns the command's exit code instead of exiting with it.
-        code = entry.main(args=args, prog_name="dflash-cfg", standalone_mode=False)
+        with _progress(argv):
+            code = entry.main(args=args, prog_name="dflash-cfg", standalone_mode=False)
         return code if isinstance(code, int) else EXIT_OK
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from dflash_cfg import progress
 from dflash_cfg.commands.common import (
     HubOptions,
     Views,
@@ -161,11 +162,13 @@ def _check(options: CheckOptions) -> Report:
     )
     reports: list[FileReport] = []
     errors: list[str] = list(unlisted)
-    for outcome in _each(one, len(paths), parallel=local):
-        if isinstance(outcome, str):
-            errors.append(outcome)
-        else:
-            reports.append(outcome)
+    with progress.counting(len(paths), "checked", "files") as count:
+        for outcome in _each(one, len(paths), parallel=local):
+            count.advance()
+            if isinstance(outcome, str):
+                errors.append(outcome)
+            else:
+                reports.append(outcome)
     return Report(
         tuple(reports), transformers_version(), __version__, tuple(errors), fail_on, options.gate, served(options)
     )

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dflash_cfg.model import JSON, Adapted, EngineRecord, Reads, Refusal
+from dflash_cfg import progress
+from dflash_cfg.model import JSON, NAMES, Adapted, EngineRecord, Reads, Refusal
 from dflash_cfg.pinned import is_checked
 from dflash_cfg.sources.cache import default_root
 
@@ -117,7 +118,9 @@ def run(
             )
         except OSError as error:
             return [_failed(engine, python, f"cannot start the adapter: {error}")] * len(requests)
-        problem, tail = _collect(process, requests, lines, timeout)
+        label = f"{NAMES[engine]} ({python}): building the drafter with its own config code"
+        with progress.activity(label):
+            problem, tail = _collect(process, requests, lines, timeout)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     records = [_parse(engine, python, line) for line in lines]

@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 LOCK = Path(__file__).resolve().parent / "requirements.lock.txt"
@@ -98,18 +99,34 @@ def _build(venv: Path, lock: Path, *, quiet: bool) -> None:
     shutil.rmtree(venv, ignore_errors=True)
     # The interpreter that runs this script: the venv's python is its version.
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    argv = [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-input", "-r", str(lock)]
     with open(venv / "build.log", "wb") as log:
-        try:
-            subprocess.run(
-                [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-input", "-r", str(lock)],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                check=True,
-            )
-        except subprocess.CalledProcessError:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        _show_pip(process, venv / "build.log", len(pins_of(lock)), quiet=quiet)
+        if process.returncode != 0:
             sys.stderr.write((venv / "build.log").read_text(errors="replace")[-4000:])
-            raise
+            raise subprocess.CalledProcessError(process.returncode, argv)
     (venv / STAMP).write_text(lock_hash(lock) + "\n")
+
+
+def _show_pip(process: subprocess.Popen[bytes], log: Path, total: int, *, quiet: bool) -> None:
+    """Wait for pip; on a terminal, one line redrawn each second: packages fetched of the lock's, and the time."""
+    started = time.monotonic()
+    shown = not quiet and sys.stderr.isatty()
+    while True:
+        try:
+            process.wait(timeout=1)
+            break
+        except subprocess.TimeoutExpired:
+            if shown:
+                fetched = log.read_bytes().count(b"\nCollecting ") if log.exists() else 0
+                elapsed = int(time.monotonic() - started)
+                sys.stderr.write(
+                    f"\rengines: pip: {fetched} of {total} packages fetched, {elapsed // 60}m{elapsed % 60:02}s "
+                )
+                sys.stderr.flush()
+    if shown:
+        sys.stderr.write("\r\x1b[K")
 
 
 def _compile(venv: Path) -> None:

@@ -1,0 +1,117 @@
+"""What long work is doing, shown on a terminal: the engine being started and for how long, files done of a
+tree.
+
+An effect, kept to this module: the CLI turns it on (`shown_on`) for a text run whose stderr is a terminal,
+and every call below is a no-op otherwise, so the commands and the library stay silent in machine formats,
+in pipes, in CI logs and under tests. The lines are tqdm's (a dependency of huggingface_hub, and what its
+downloads show); each clears itself when its work ends, so the report that follows is unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+# Work shorter than this shows nothing: a check of one file, a cached engine step.
+DELAY = 0.5
+# How often an activity's elapsed time is redrawn (tqdm redraws only when told).
+TICK = 0.25
+
+_stream: TextIO | None = None
+
+
+@contextlib.contextmanager
+def shown_on(stream: TextIO) -> Iterator[None]:
+    """Show progress on `stream` for the duration (the CLI's run of one command)."""
+    global _stream
+    before, _stream = _stream, stream
+    try:
+        yield
+    finally:
+        _stream = before
+
+
+def _bar(**options: Any) -> tqdm[Any] | None:
+    if _stream is None:
+        return None
+    from tqdm import tqdm
+
+    columns, rows = _size(_stream)
+    return tqdm(file=_stream, leave=False, delay=DELAY, ncols=columns, nrows=rows, **options)
+
+
+def _size(stream: TextIO) -> tuple[int, int]:
+    """The terminal's columns and rows; 80 x 24 where it says 0 (a pseudo-terminal nobody sized, as `script` or
+    a container's exec makes), on which tqdm would hide every line as past the screen's last row."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        columns, rows = size.columns, size.lines
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        columns, rows = 0, 0
+    return columns or 80, rows or 24
+
+
+@contextlib.contextmanager
+def activity(label: str) -> Iterator[None]:
+    """`label` and its elapsed time while the block runs ("vLLM 0.34.0: building the drafter  12s")."""
+    bar = _bar(total=None, desc=label, bar_format="{desc}  {elapsed}")
+    if bar is None:
+        yield
+        return
+    done = threading.Event()
+
+    def tick() -> None:
+        if done.wait(DELAY):  # short work shows nothing
+            return
+        while True:
+            bar.refresh()
+            if done.wait(TICK):
+                return
+
+    ticker = threading.Thread(target=tick, name="dflash-cfg-progress", daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
+        _close(bar)
+
+
+@dataclass
+class Count:
+    """Items done of a known total; `advance()` after each."""
+
+    bar: tqdm[Any] | None
+
+    def advance(self, n: int = 1) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+
+@contextlib.contextmanager
+def counting(total: int, desc: str, unit: str) -> Iterator[Count]:
+    """ "checked  12/480 files" while the block runs."""
+    bar = _bar(total=total, desc=desc, unit=unit, bar_format="{desc}  {n_fmt}/{total_fmt} {unit}  {elapsed}")
+    try:
+        yield Count(bar)
+    finally:
+        if bar is not None:
+            _close(bar)
+
+
+def _close(bar: tqdm[Any]) -> None:
+    """Blank the line, then end the bar: tqdm's leave=False leaves the last frame on some streams. A bar that
+    never drew (work shorter than DELAY) writes nothing."""
+    if time.time() - bar.start_t >= DELAY:  # tqdm times with time.time
+        bar.clear()
+    bar.close()

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dflash_cfg.errors import LockError, TargetError, UsageError
+from dflash_cfg.errors import HubUnreachable, LockError, TargetError, UsageError
 from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.lint.rules import ALL, Rule
 from dflash_cfg.model import Effective, HubFile, Target
@@ -124,6 +124,14 @@ def repo_for(path: storage.Where, hub: HubOptions) -> tuple[str, str]:
 
 def upstream_for(path: storage.Where, hub: HubOptions, environ: Mapping[str, str] | None = None) -> HubFile:
     """The upstream config.json `path` is compared with; the Hub settings read from `environ` (None: ours)."""
+    try:
+        return _upstream_for(path, hub, environ)
+    except HubUnreachable as exc:
+        # A comparison can be made with the cached copy instead: the one place --offline is the advice.
+        raise HubUnreachable(f"{exc}; use --offline to compare with the local cache") from None
+
+
+def _upstream_for(path: storage.Where, hub: HubOptions, environ: Mapping[str, str] | None) -> HubFile:
     repo, revision = repo_for(path, hub)
     if storage.is_remote(path):
         return fetch_config(repo, revision, offline=hub.offline, environ=environ)

@@ -29,6 +29,7 @@ from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import default_root
 from dflash_cfg.sources.launch_files import read_config, read_env_file
 from dflash_cfg.sources.project import resolve as resolve_project
+from dflash_cfg.sources.target import TARGET_FILES
 from dflash_cfg.sources.where import Lookup, exists_for, folder_for, is_file_for, locate_for
 
 
@@ -61,7 +62,7 @@ def run(
     # declares its method): the drafter's config decides (`_drafter`), and DF803 says what vLLM 0.33 makes of it.
     try:
         drafter = _drafter(launch, lookup)
-        target = locate_for(lookup, launch.target, launch.target_revision)
+        target = locate_for(lookup, launch.target, launch.target_revision, TARGET_FILES)
     except LaunchError as exc:  # NotADrafter keeps its exit code
         raise type(exc)(f"launch command: {exc}") from None
     engine, step = _engine_step(launch, drafter, target, engine_check, config, isolated, no_cache)

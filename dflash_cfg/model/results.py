@@ -142,10 +142,14 @@ class Outcome:
 class FixResult:
     plan: Plan
     outcome: Outcome | None  # None: nothing written (nothing to change, or not confirmed)
-    remaining_errors: int  # errors the file still has that only upstream or a human can settle
+    # Findings the file still has at the severity that fails `check` with fix's inputs (errors, or errors and
+    # warnings where the project's fail-on says so): what only upstream or a human can settle.
+    remaining_errors: int
     # When the file still has errors or warnings no safe fix settles and it was not taken from
     # upstream: the repo its trained values come from, if it can be known ("" when it cannot).
     upstream_hint: str | None = None
+    recheck: str = ""  # the `check` command line with fix's inputs, whose answer the exit code is
+    warnings_fail: bool = False  # the project's fail-on counts warnings in `remaining_errors`
 
 
 @dataclass(frozen=True)

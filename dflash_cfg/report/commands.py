@@ -39,7 +39,8 @@ def _cell(text: str) -> str:
 
 
 def diff_text(result: DiffResult) -> str:
-    """One table: field, local raw, local through Qwen3Config, upstream; critical rows first, marked `!`."""
+    """One table: field, local raw, local through Qwen3Config, upstream; critical rows first, marked `*`, and
+    each row's state in a word ("differs", "equal"): a symbol such as `!=` reads as "not equal"."""
     up = result.upstream
     source = printable(f"{up.repo}@{up.commit}  ({up.revision})")
     head = [f"{click.style(printable(result.path), bold=True)}  vs  {source}"]
@@ -54,22 +55,22 @@ def diff_text(result: DiffResult) -> str:
         changed = r.differs or r.differs_effective
         if not (changed or r.critical):
             continue
-        mark = ("!" if r.critical else " ") + ("≠" if changed else "=")
+        mark = ("*" if r.critical else " ") + (" differs" if changed else " equal")
         local, seen, theirs = (_cell(side) for side in shown)
         table.append((mark, printable(r.pointer[1:]), printable(local), printable(seen), printable(theirs)))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = [*head, ""]
     for i, row in enumerate(table):
         line = "  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip()
-        if i and "≠" in row[0]:
-            line = click.style(line, fg="red" if "!" in row[0] else "yellow")
+        if i and "differs" in row[0]:
+            line = click.style(line, fg="red" if "*" in row[0] else "yellow")
         lines.append(line)
     same = sum(1 for r in result.rows if not (r.differs or r.differs_effective or r.critical))
     lines.append("")
-    lines.append(
-        f"! = DFlash-critical, ≠ differs; {same} other fields identical and not shown "
-        f"(transformers {result.transformers_version})"
-    )
+    lines.append("* DFlash-critical (shown even when equal); differs / equal: the local file against upstream, raw or")
+    lines.append('  through Qwen3Config; a blank cell under "local via Qwen3Config": the class does not interpret that')
+    lines.append("  field, and the engine reads the file's value")
+    lines.append(f"{same} other fields identical and not shown (transformers {result.transformers_version})")
     return "\n".join(lines) + "\n"
 
 
@@ -150,9 +151,10 @@ def fix_advice(result: FixResult) -> list[str]:
     p = result.plan
     lines = []
     if result.remaining_errors:
+        what = "error(s) or warning(s)" if result.warnings_fail else "error(s)"
         lines.append(
-            f"{result.remaining_errors} error(s) remain that need upstream values or a human: "
-            f"dflash-cfg check {p.path.parent}"
+            f"{result.remaining_errors} {what} remain that need upstream values or a human: "
+            f"{result.recheck or f'dflash-cfg check {p.path.parent}'}"
         )
     if result.upstream_hint is not None:
         repo = result.upstream_hint or "ORG/NAME"

@@ -245,7 +245,7 @@ def gather(
     weights, weights_error = None, None
     if needs(settings.rules, "weights"):
         weights, weights_error = weights_beside(path.parent, weights_seen)
-    upstream = upstream_for(path, settings.hub, options.hub_environ) if settings.hub is not None else None
+    upstream = upstream_for(path, settings.hub, options.hub_environ, gate=options.gate) if settings.hub else None
     upstream_doc = parse(upstream.data) if upstream is not None else None
     return Inputs(
         shown,

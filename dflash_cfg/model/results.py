@@ -184,7 +184,9 @@ class Location:
         return self.config.parent
 
 
-EngineStatus = Literal["read", "refused", "failed", "not-run"]
+# ran: the engine built the drafter (its reads are judged by DF902/DF904); refused: it raised (DF901); timeout: no
+# answer within the limit; failed: the adapter could not answer (both DF903); skipped: not run, `reason` says why.
+EngineStatus = Literal["ran", "skipped", "refused", "timeout", "failed"]
 
 
 @dataclass(frozen=True)

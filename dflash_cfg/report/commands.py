@@ -27,6 +27,8 @@ from dflash_cfg.model import (
     Outcome,
     Plan,
     Preflight,
+    Report,
+    Severity,
     Verification,
     display,
 )
@@ -320,20 +322,33 @@ def preflight_text(p: Preflight) -> str:
         f"  drafter {launch.drafter} -> {p.drafter.config}"
         + (f" @ {p.drafter.commit[:12]}" if p.drafter.commit else ""),
     ]
-    if p.engine_step is not None and p.engine_step.status != "not-run":
-        lines.append(f"  engine  {_engine_line(p.engine_step)}")
+    if p.engine_step is not None:
+        lines.append(f"  engine check: {_engine_line(p.engine_step, _disagreements(p.report))}")
     return printable("\n".join(lines) + "\n", keep="\n")
 
 
-_DID = {"read": "read the drafter", "refused": "refused the drafter", "failed": "could not answer"}
+def _disagreements(report: Report) -> tuple[str, ...]:
+    """The rules that found the engine reading the drafter other than the file says (DF902): what makes an
+    engine that ran disagree."""
+    found = {x.rule for f in report.files for x in f.findings if x.rule == "DF902" and x.severity >= Severity.WARNING}
+    return tuple(sorted(found))
 
 
-def _engine_line(step: EngineStep) -> str:
-    """`vLLM 0.33.0 (/venv/bin/python): read the drafter in 12.9 s`, or `... (cached)`: the engine step when the
-    engine was asked (or its answer taken from the cache); the findings (DF90x) say what it answered."""
-    name = display(step.engine, step.version)
-    when = " (cached)" if step.cached else f" in {step.seconds:.1f} s" if step.seconds is not None else ""
-    return f"{name} ({step.python}): {_DID[step.status]}{when}"
+def _engine_line(step: EngineStep, disagree: tuple[str, ...] = ()) -> str:
+    """One line for every launch, so a reader never has to infer from silence whether the engine was asked:
+    `vLLM 0.34.0 (/venv/bin/python): agrees, 12.9 s` (or `(cached)`), `... : disagrees (DF902), ...`,
+    `...: refused the drafter (DF901), ...`, `...: timeout: REASON`, `...: failed: REASON`, or
+    `skipped: REASON`."""
+    if step.status == "skipped":
+        return f"skipped: {step.reason}"
+    name = f"{display(step.engine, step.version)} ({step.python})"
+    when = "cached" if step.cached else f"{step.seconds:.1f} s" if step.seconds is not None else ""
+    if step.status == "ran":
+        verdict = f"disagrees ({', '.join(disagree)})" if disagree else "agrees"
+        return f"{name}: {verdict}" + (f", {when}" if when else "")
+    if step.status == "refused":
+        return f"{name}: refused the drafter ({step.reason})" + (f", {when}" if when else "")
+    return f"{name}: {step.status}: {step.reason}"
 
 
 def engine_step_json(step: EngineStep, release: str | None) -> dict[str, Any]:

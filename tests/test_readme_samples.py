@@ -4,9 +4,9 @@ first line is `$ COMMAND`: what a user pastes at a shell in the repository root,
 prints there, run that way: by `sh`, with the installed (non-editable) `dflash-cfg` first on PATH, offline
 (the tests' Hub is a closed port on loopback, their Hugging Face cache empty: a sample needing either says so).
 
-`$TMP` in a command is a scratch directory holding a copy of the incident's drafter, `$TMP/Qwen3.6-27B-DFlash`,
-as `./dev demo` shows it: one copy per page, shared by the page's samples in order, so a page can show
-`fix` writing the file and then `verify` proving it.
+`$TMP` in a command is the shell's variable, set to a scratch directory holding a copy of the incident's
+drafter, `$TMP/Qwen3.6-27B-DFlash`, as `./dev demo` has it: one copy per page, shared by the page's samples in
+order, so a page can show `fix` writing the file and then `verify` proving it.
 
 Regenerate after an intended change: DFLASH_CFG_README=record ./dev test tests/test_readme_samples.py
 """
@@ -50,7 +50,7 @@ def test_samples_are_what_the_code_prints(page: Path, installed: Installed, tmp_
     for match in SAMPLE.finditer(text):
         command = match["command"]
         assert re.match(r"([A-Z_]+=\S+ )*dflash-cfg ", command), f"a sample runs dflash-cfg: {command}"
-        result = installed.run("sh", "-c", command.replace(SCRATCH, str(scratch)))
+        result = installed.run("sh", "-c", command, TMP=str(scratch))  # as pasted after `TMP=$(mktemp -d)`
         out = (result.stdout + result.stderr).replace(str(scratch), SCRATCH)
         # Absolute paths (diff and fix print them, to be checked on another host) as seen from the root.
         produced.append(out.replace(f"{ROOT}{os.sep}", ""))

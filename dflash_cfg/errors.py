@@ -64,6 +64,10 @@ class HubError(DflashCfgError):
     """The Hub could not answer as asked. Never contains the token."""
 
 
+class HubUnreachable(HubError):
+    """No answer from the Hub at all (refused, no route, no name): the local cache is all there is."""
+
+
 class TargetError(DflashCfgError):
     """The target model dir cannot be read or is malformed: which file, what is wrong, what to do."""
 

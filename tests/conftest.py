@@ -16,6 +16,7 @@ from gcsserver import GcsServer
 from helpers import CACHE, FIXTURES, Result
 from hubserver import ErrorHub, Olah
 from hypothesis.configuration import set_hypothesis_home_dir
+from installed import Installed, install
 from s3server import S3Server
 
 from dflash_cfg.cli import cli as cli_group
@@ -111,9 +112,9 @@ def pytest_report_header() -> str:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test served by olah, moto or the GCS emulator is slow: the session starts the server (and may
-    build its venv)."""
+    build its venv); so is every test of the installed wheel (built and installed once per session)."""
     for item in items:
-        if {"olah", "s3_server", "gcs_server"} & set(getattr(item, "fixturenames", ())):
+        if {"olah", "s3_server", "gcs_server", "installed"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 
@@ -174,3 +175,9 @@ def gcs(gcs_server: GcsServer, monkeypatch: pytest.MonkeyPatch) -> GcsServer:
     for name, value in gcs_server.env().items():
         monkeypatch.setenv(name, value)
     return gcs_server
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """dflash-cfg built into a wheel and pip-installed (not editable) into a venv of its own (tests/installed.py)."""
+    return install(tmp_path_factory.mktemp("installed"))

@@ -6,38 +6,18 @@ from __future__ import annotations
 import configparser
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import REAL, REAL_DATA, ROOT, mutated, write_config
+from installed import build_wheel, setuptools_requirement
 from packaging.requirements import Requirement
-from packaging.version import Version
 
 import dflash_cfg
-
-# What never goes into a wheel and may be large or busy (caches, VCS, the venv, test data).
-NOT_SOURCE = shutil.ignore_patterns(
-    ".git",
-    ".venv*",  # .venv, and venvs older test runs left in the checkout
-    "*_cache",
-    ".hypothesis",
-    "build",
-    "dist",
-    "*.egg-info",
-    "__pycache__",
-    "fixtures",
-    "tests",
-    "bench",
-)
-# PEP 639: `license = "SPDX expression"` is understood by setuptools from 77.0 on; older ones reject the
-# string ("`project.license` must be valid exactly by one definition").
-SPDX_LICENSE_SETUPTOOLS = Version("77.0")
 
 
 def pyproject() -> dict[str, Any]:
@@ -48,19 +28,6 @@ def pyproject() -> dict[str, Any]:
             data: dict[str, Any] = tomllib.load(fh)
         return data
     pytest.skip("tomllib needs Python 3.11")
-
-
-def setuptools_requirement() -> Requirement:
-    found = [Requirement(r) for r in pyproject()["build-system"]["requires"]]
-    (req,) = [r for r in found if r.name == "setuptools"]
-    return req
-
-
-def venv_setuptools() -> Version | None:
-    try:
-        return Version(metadata.version("setuptools"))
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def test_build_requirement_admits_only_setuptools_that_can_build_it() -> None:
@@ -74,31 +41,8 @@ def test_build_requirement_admits_only_setuptools_that_can_build_it() -> None:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build the wheel with pip, from a copy of the tree (so nothing is written into the checkout)."""
-    src = tmp_path_factory.mktemp("src") / "dflash-cfg"
-    shutil.copytree(ROOT, src, ignore=NOT_SOURCE, symlinks=True)
-    out = tmp_path_factory.mktemp("wheelhouse")
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        str(src),
-        "--no-deps",
-        "-w",
-        str(out),
-        "--no-input",
-        "--disable-pip-version-check",
-        "-q",
-    ]
-    have = venv_setuptools()
-    if have is not None and have >= SPDX_LICENSE_SETUPTOOLS and setuptools_requirement().specifier.contains(have):
-        command.append("--no-build-isolation")  # offline: the venv's own setuptools can build it
-    # else: pip fetches a setuptools matching build-system.requires into an isolated env (PyPI).
-    proc = subprocess.run(command, capture_output=True, text=True, cwd=out, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (built,) = out.glob("dflash_cfg-*.whl")
-    return built
+    """Built with pip, from a copy of the tree (so nothing is written into the checkout)."""
+    return build_wheel(tmp_path_factory.mktemp("build"))
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +67,9 @@ def test_wheel_contents(wheel: Path) -> None:
             assert packed == json.loads((ROOT / "schemas" / schema).read_bytes())
         for module in ("__init__", "__main__", "cli/__init__", "lint/linter", "lint/rules/__init__", "report/__init__"):
             assert f"dflash_cfg/{module}.py" in names, module
+        # PEP 561: the classifier "Typing :: Typed" promises the marker that makes type checkers read the package.
+        assert "Classifier: Typing :: Typed" in zf.read(f"{dist}/METADATA").decode()
+        assert zf.read("dflash_cfg/py.typed") == b""
         # Everything in the source package is shipped (no module forgotten in [tool.setuptools] packages).
         for source in (ROOT / "dflash_cfg").rglob("*.py"):
             assert source.relative_to(ROOT).as_posix() in names, source

@@ -1,10 +1,12 @@
-"""The sample outputs of README.md and docs/*.md are produced by the code: each `<!-- sample: ARGS -->` block
-must be exactly what `dflash-cfg ARGS` prints from the repository root, offline, with the fixture Hugging
-Face cache.
+"""The sample outputs of README.md and docs/*.md are produced by the code. A sample is a bare code block whose
+first line is `$ COMMAND`: what a user pastes at a shell in the repository root, environment included
+(`HF_HUB_CACHE=fixtures/hf-cache/hub dflash-cfg diff ...`), and the rest of the block must be exactly what it
+prints there, run that way: by `sh`, with the installed (non-editable) `dflash-cfg` first on PATH, offline
+(the tests' Hub is a closed port on loopback, their Hugging Face cache empty: a sample needing either says so).
 
-`$TMP` in ARGS is a scratch directory holding a copy of the incident's drafter, `$TMP/Qwen3.6-27B-DFlash`,
-as `./dev demo` shows it: one copy per page, shared by the page's samples in order, so a page can show
-`fix` writing the file and then `verify` proving it.
+`$TMP` in a command is the shell's variable, set to a scratch directory holding a copy of the incident's
+drafter, `$TMP/Qwen3.6-27B-DFlash`, as `./dev demo` has it: one copy per page, shared by the page's samples in
+order, so a page can show `fix` writing the file and then `verify` proving it.
 
 Regenerate after an intended change: DFLASH_CFG_README=record ./dev test tests/test_readme_samples.py
 """
@@ -13,17 +15,15 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
-from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, ROOT, Result
+from helpers import FIXTURES, ROOT
+from installed import Installed
 
 README = ROOT / "README.md"
-SAMPLE = re.compile(r"<!-- sample: (?P<args>.+?) -->\n```\n(?P<out>.*?)```\n", re.DOTALL)
+SAMPLE = re.compile(r"```\n\$ (?P<command>[^\n]+)\n(?P<out>.*?)```\n", re.DOTALL)
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 WITH_SAMPLES = [page for page in PAGES if SAMPLE.search(page.read_text(encoding="utf-8"))]
 SCRATCH = "$TMP"
@@ -41,26 +41,22 @@ def test_the_readme_shows_samples() -> None:
 
 
 @pytest.mark.parametrize("page", WITH_SAMPLES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_samples_are_what_the_code_prints(
-    page: Path, dflash: Callable[..., Result], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURES / "hf-cache" / "hub"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+def test_samples_are_what_the_code_prints(page: Path, installed: Installed, tmp_path: Path) -> None:
     scratch = tmp_path.resolve()
     shutil.copytree(FIXTURES / "incident" / "Qwen3.6-27B-DFlash", scratch / "Qwen3.6-27B-DFlash")
     text = page.read_text(encoding="utf-8")
     # In page order, one run each: the same command may show a different answer later on (after a fix).
     produced = []
     for match in SAMPLE.finditer(text):
-        result = dflash(*(arg.replace(SCRATCH, str(scratch)) for arg in shlex.split(match["args"])))
-        out = (result.out + result.err).replace(str(scratch), SCRATCH)
+        command = match["command"]
+        assert re.match(r"([A-Z_]+=\S+ )*dflash-cfg ", command), f"a sample runs dflash-cfg: {command}"
+        result = installed.run("sh", "-c", command, TMP=str(scratch))  # as pasted after `TMP=$(mktemp -d)`
+        out = (result.stdout + result.stderr).replace(str(scratch), SCRATCH)
         # Absolute paths (diff and fix print them, to be checked on another host) as seen from the root.
         produced.append(out.replace(f"{ROOT}{os.sep}", ""))
     if os.environ.get("DFLASH_CFG_README") == "record":
         outputs = iter(produced)
-        text = SAMPLE.sub(lambda m: f"<!-- sample: {m['args']} -->\n```\n{next(outputs)}```\n", text)
+        text = SAMPLE.sub(lambda m: f"```\n$ {m['command']}\n{next(outputs)}```\n", text)
         page.write_text(text, encoding="utf-8")
     for match, out in zip(SAMPLE.finditer(page.read_text(encoding="utf-8")), produced, strict=True):
-        assert _normalise(match["out"]) == _normalise(out), match["args"]
-    assert metadata.version("dflash-cfg")
+        assert _normalise(match["out"]) == _normalise(out), match["command"]

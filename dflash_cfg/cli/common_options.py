@@ -50,10 +50,20 @@ def parsed(kind: Callable[..., A]) -> Callable[[Callable[[A], int]], Callable[..
     return decorate
 
 
+# --format's other name: ruff and check-jsonschema call it --output-format, and a CI line written for them works.
+ALIASES = ("--output-format",)
+
+
 def format_option(help: str | None = None) -> Callable[[F], F]:
     """--format for the commands that answer text or one JSON document."""
     return click.option(
-        "--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True, help=help
+        "--format",
+        *ALIASES,
+        "fmt",
+        type=click.Choice(("text", "json")),
+        default="text",
+        show_default=True,
+        help=help,
     )
 
 
@@ -73,6 +83,7 @@ ci_options = _group(
     colour_option,
     click.option(
         "--format",
+        *ALIASES,
         "fmt",
         type=click.Choice(FORMATS),
         default="text",

@@ -12,6 +12,7 @@ import click
 
 from dflash_cfg import progress
 from dflash_cfg.cli import files, probe, rules, serving
+from dflash_cfg.cli.common_options import ALIASES
 from dflash_cfg.cli.output import rule_docs, say, write_whole
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, Documented, redact
 from dflash_cfg.report.commands import error_json
@@ -43,15 +44,18 @@ def cli() -> None:
     """
 
 
+FORMAT_NAMES = ("--format", *ALIASES)
+
+
 def _requested_format(args: list[str]) -> tuple[str | None, str | None]:
     """The command and its --format from the command line (before any `--`), for an error document."""
     command, fmt = None, None
     for i, arg in enumerate(args):
         if arg == "--":
             break
-        if arg == "--format" and i + 1 < len(args):
+        if arg in FORMAT_NAMES and i + 1 < len(args):
             fmt = args[i + 1]
-        elif arg.startswith("--format="):
+        elif arg.startswith(tuple(f"{name}=" for name in FORMAT_NAMES)):
             fmt = arg.split("=", 1)[1]
         elif command is None and not arg.startswith("-"):
             command = arg

@@ -259,8 +259,8 @@ def gather(
         return Inputs(shown, doc, explicit)
     weights, weights_error = None, None
     if needs(settings.rules, "weights"):
-        weights, weights_error = _weights(path.parent, weights_seen)
-    upstream = upstream_for(path, settings.hub, options.hub_environ) if settings.hub is not None else None
+        weights, weights_error = weights_beside(path.parent, weights_seen)
+    upstream = upstream_for(path, settings.hub, options.hub_environ, gate=options.gate) if settings.hub else None
     upstream_doc = parse(upstream.data) if upstream is not None else None
     return Inputs(
         shown,
@@ -305,7 +305,7 @@ def integrity(path: storage.Where, raw: bytes, expect_sha256: str | None) -> Int
     )
 
 
-def _weights(
+def weights_beside(
     folder: storage.Where, seen: dict[storage.Where, tuple[Weights | None, str | None]]
 ) -> tuple[Weights | None, str | None]:
     if folder not in seen:

@@ -6,10 +6,10 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dflash_cfg.errors import LockError, TargetError, UsageError
+from dflash_cfg.errors import HubError, HubUnreachable, LockError, TargetError, UsageError
 from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.lint.rules import ALL, Rule
 from dflash_cfg.model import Effective, HubFile, Target
@@ -122,8 +122,34 @@ def repo_for(path: storage.Where, hub: HubOptions) -> tuple[str, str]:
     raise UsageError(f"cannot tell which Hub repo {path} comes from: pass it, e.g. --from-hub ORG/NAME")
 
 
-def upstream_for(path: storage.Where, hub: HubOptions, environ: Mapping[str, str] | None = None) -> HubFile:
-    """The upstream config.json `path` is compared with; the Hub settings read from `environ` (None: ours)."""
+def upstream_for(
+    path: storage.Where, hub: HubOptions, environ: Mapping[str, str] | None = None, *, gate: bool = False
+) -> HubFile:
+    """The upstream config.json `path` is compared with; the Hub settings read from `environ` (None: ours).
+
+    `gate`: a commit hook or a launch gate, which must work on a laptop on a train once the project records its
+    upstream: with the Hub unreachable, the copy in the local cache (at the commit the branch last resolved to)
+    is compared with instead, and the report says so."""
+    try:
+        return _upstream_for(path, hub, environ)
+    except HubUnreachable as exc:
+        if not gate or hub.offline:
+            # A comparison can be made with the cached copy instead: the one place --offline is the advice.
+            raise HubUnreachable(f"{exc}; use --offline to compare with the local cache") from None
+        unreachable = str(exc)
+    try:
+        found = _upstream_for(path, replace(hub, offline=True), environ)
+    except HubError:
+        repo, revision = repo_for(path, hub)
+        raise HubUnreachable(
+            f"{unreachable}, and {repo}@{revision} is not in the local cache to compare with: run the check once "
+            f"online (or `hf download {repo} config.json`), after which it works offline; or skip this hook once "
+            "(SKIP=dflash-cfg git commit)"
+        ) from None
+    return replace(found, unreachable=unreachable)
+
+
+def _upstream_for(path: storage.Where, hub: HubOptions, environ: Mapping[str, str] | None) -> HubFile:
     repo, revision = repo_for(path, hub)
     if storage.is_remote(path):
         return fetch_config(repo, revision, offline=hub.offline, environ=environ)

@@ -21,7 +21,7 @@ from pathlib import Path
 from dflash_cfg.launch.wrappers import PYTHON, basename, unwrap
 from dflash_cfg.model import ASSIGNMENT, EngineCheck, EngineRecord, EngineStatus, EngineStep, Launch, Location
 from dflash_cfg.sources import adapters
-from dflash_cfg.sources.adapters import Request
+from dflash_cfg.sources.adapters import NO_RECORD, Request
 from dflash_cfg.sources.engine_cache import EngineCache, key
 from dflash_cfg.sources.interpreters import NotRun, engine_timeout, launch_python, uv_python
 
@@ -96,23 +96,23 @@ def run(
     started = time.monotonic()
     if not isinstance(drafter.model_dir, Path) or not isinstance(target.model_dir, Path):
         reason = "the engine check runs on local files only"
-        return EngineCheck(notes=(reason,)), EngineStep("not-run", launch.engine, reason=reason)
+        return EngineCheck(notes=(reason,)), EngineStep("skipped", launch.engine, reason=reason)
     python = interpreter(launch, cwd)
     if isinstance(python, NotRun):
         # A container is worth saying (its engine exists, elsewhere); an engine not installed on the host
         # that checks (a CI runner, a laptop) is the common case, and the static rules are the check there.
         notes = (python.reason,) if launch.container is not None else ()
-        return EngineCheck(notes=notes), EngineStep("not-run", launch.engine, reason=python.reason)
+        return EngineCheck(notes=notes), EngineStep("skipped", launch.engine, reason=python.reason)
     # Which engines `python` imports and what is installed there (the cache key's part): one short process,
     # or none while what it said before still stands.
     store = EngineCache(cache)
     found = store.survey(python)
     if found is None:
         reason = f"{python} does not run as a Python interpreter"
-        return EngineCheck(), EngineStep("not-run", launch.engine, python=python, reason=reason)
+        return EngineCheck(), EngineStep("skipped", launch.engine, python=python, reason=reason)
     if launch.engine not in found.engines:
         reason = f"{python} cannot import {launch.engine}"
-        return EngineCheck(), EngineStep("not-run", launch.engine, python=python, reason=reason)
+        return EngineCheck(), EngineStep("skipped", launch.engine, python=python, reason=reason)
     tokens = launch.num_speculative_tokens if launch.engine == "vllm" else launch.num_draft_tokens
     spec = {"method": launch.method} if launch.engine == "vllm" and launch.method else None
     request = Request(
@@ -137,12 +137,12 @@ def run(
 def step(record: EngineRecord, python: str, seconds: float, cached: bool) -> EngineStep:
     """The report's account of an engine's record."""
     if record.failed is not None:
-        status: EngineStatus = "failed"
+        status: EngineStatus = "timeout" if record.failed.startswith(NO_RECORD) else "failed"
         reason = " ".join(str(record.failed).split())[:300]
     elif record.refused is not None:
         status, reason = "refused", f"{record.refused.type}: {' '.join(record.refused.message.split())[:300]}"
     else:
-        status, reason = "read", None
+        status, reason = "ran", None
     return EngineStep(status, record.engine, record.version, record.python or python, round(seconds, 3), reason, cached)
 
 

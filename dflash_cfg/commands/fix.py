@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,10 +16,10 @@ from dflash_cfg.commands.common import (
     one_config,
     upstream_for,
 )
-from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, PatchError, UsageError
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, DflashCfgError, PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
-from dflash_cfg.lint.linter import Inputs, lint
+from dflash_cfg.lint.linter import Inputs, lint, needs
 from dflash_cfg.model import (
     ByteEdit,
     Entry,
@@ -235,16 +236,64 @@ def fix_each(
             yield FixResult(p, None, 0)
             continue
         stored = write(p, backup=backup, record_lock=record_lock) if p.changed else None
-        left = after(p)  # linted once: both the count and the hint read it
-        errors = remaining_errors(left)
+        left, fail_on = after(p, options, written=stored is not None)  # once: the count and the hint read it
+        errors = remaining_errors(left, fail_on)
         outcome = None if stored is None else Outcome(*stored, errors, _lock_file(*stored))
-        yield FixResult(p, outcome, errors, _hint(p, left, options))
+        hint = _hint(p, left, options)
+        yield FixResult(p, outcome, errors, hint, recheck(p, options), fail_on <= Severity.WARNING)
 
 
-def after(p: Plan) -> FileReport:
-    """The planned bytes linted (the file alone, through the engine's view): what is left to settle."""
+def recheck(p: Plan, options: FixOptions) -> str:
+    """The `check` command line with fix's inputs: the one whose answer fix's exit code gives."""
+    words = ["dflash-cfg", "check", str(p.path.parent)]
+    if options.target is not None:
+        words += ["--target", options.target]
+    if p.upstream is not None and options.hub is not None:
+        words += ["--from-hub", p.upstream.repo, "--revision", p.upstream.commit]
+    if options.hub is not None and options.hub.offline:
+        words.append("--offline")
+    return shlex.join(words)
+
+
+def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, Severity]:
+    """The fixed bytes checked as `check` with fix's inputs would check the written file, and the severity
+    that fails that check. Fix's exit code is that check's answer, so every input counts: the target, the
+    weights beside the file, the upstream it was compared with, and the project config (its rules, per-file
+    ignores, target, upstream and fail-on). A file left at the failing severity must not pass as repaired."""
+    from dflash_cfg.commands.check import CheckOptions, integrity, resolved, settings_for, weights_beside
+
+    offline = options.hub.offline if options.hub is not None else False
+    given = CheckOptions((str(p.path),), target=options.target, hub=options.hub, offline=offline)
+    given, _, rules, fail_on = resolved(given)
+    settings = settings_for(p.path, given, rules)
+    target = load_target_option(settings.target, offline=offline)
+    upstream = p.upstream
+    if upstream is None and settings.hub is not None and settings.hub.repo:
+        try:  # the project's upstream: `check` compares with it, so the re-check does too
+            upstream = upstream_for(p.path, settings.hub)
+        except DflashCfgError:
+            # The file is written by now; an unreachable Hub must not hide that. The comparison is left
+            # to the next `check`, which says why it cannot make it.
+            upstream = None
+    weights, weights_error = weights_beside(p.path.parent, {}) if needs(settings.rules, "weights") else (None, None)
     doc = parse(p.new)
-    return lint(Inputs(str(p.path), doc, view=Views().of(doc)))
+    upstream_doc = parse(upstream.data) if upstream is not None else None
+    views = Views() if needs(settings.rules, "effective") else None
+    inputs = Inputs(
+        str(p.path),
+        doc,
+        True,
+        target,
+        weights,
+        weights_error,
+        views.of(doc) if views else None,
+        upstream,
+        upstream_doc,
+        views.of(upstream_doc) if views and upstream_doc else None,
+        # The lock as the write left it: an unwritten plan (a dry run) has no lock entry to match yet.
+        integrity(p.path, p.new, None) if written else None,
+    )
+    return lint(inputs, settings.rules), fail_on
 
 
 def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
@@ -261,9 +310,10 @@ def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
     return known[0] if known else ""
 
 
-def remaining_errors(left: FileReport) -> int:
-    """Errors the planned bytes still have: what only upstream values or a human can settle."""
-    return sum(1 for f in left.findings if f.severity == Severity.ERROR)
+def remaining_errors(left: FileReport, fail_on: Severity = Severity.ERROR) -> int:
+    """Findings the planned bytes still have at the severity that fails a check (errors, unless the project
+    says warnings): what only upstream values or a human can settle."""
+    return sum(1 for f in left.findings if f.severity >= fail_on)
 
 
 def exit_code(result: FixResult, exit_non_zero_on_fix: bool = False) -> int:

@@ -29,6 +29,7 @@ from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import default_root
 from dflash_cfg.sources.launch_files import read_config, read_env_file
 from dflash_cfg.sources.project import resolve as resolve_project
+from dflash_cfg.sources.target import TARGET_FILES
 from dflash_cfg.sources.where import Lookup, exists_for, folder_for, is_file_for, locate_for
 
 
@@ -61,13 +62,13 @@ def run(
     # declares its method): the drafter's config decides (`_drafter`), and DF803 says what vLLM 0.33 makes of it.
     try:
         drafter = _drafter(launch, lookup)
-        target = locate_for(lookup, launch.target, launch.target_revision)
+        target = locate_for(lookup, launch.target, launch.target_revision, TARGET_FILES)
     except LaunchError as exc:  # NotADrafter keeps its exit code
         raise type(exc)(f"launch command: {exc}") from None
     engine, step = _engine_step(launch, drafter, target, engine_check, config, isolated, no_cache)
     # The rules of the release the launch runs (lint.releases): the one that answered, else its metadata, which
     # the step already surveyed when it found no engine in the launch's interpreter (not read twice).
-    absent = step.status == "not-run" and step.python is not None
+    absent = step.status == "skipped" and step.python is not None
     launch = replace(launch, engine_version=step.version or (None if absent else _installed(launch, no_cache)))
     options = CheckOptions(
         (str(drafter.config),),
@@ -104,12 +105,12 @@ def _engine_step(
     """The launch's own engine's answer (commands/engine_check), unless --no-engine-check or the project's
     `engine-check = false` turns the step off; --no-cache asks the engine even when its answer is cached."""
     if not wanted:
-        return None, EngineStep("not-run", launch.engine, reason="turned off by --no-engine-check")
+        return None, EngineStep("skipped", launch.engine, reason="turned off by --no-engine-check")
     if isinstance(drafter.config, Path):
         project = resolve_project(drafter.config, config, isolated)
         if not project.engine_check:
             where = f" in {files.display(project.source)}" if project.source is not None else ""
-            return None, EngineStep("not-run", launch.engine, reason=f"turned off by engine-check = false{where}")
+            return None, EngineStep("skipped", launch.engine, reason=f"turned off by engine-check = false{where}")
     from dflash_cfg.commands import engine_check
 
     # The directory the launch runs in (env -C, uv run --directory, ...) is where `uv run` finds its venv.

@@ -159,7 +159,7 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
             )
     findings.sort(key=lambda f: (f.line or 0, f.column or 0, f.rule, f.pointer))
     up = inputs.upstream
-    source = None if up is None else Upstream(up.repo, up.revision, up.commit, up.blob_id)
+    source = None if up is None else Upstream(up.repo, up.revision, up.commit, up.blob_id, up.unreachable)
     through = inputs.view.config_class if inputs.view is not None else None
     return FileReport(inputs.path, kind, sha256, blob, tuple(findings), picture(ctx), source, config_class=through)
 

@@ -11,26 +11,38 @@ tests/test_schemas.py proves the predicate agrees with jsonschema's `is_valid`.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dflash_cfg.jsondoc.pointer import pointer
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 SCHEMA_FILES = {"dflash": "dflash.schema.json", "dflash2": "dflash2.schema.json"}
 
 
 def load(name: str) -> dict[str, Any]:
-    try:
-        # Installed: schemas/ is packaged as dflash_cfg.schemas (pyproject's package-dir).
-        text = resources.files("dflash_cfg.schemas").joinpath(name).read_text(encoding="utf-8")
-    except ModuleNotFoundError:
-        # Imported from a source checkout (e.g. run from the repository root): the top-level schemas/.
-        text = (Path(__file__).resolve().parent.parent / "schemas" / name).read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)
+    data: dict[str, Any] = json.loads(schema_dir().joinpath(name).read_text(encoding="utf-8"))
     return data
+
+
+def schema_dir() -> Traversable:
+    """Where the bundled schemas are, however the package was imported. Installed (a wheel, an editable
+    install), schemas/ is the package dflash_cfg.schemas (pyproject's package-dir). Imported from a source
+    tree instead (`python -m dflash_cfg` or a script run from the repository root puts the checkout first on
+    sys.path, ahead of any install), dflash_cfg has no such subpackage and the schemas are the tree's own
+    top-level schemas/, beside the package."""
+    try:
+        return resources.files("dflash_cfg.schemas")
+    except ModuleNotFoundError:
+        return resources.files("dflash_cfg") / ".." / "schemas"
 
 
 @cache

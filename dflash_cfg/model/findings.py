@@ -115,6 +115,7 @@ class Upstream:
     revision: str
     commit: str
     git_blob_sha1: str
+    unreachable: str | None = None  # the Hub could not be reached: this is the local cache's copy (HubFile)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,8 @@ class HubFile:
     commit: str  # what it resolved to
     blob_id: str  # git blob sha1 of the file at that commit, as the Hub reports it
     data: bytes
+    # A gate that could not reach the Hub compared with the cached copy instead: why (None: as asked).
+    unreachable: str | None = None
 
 
 @dataclass(frozen=True)

@@ -142,10 +142,14 @@ class Outcome:
 class FixResult:
     plan: Plan
     outcome: Outcome | None  # None: nothing written (nothing to change, or not confirmed)
-    remaining_errors: int  # errors the file still has that only upstream or a human can settle
+    # Findings the file still has at the severity that fails `check` with fix's inputs (errors, or errors and
+    # warnings where the project's fail-on says so): what only upstream or a human can settle.
+    remaining_errors: int
     # When the file still has errors or warnings no safe fix settles and it was not taken from
     # upstream: the repo its trained values come from, if it can be known ("" when it cannot).
     upstream_hint: str | None = None
+    recheck: str = ""  # the `check` command line with fix's inputs, whose answer the exit code is
+    warnings_fail: bool = False  # the project's fail-on counts warnings in `remaining_errors`
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,9 @@ class Location:
         return self.config.parent
 
 
-EngineStatus = Literal["read", "refused", "failed", "not-run"]
+# ran: the engine built the drafter (its reads are judged by DF902/DF904); refused: it raised (DF901); timeout: no
+# answer within the limit; failed: the adapter could not answer (both DF903); skipped: not run, `reason` says why.
+EngineStatus = Literal["ran", "skipped", "refused", "timeout", "failed"]
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,8 @@ def _text_file(f: FileReport) -> list[str]:
     lines = [head]
     if f.upstream is not None:
         up = f.upstream
-        lines.append(printable(f"  upstream {up.repo}@{up.commit[:12]} ({up.revision})"))
+        cached = f"; {up.unreachable}: compared with the local cache's copy" if up.unreachable else ""
+        lines.append(printable(f"  upstream {up.repo}@{up.commit[:12]} ({up.revision}{cached})"))
     lines.extend(printable(f"  {p}") for p in f.picture)
     for x in f.findings:
         lines.append("  " + _text_finding(f.path, x))
@@ -180,6 +181,7 @@ def _json_file(f: FileReport) -> dict[str, Any]:
             "revision": f.upstream.revision,
             "commit": f.upstream.commit,
             "git_blob_sha1": f.upstream.git_blob_sha1,
+            "unreachable": f.upstream.unreachable,
         },
         "findings": [x.to_json() for x in f.findings],
     }

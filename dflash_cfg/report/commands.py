@@ -27,6 +27,8 @@ from dflash_cfg.model import (
     Outcome,
     Plan,
     Preflight,
+    Report,
+    Severity,
     Verification,
     display,
 )
@@ -39,7 +41,8 @@ def _cell(text: str) -> str:
 
 
 def diff_text(result: DiffResult) -> str:
-    """One table: field, local raw, local through Qwen3Config, upstream; critical rows first, marked `!`."""
+    """One table: field, local raw, local through Qwen3Config, upstream; critical rows first, marked `*`, and
+    each row's state in a word ("differs", "equal"): a symbol such as `!=` reads as "not equal"."""
     up = result.upstream
     source = printable(f"{up.repo}@{up.commit}  ({up.revision})")
     head = [f"{click.style(printable(result.path), bold=True)}  vs  {source}"]
@@ -54,22 +57,22 @@ def diff_text(result: DiffResult) -> str:
         changed = r.differs or r.differs_effective
         if not (changed or r.critical):
             continue
-        mark = ("!" if r.critical else " ") + ("≠" if changed else "=")
+        mark = ("*" if r.critical else " ") + (" differs" if changed else " equal")
         local, seen, theirs = (_cell(side) for side in shown)
         table.append((mark, printable(r.pointer[1:]), printable(local), printable(seen), printable(theirs)))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = [*head, ""]
     for i, row in enumerate(table):
         line = "  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip()
-        if i and "≠" in row[0]:
-            line = click.style(line, fg="red" if "!" in row[0] else "yellow")
+        if i and "differs" in row[0]:
+            line = click.style(line, fg="red" if "*" in row[0] else "yellow")
         lines.append(line)
     same = sum(1 for r in result.rows if not (r.differs or r.differs_effective or r.critical))
     lines.append("")
-    lines.append(
-        f"! = DFlash-critical, ≠ differs; {same} other fields identical and not shown "
-        f"(transformers {result.transformers_version})"
-    )
+    lines.append("* DFlash-critical (shown even when equal); differs / equal: the local file against upstream, raw or")
+    lines.append('  through Qwen3Config; a blank cell under "local via Qwen3Config": the class does not interpret that')
+    lines.append("  field, and the engine reads the file's value")
+    lines.append(f"{same} other fields identical and not shown (transformers {result.transformers_version})")
     return "\n".join(lines) + "\n"
 
 
@@ -150,9 +153,10 @@ def fix_advice(result: FixResult) -> list[str]:
     p = result.plan
     lines = []
     if result.remaining_errors:
+        what = "error(s) or warning(s)" if result.warnings_fail else "error(s)"
         lines.append(
-            f"{result.remaining_errors} error(s) remain that need upstream values or a human: "
-            f"dflash-cfg check {p.path.parent}"
+            f"{result.remaining_errors} {what} remain that need upstream values or a human: "
+            f"{result.recheck or f'dflash-cfg check {p.path.parent}'}"
         )
     if result.upstream_hint is not None:
         repo = result.upstream_hint or "ORG/NAME"
@@ -318,20 +322,33 @@ def preflight_text(p: Preflight) -> str:
         f"  drafter {launch.drafter} -> {p.drafter.config}"
         + (f" @ {p.drafter.commit[:12]}" if p.drafter.commit else ""),
     ]
-    if p.engine_step is not None and p.engine_step.status != "not-run":
-        lines.append(f"  engine  {_engine_line(p.engine_step)}")
+    if p.engine_step is not None:
+        lines.append(f"  engine check: {_engine_line(p.engine_step, _disagreements(p.report))}")
     return printable("\n".join(lines) + "\n", keep="\n")
 
 
-_DID = {"read": "read the drafter", "refused": "refused the drafter", "failed": "could not answer"}
+def _disagreements(report: Report) -> tuple[str, ...]:
+    """The rules that found the engine reading the drafter other than the file says (DF902): what makes an
+    engine that ran disagree."""
+    found = {x.rule for f in report.files for x in f.findings if x.rule == "DF902" and x.severity >= Severity.WARNING}
+    return tuple(sorted(found))
 
 
-def _engine_line(step: EngineStep) -> str:
-    """`vLLM 0.33.0 (/venv/bin/python): read the drafter in 12.9 s`, or `... (cached)`: the engine step when the
-    engine was asked (or its answer taken from the cache); the findings (DF90x) say what it answered."""
-    name = display(step.engine, step.version)
-    when = " (cached)" if step.cached else f" in {step.seconds:.1f} s" if step.seconds is not None else ""
-    return f"{name} ({step.python}): {_DID[step.status]}{when}"
+def _engine_line(step: EngineStep, disagree: tuple[str, ...] = ()) -> str:
+    """One line for every launch, so a reader never has to infer from silence whether the engine was asked:
+    `vLLM 0.34.0 (/venv/bin/python): agrees, 12.9 s` (or `(cached)`), `... : disagrees (DF902), ...`,
+    `...: refused the drafter (DF901), ...`, `...: timeout: REASON`, `...: failed: REASON`, or
+    `skipped: REASON`."""
+    if step.status == "skipped":
+        return f"skipped: {step.reason}"
+    name = f"{display(step.engine, step.version)} ({step.python})"
+    when = "cached" if step.cached else f"{step.seconds:.1f} s" if step.seconds is not None else ""
+    if step.status == "ran":
+        verdict = f"disagrees ({', '.join(disagree)})" if disagree else "agrees"
+        return f"{name}: {verdict}" + (f", {when}" if when else "")
+    if step.status == "refused":
+        return f"{name}: refused the drafter ({step.reason})" + (f", {when}" if when else "")
+    return f"{name}: {step.status}: {step.reason}"
 
 
 def engine_step_json(step: EngineStep, release: str | None) -> dict[str, Any]:

@@ -137,6 +137,8 @@ def run(
 # further. Of stderr (an engine's log can run to gigabytes) only the end is kept, for the reason of a failed record.
 MAX_RECORD_BYTES = 1 << 20
 TAIL_BYTES = 2000
+# How a record that never came begins (commands/engine_check.py calls such a step a timeout).
+NO_RECORD = "the adapter gave no record within"
 _GRACE = 1.0  # seconds to read what the adapter wrote last (its stderr), once it has ended or been ended
 
 
@@ -174,7 +176,7 @@ def _collect(
         while len(lines) < len(requests) and not problem and out in selector.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
-                problem = f"the adapter gave no record within {timeout:.0f} s"
+                problem = f"{NO_RECORD} {timeout:.0f} s"
                 break
             ready = selector.select(min(left, _GRACE))
             if not ready and process.poll() is not None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dflash_cfg.errors import HubError, PathError, causes, redact
+from dflash_cfg.errors import HubError, HubUnreachable, PathError, causes, redact
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.model import HubFile
 from dflash_cfg.sources import files
@@ -152,7 +152,7 @@ def resolve_commit(repo: str, revision: str) -> str:
     try:
         info = HfApi(endpoint=s.endpoint, token=s.token or None).model_info(repo, revision=revision, timeout=s.timeout)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line (see _explain)
-        raise HubError(_explain(exc, repo, revision, s)) from None
+        raise _explain(exc, repo, revision, s) from None
     commit = str(info.sha or "")
     if not COMMIT.match(commit):
         raise HubError(f"{s.endpoint} answered {repo}@{revision} without a commit id (40 hex digits)")
@@ -182,7 +182,7 @@ def fetch_snapshot(
         except errors.EntryNotFoundError:
             continue  # optional: the repo does not have it
         except Exception as exc:  # noqa: BLE001 - every failure becomes one line (see _explain)
-            raise HubError(_explain(exc, repo, revision, s)) from None
+            raise _explain(exc, repo, revision, s) from None
     config = try_to_load_from_cache(repo, CONFIG, cache_dir=s.cache_dir, revision=found.commit)
     if not isinstance(config, str):
         raise HubError(f"{repo}@{found.commit[:12]}: {CONFIG} is not in the cache after downloading it")
@@ -226,7 +226,7 @@ def _resolve(repo: str, revision: str, s: Settings) -> tuple[str, str]:
     try:
         meta = get_hf_file_metadata(url, token=s.token, timeout=s.timeout, endpoint=s.endpoint)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line (see _explain)
-        raise HubError(_explain(exc, repo, revision, s)) from None
+        raise _explain(exc, repo, revision, s) from None
     if not meta.commit_hash or not meta.etag:
         raise HubError(f"{s.endpoint} did not answer like a Hugging Face Hub for {repo}@{revision} (no commit or etag)")
     commit = str(meta.commit_hash)
@@ -254,7 +254,7 @@ def _download(repo: str, revision: str, commit: str, blob_id: str, s: Settings) 
         except PathError:
             raise
         except Exception as exc:  # noqa: BLE001
-            raise HubError(_explain(exc, repo, revision, s)) from None
+            raise _explain(exc, repo, revision, s) from None
         # An LFS/Xet file's etag is a sha256, not a git blob id; a config.json never is one.
         if git_blob_sha1(data) == blob_id or len(blob_id) != 40:
             _remember_ref(repo, revision, commit, s)
@@ -303,29 +303,31 @@ def _recorded_commit(repo: str, revision: str) -> str | None:
     return text if COMMIT.match(text) else None
 
 
-def _explain(exc: BaseException, repo: str, revision: str, s: Settings) -> str:
+def _explain(exc: BaseException, repo: str, revision: str, s: Settings) -> HubError:
+    """One failed request as one line."""
     from huggingface_hub import errors
 
     where = f"{repo}@{revision}"
     if isinstance(exc, errors.GatedRepoError):
-        return f"{repo} is gated: accept its terms on the Hub and set HF_TOKEN to a token with access"
+        return HubError(f"{repo} is gated: accept its terms on the Hub and set HF_TOKEN to a token with access")
     if isinstance(exc, errors.RevisionNotFoundError):
-        return f"revision {revision!r} not found in {repo} (a branch, tag or commit of the repo)"
+        return HubError(f"revision {revision!r} not found in {repo} (a branch, tag or commit of the repo)")
     if isinstance(exc, errors.EntryNotFoundError):  # RemoteEntryNotFoundError is a subclass
-        return f"{where} has no {CONFIG}"
+        return HubError(f"{where} has no {CONFIG}")
     if isinstance(exc, errors.RepositoryNotFoundError):
         auth = "HF_TOKEN is set: check it has access" if s.token else "if it is private, set HF_TOKEN"
-        return f"repo {repo} not found on {s.endpoint} ({auth})"
+        return HubError(f"repo {repo} not found on {s.endpoint} ({auth})")
     if isinstance(exc, errors.HfHubHTTPError):
         status = getattr(getattr(exc, "response", None), "status_code", None)
         if status in (401, 403):
-            return f"{where}: access denied by {s.endpoint} (HTTP {status}); set HF_TOKEN"
-        return f"{where}: {s.endpoint} answered HTTP {status}"
+            return HubError(f"{where}: access denied by {s.endpoint} (HTTP {status}); set HF_TOKEN")
+        return HubError(f"{where}: {s.endpoint} answered HTTP {status}")
     if _is_timeout(exc):
-        return f"{where}: no answer from {s.endpoint} within {s.timeout:g} s (HF_HUB_ETAG_TIMEOUT)"
+        return HubError(f"{where}: no answer from {s.endpoint} within {s.timeout:g} s (HF_HUB_ETAG_TIMEOUT)")
     if _is_connection(exc):
-        return f"hub unreachable at {s.endpoint} ({_reason(exc)}); use --offline to compare with the local cache"
-    return f"{where}: {type(exc).__name__}: {redact(_reason(exc), [s.token])}"
+        # No advice here: only a comparison has a cached copy to fall back on (commands/common.upstream_for).
+        return HubUnreachable(f"hub unreachable at {s.endpoint} ({_reason(exc)})")
+    return HubError(f"{where}: {type(exc).__name__}: {redact(_reason(exc), [s.token])}")
 
 
 def _is_timeout(exc: BaseException) -> bool:

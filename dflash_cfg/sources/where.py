@@ -6,11 +6,12 @@ working directory, its cache, and a container's bind mounts (`Lookup`)."""
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dflash_cfg.errors import HubError, LaunchError, WhereError
+from dflash_cfg.errors import HubError, LaunchError, PathError, WhereError
 from dflash_cfg.model import Location, Url
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.hub import (
@@ -26,11 +27,16 @@ CONFIG = "config.json"
 
 
 def locate(
-    name: str, revision: str | None = None, cache_dir: str | None = None, environ: Mapping[str, str] | None = None
+    name: str,
+    revision: str | None = None,
+    cache_dir: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> Location:
     """A model argument as an engine sees it: an existing path wins over a Hub id, as in vLLM and SGLang.
     `cache_dir`: the Hugging Face hub cache the engine uses (preflight), else the one the Hub settings of
-    `environ` name (None: this process's environment)."""
+    `environ` name (None: this process's environment). `extra`: the files besides config.json the check reads
+    (a target's tokenizer files), named in the advice to download them."""
     if remote.is_url(name):
         return _remote(name)
     path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
@@ -43,13 +49,34 @@ def locate(
         return _location(
             name, "local directory", config, cached[0] if cached else None, cached[1] if cached else None, None
         )
+    missing = _missing(name, kind)
     if not is_hub_id(name):
-        raise WhereError(f"{name!r} is neither an existing path nor a Hub repo id (org/name)")
+        raise WhereError(f"{missing}, and {name!r} is not a Hub repo id (org/name)")
     try:
         check_repo_id(name)
     except HubError as exc:
-        raise WhereError(f"not an existing path, and {exc}") from None
-    return _from_cache(name, revision or "main", cache_dir, environ)
+        raise WhereError(f"{missing}, and {exc}") from None
+    try:
+        return _from_cache(name, revision or "main", cache_dir, environ, extra)
+    except WhereError as exc:
+        raise WhereError(f"{missing}; as a Hub repo id: {exc}") from None
+
+
+def _missing(name: str, kind: str) -> str:
+    """A model argument that names nothing here is first a missing path (a typo in a local path is the common
+    case): said first, as the user wrote it, before what it would be as a Hub id."""
+    return f"{'broken symlink' if kind == 'broken-link' else 'path not found'}: {files.display(name)}"
+
+
+def download_advice(repo: str, revision: str, reads: tuple[str, ...], cache: str | None = None) -> str:
+    """The `hf download` of just the files the check reads: a bare `hf download REPO` pulls the weights too
+    (tens of GB for a target)."""
+    words = ["hf", "download", repo, *dict.fromkeys(reads)]
+    if revision != "main":
+        words += ["--revision", revision]
+    if cache is not None:
+        words += ["--cache-dir", cache]
+    return shlex.join(words)
 
 
 def is_hub_id(name: str) -> bool:
@@ -71,18 +98,31 @@ def model_dir(
     if remote.is_url(name):
         return storage.locate(name)
     path = Path(os.path.expanduser(name))  # ~unknown-user stays as written (Path.expanduser raises)
-    if files.probe(path) not in ("missing", "broken-link") or not is_hub_id(name):
+    kind = files.probe(path)
+    if kind not in ("missing", "broken-link") or not is_hub_id(name):
         return path
     try:
-        return locate(name, revision, environ=environ).model_dir
+        check_repo_id(name)
+    except HubError as exc:  # not a Hub id either: nothing to ask the cache or the Hub
+        raise PathError(f"{_missing(name, kind)}, and {exc}") from None
+    try:
+        return locate(name, revision, environ=environ, extra=extra).model_dir
     except WhereError:
         if offline or settings(environ=environ).offline:
             raise
-    return fetch_snapshot(name, revision or "main", extra, environ)
+    try:
+        return fetch_snapshot(name, revision or "main", extra, environ)
+    except HubError as exc:
+        # What the Hub said, after the missing path; never "use --offline": the cache was just asked.
+        raise type(exc)(f"{_missing(name, kind)}; as a Hub repo id: {exc}") from None
 
 
 def _from_cache(
-    repo: str, revision: str, cache_dir: str | None = None, environ: Mapping[str, str] | None = None
+    repo: str,
+    revision: str,
+    cache_dir: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> Location:
     from huggingface_hub import try_to_load_from_cache
 
@@ -93,8 +133,8 @@ def _from_cache(
         what = "commit" if COMMIT.match(revision) else "revision"
         raise WhereError(
             f"{repo}@{revision}: no {CONFIG} for that {what} in the Hugging Face cache "
-            f"({cache}); an engine would download it (download it first, e.g. "
-            f"`hf download {repo} --revision {revision}`), or pass a local path"
+            f"({cache}); an engine would download it (download the files the check reads first: "
+            f"`{download_advice(repo, revision, (CONFIG, *extra))}`), or pass a local path"
         )
     config = Path(found)
     return _location(repo, "Hugging Face cache", config, repo, config.parent.name, revision)
@@ -164,23 +204,24 @@ class Lookup:
     workdir: str | None = None
 
 
-def locate_for(lookup: Lookup, name: str, revision: str | None) -> Location:
+def locate_for(lookup: Lookup, name: str, revision: str | None, extra: tuple[str, ...] = ()) -> Location:
     """A model argument found where the engine will find it: in its working directory or its Hugging Face
-    cache, or through the container's bind mounts (a path) and its mounted cache (a Hub id)."""
+    cache, or through the container's bind mounts (a path) and its mounted cache (a Hub id). `extra`: the
+    files besides config.json the check reads (a target's), named in the advice to download them."""
     if lookup.to_host is None:
         if remote.is_url(name):
             return locate(name, revision)
         path = name if lookup.cwd is None or name.startswith(("/", "~")) else lookup.cwd.rstrip("/") + "/" + name
         if files.probe(Path(path)) not in ("missing", "broken-link") or not is_hub_id(name):
             return locate(path, None)
-        return locate(name, revision, lookup.cache)
+        return locate(name, revision, lookup.cache, extra=extra)
     if name.startswith("/") or (lookup.workdir and _in_container(lookup.to_host, name)):
         return locate(lookup.to_host(name), None)
     if not is_hub_id(name):
         raise LaunchError(
             f"container model {name!r}: neither an absolute container path (or one under -w) nor a Hub id (org/name)"
         )
-    return _from_container_cache(lookup.to_host, lookup.cache, name, revision or "main")
+    return _from_container_cache(lookup.to_host, lookup.cache, name, revision or "main", extra)
 
 
 def folder_for(lookup: Lookup, name: str) -> Path | None:
@@ -220,7 +261,9 @@ def _in_container(to_host: Callable[[str], str], name: str) -> bool:
         return not is_hub_id(name)
 
 
-def _from_container_cache(to_host: Callable[[str], str], cache: str, repo: str, revision: str) -> Location:
+def _from_container_cache(
+    to_host: Callable[[str], str], cache: str, repo: str, revision: str, extra: tuple[str, ...]
+) -> Location:
     from huggingface_hub import try_to_load_from_cache
 
     host = to_host(cache)
@@ -228,6 +271,7 @@ def _from_container_cache(to_host: Callable[[str], str], cache: str, repo: str, 
     if not isinstance(found, str):
         raise WhereError(
             f"{repo}@{revision}: no config.json in the container's Hugging Face cache {cache} (on this host"
-            f" {host}); the engine would download it (download it into that cache first), or mount a local path"
+            f" {host}); the engine would download it (download the files the check reads into that cache first:"
+            f" `{download_advice(repo, revision, (CONFIG, *extra), host)}`), or mount a local path"
         )
     return locate(str(Path(found).parent), None)

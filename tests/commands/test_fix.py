@@ -112,7 +112,10 @@ def test_fix_never_infers_trained_values(dflash: Run, tmp_path: Path) -> None:
         assert fixed[key] == stale[key]
     assert fixed["dflash_config"]["mask_token_id"] == 248064
     assert fixed["dflash_config"]["target_layer_ids"] == [1, 17, 33, 49, 63]
-    assert result.code == 0  # the remaining problems are warnings: only upstream can settle them
+    # Only upstream can settle what is left, and with the target that includes an error (DF406, the last target
+    # layer tapped): fix answers as `check --target` of the written file does.
+    assert result.code == 1 and "1 error(s) remain" in result.err
+    assert dflash("check", folder, "--target", TARGET).code == 1
 
 
 def test_dry_run_writes_nothing(dflash: Run, tmp_path: Path) -> None:

@@ -132,7 +132,7 @@ def findings(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
 def test_a_repeated_preflight_takes_the_engines_answer_from_the_cache(dflash: Run, engine: Engine) -> None:
     first, doc = preflight(dflash, engine.launch())
     check = doc["engine_check"]
-    assert check["status"] == "read" and check["cached"] is False and check["reason"] is None
+    assert check["status"] == "ran" and check["cached"] is False and check["reason"] is None
     assert check["engine"] == "vllm" and check["version"] == "1.7.0" and check["python"] == str(engine.python)
     assert isinstance(check["seconds"], float) and engine.starts == 1
     second, again = preflight(dflash, engine.launch())
@@ -144,7 +144,7 @@ def test_a_repeated_preflight_takes_the_engines_answer_from_the_cache(dflash: Ru
     assert second.code == first.code == 0
     assert findings(again) == findings(doc)
     text = dflash("preflight", "--", *engine.launch())
-    assert f"  engine  vLLM 1.7.0 ({engine.python}): read the drafter (cached)\n" in text.out
+    assert f"  engine check: vLLM 1.7.0 ({engine.python}): agrees, cached\n" in text.out
     assert engine.starts == 1 and text.code == 0
 
 
@@ -156,6 +156,8 @@ def test_a_refusal_is_kept_and_said_again(dflash: Run, engine: Engine) -> None:
     assert doc["engine_check"]["status"] == again["engine_check"]["status"] == "refused"
     assert again["engine_check"]["cached"] is True and again["engine_check"]["reason"] == "ValueError: no"
     assert findings(again) == findings(doc) and [f for f in findings(again) if f[0] == "DF901"]
+    text = dflash("preflight", "--", *engine.launch())
+    assert f"  engine check: vLLM 1.7.0 ({engine.python}): refused the drafter (ValueError: no), cached\n" in text.out
 
 
 def test_any_change_the_answer_may_depend_on_asks_the_engine_again(
@@ -209,7 +211,9 @@ def test_a_failure_is_asked_again(dflash: Run, engine: Engine) -> None:
         result, doc = preflight(dflash, engine.launch())
         assert doc["engine_check"]["status"] == "failed" and doc["engine_check"]["cached"] is False
         assert doc["engine_check"]["reason"] == "adapter error: RuntimeError: boom" and result.code == 0
-    assert engine.starts == 2
+    text = dflash("preflight", "--", *engine.launch())
+    assert f"  engine check: vLLM 1.7.0 ({engine.python}): failed: adapter error: RuntimeError: boom\n" in text.out
+    assert engine.starts == 3
 
 
 def test_a_timeout_is_asked_again(dflash: Run, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -217,12 +221,14 @@ def test_a_timeout_is_asked_again(dflash: Run, engine: Engine, monkeypatch: pyte
     engine.answer(hang=True)
     for _ in range(2):
         _, doc = preflight(dflash, engine.launch())
-        assert doc["engine_check"]["status"] == "failed" and "no record within 1 s" in doc["engine_check"]["reason"]
-    assert engine.starts == 2
+        assert doc["engine_check"]["status"] == "timeout" and "no record within 1 s" in doc["engine_check"]["reason"]
+    text = dflash("preflight", "--", *engine.launch())
+    assert f"  engine check: vLLM ({engine.python}): timeout: the adapter gave no record within 1 s\n" in text.out
+    assert engine.starts == 3
     engine.answer()  # the engine answers again: that answer is the one kept
     preflight(dflash, engine.launch())
     _, doc = preflight(dflash, engine.launch())
-    assert doc["engine_check"]["cached"] is True and engine.starts == 3
+    assert doc["engine_check"]["cached"] is True and engine.starts == 4
 
 
 def test_a_corrupt_cache_is_asked_again_never_an_error(dflash: Run, engine: Engine) -> None:
@@ -245,14 +251,14 @@ def test_an_unwritable_cache_means_no_cache(dflash: Run, engine: Engine) -> None
     (root / "engine").write_text("a file where the cache's folder would be\n", encoding="utf-8")
     for _ in range(2):
         result, doc = preflight(dflash, engine.launch())
-        assert result.code == 0 and doc["engine_check"]["status"] == "read" and doc["engine_check"]["cached"] is False
+        assert result.code == 0 and doc["engine_check"]["status"] == "ran" and doc["engine_check"]["cached"] is False
     assert engine.starts == 2 and result.err == ""
 
 
 def test_the_step_turned_off_or_not_run_says_why(dflash: Run, engine: Engine, tmp_path: Path) -> None:
     _, doc = preflight(dflash, engine.launch(), "--no-engine-check")
     assert doc["engine_check"] == {
-        "status": "not-run",
+        "status": "skipped",
         "engine": "vllm",
         "version": None,
         "python": None,
@@ -268,8 +274,9 @@ def test_the_step_turned_off_or_not_run_says_why(dflash: Run, engine: Engine, tm
         shutil.rmtree(info)
     (engine.root / "survey.json").write_text('{"engines": [], "packages": {}}\n', encoding="utf-8")
     _, doc = preflight(dflash, engine.launch())
-    assert doc["engine_check"]["status"] == "not-run" and doc["engine_check"]["python"] == str(engine.python)
+    assert doc["engine_check"]["status"] == "skipped" and doc["engine_check"]["python"] == str(engine.python)
     assert doc["engine_check"]["reason"] == f"{engine.python} cannot import vllm"
     text = dflash("preflight", "--", *engine.launch())
-    assert "  engine  " not in text.out  # the text says what the engine answered, not that it was not asked
+    # Said, not left to silence: the launch was checked without its engine.
+    assert f"  engine check: skipped: {engine.python} cannot import vllm\n" in text.out
     assert engine.starts == 0

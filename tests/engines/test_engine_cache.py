@@ -46,7 +46,7 @@ def test_a_repeated_vllm_preflight_is_answered_from_the_cache(dflash: Run, engin
     shutil.copytree(QWEN36, target)
     launch = vllm(engine_python, drafter, target)
     first, asked, findings = preflight(dflash, launch)
-    assert asked["status"] == "read" and asked["cached"] is False and asked["version"] == RUNNING["vllm"], asked
+    assert asked["status"] == "ran" and asked["cached"] is False and asked["version"] == RUNNING["vllm"], asked
     second, cached, again = preflight(dflash, launch)
     assert cached["cached"] is True, cached
     assert {k: cached[k] for k in ("status", "engine", "version", "python", "reason")} == {
@@ -54,13 +54,13 @@ def test_a_repeated_vllm_preflight_is_answered_from_the_cache(dflash: Run, engin
     }
     assert second.code == first.code and again == findings
     text = dflash("preflight", "--", *launch)
-    line = f"  engine  {display('vllm', RUNNING['vllm'])} ({engine_python}): read the drafter (cached)\n"
+    line = f"  engine check: {display('vllm', RUNNING['vllm'])} ({engine_python}): agrees, cached\n"
     assert line in text.out, text.out
 
     config = drafter / "config.json"
     config.write_bytes(config.read_bytes().replace(b'"block_size": 16', b'"block_size":  16'))  # same JSON
     _, changed, same = preflight(dflash, launch)
-    assert changed["cached"] is False and changed["status"] == "read" and same == findings
+    assert changed["cached"] is False and changed["status"] == "ran" and same == findings
     (target / "config.json").write_bytes((target / "config.json").read_bytes() + b"\n")
     _, changed, _ = preflight(dflash, launch)
     assert changed["cached"] is False

@@ -56,11 +56,15 @@ def test_incident_diff_shows_the_values_side_by_side(dflash: Run, hub: Olah, tmp
     lines = result.out.splitlines()
     assert f"{REPO}@{hub.head(REPO)}" in lines[0]
     mask = next(line for line in lines if "dflash_config/mask_token_id" in line)
-    assert mask.startswith("!≠") and "248064" in mask and mask.rstrip().endswith("248070")
-    layers = next(line for line in lines if line.split()[1:2] == ["layer_types"])
+    # Words, not symbols: `!=` on an equal row read as "not equal".
+    assert mask.startswith("* differs  ") and "248064" in mask and mask.rstrip().endswith("248070")
+    window = next(line for line in lines if line.split()[2:3] == ["sliding_window"])
+    assert window.startswith("* equal    ")
+    layers = next(line for line in lines if line.split()[2:3] == ["layer_types"])
     assert "F F F F F" in layers and layers.rstrip().endswith("S S S S F")
-    rows = [line.split()[1] for line in lines[3:] if line.startswith(("!≠", "!=", " ≠"))]
+    rows = [line.split()[2] for line in lines[3:] if line.startswith(("* differs", "* equal"))]
     assert rows.index("dflash_config/mask_token_id") < rows.index("layer_types")  # critical first, catalogue order
+    assert 'a blank cell under "local via Qwen3Config": the class does not interpret that' in result.out
 
 
 def test_diff_json_and_effective_only_difference(dflash: Run, hub: Olah, tmp_path: Path) -> None:

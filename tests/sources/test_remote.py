@@ -122,7 +122,8 @@ def test_target_on_s3(dflash: Run, s3: S3Server) -> None:
 
 def test_fix_verify_round_trip(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
     old = BOM + REAL.read_bytes()  # DF003: a BOM, which the safe fix strips
-    bucket, url = upload(s3, drafter_dir(tmp_path, old))
+    # No weights: the small test shard does not fit the real config (DF5xx errors), and fix exits as check would.
+    bucket, url = upload(s3, drafter_dir(tmp_path, old, weights=False))
     fixed = dflash("fix", url, "--yes")
     assert fixed.code == 0, fixed.err
     new = s3.get(bucket, "team/drafter/config.json")
@@ -143,7 +144,7 @@ def test_fix_verify_round_trip(dflash: Run, s3: S3Server, tmp_path: Path) -> Non
 
 
 def test_an_object_replaced_behind_verifys_back(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
-    bucket, url = upload(s3, drafter_dir(tmp_path, BOM + REAL.read_bytes()))
+    bucket, url = upload(s3, drafter_dir(tmp_path, BOM + REAL.read_bytes(), weights=False))
     assert dflash("fix", url, "--yes").code == 0
     s3.put(bucket, "team/drafter/config.json", BOM + REAL.read_bytes())  # a stale upload from another host
     result = dflash("verify", url)
@@ -177,7 +178,7 @@ def _wait_for(flag: Path, child: subprocess.Popen[str]) -> None:
 def test_two_fixers_racing_on_one_object(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
     """Both read the same object; the second to put finds it replaced: exactly one write lands."""
     old = BOM + REAL.read_bytes()
-    bucket, url = upload(s3, drafter_dir(tmp_path, old))
+    bucket, url = upload(s3, drafter_dir(tmp_path, old, weights=False))
     flag = tmp_path / "paused"
     slow = _child_fix(url, flag)
     _wait_for(flag, slow)  # the slow fixer has read the object and its ETag
@@ -196,7 +197,7 @@ def test_two_fixers_racing_on_one_object(dflash: Run, s3: S3Server, tmp_path: Pa
 
 
 def test_an_upload_between_plan_and_write_is_not_overwritten(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
-    bucket, url = upload(s3, drafter_dir(tmp_path, BOM + REAL.read_bytes()))
+    bucket, url = upload(s3, drafter_dir(tmp_path, BOM + REAL.read_bytes(), weights=False))
     flag = tmp_path / "paused"
     slow = _child_fix(url, flag)
     _wait_for(flag, slow)

@@ -75,10 +75,10 @@ def fc_width(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             where,
             f"{fc.name} in {fc.file} has {fc.shape[1]} input features{taps_in_weights}, but "
-            f"{len(taps)} taps × {width} = {expected}",
+            f"{len(taps)} taps × {_n(width)} = {_n(expected)}",
         )
     if fc.shape[0] != hidden:
-        yield Problem("/hidden_size", f"{fc.name} has {fc.shape[0]} output features, hidden_size is {hidden}")
+        yield Problem("/hidden_size", f"{fc.name} has {fc.shape[0]} output features, hidden_size is {_n(hidden)}")
 
 
 @rule(
@@ -192,7 +192,7 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             where,
             f"{tensor.name} is {list(tensor.shape)} in {tensor.file}, the config implies "
-            f"{list(shape)} ({meaning}{note})",
+            f"{_shape(shape)} ({meaning}{note})",
         )
 
 
@@ -268,8 +268,30 @@ def _quote(text: str) -> str:
 def _bytes(n: int) -> str:
     for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if n >= size:
-            return f"{n / size:.1f} {unit}"
+            tenths = (n * 10 + size // 2) // size  # integers: a config's product can be past any float
+            fraction = f".{tenths % 10}" if tenths < 10**_SHOWN_DIGITS else ""
+            return f"{_n(tenths // 10)}{fraction} {unit}"
     return f"{n} bytes"
+
+
+# Past this many digits a computed size is shown by its length: no real shape comes near it, and a product
+# of two config values of thousands of digits each is past Python's int -> str limit (4,300 digits).
+_SHOWN_DIGITS = 30
+
+
+def _n(n: int) -> str:
+    """An integer the rules computed (a product or sum of config values), as a message shows it."""
+    magnitude = abs(n)
+    if magnitude < 10**_SHOWN_DIGITS:
+        return str(n)
+    digits = int((magnitude.bit_length() - 1) * 0.30102999566398120)  # log10(2): at most the true count
+    while 10**digits <= magnitude:
+        digits += 1
+    return f"{'-' if n < 0 else ''}(a {digits}-digit number)"
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(_n(d) for d in shape) + "]"
 
 
 # The fewest bits per parameter a weights file may use. Unquantized, vLLM and SGLang load BF16/FP16/FP32
@@ -315,8 +337,8 @@ def min_parameters(ctx: Context) -> tuple[int, str]:
     inter = positive("intermediate_size")
     mlp = 2 * hidden * inter if inter and not any(k in data for k in _MOE_KEYS) else 0
     total = fc + attention_layers * attention + layers * (mlp + 2 * hidden) + hidden
-    per_layer = f"{layers} × (MLP {mlp} + norms {2 * hidden})"
-    return total, f"fc {fc}, {attention_layers} × attention {attention}, {per_layer}, norm {hidden}"
+    per_layer = f"{_n(layers)} × (MLP {_n(mlp)} + norms {_n(2 * hidden)})"
+    return total, f"fc {_n(fc)}, {_n(attention_layers)} × attention {_n(attention)}, {per_layer}, norm {_n(hidden)}"
 
 
 @rule(
@@ -360,7 +382,7 @@ def weights_too_small(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             "",
             f"{shards} {total} bytes of weights ({_bytes(total)}), but the config's shapes need at least "
-            f"{params} parameters ({how}): {need} bytes ({_bytes(need)}) even at {bits} bit"
+            f"{_n(params)} parameters ({how}): {_n(need)} bytes ({_bytes(need)}) even at {bits} bit"
             f"{'s' if bits > 1 else ''} each",
         )
 

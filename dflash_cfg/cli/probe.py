@@ -22,7 +22,14 @@ if TYPE_CHECKING:  # imported when probe runs: the other commands need not load 
 @click.command("probe")
 @click.argument("url", metavar="URL")
 @click.option("--interval", type=float, metavar="SECONDS", help="Judge the window between two scrapes this far apart.")
-@click.option("--timeout", type=float, default=10.0, show_default=True, metavar="SECONDS", help="Per scrape.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Each scrape's deadline: connecting, redirects, headers and body.",
+)
 @click.option(
     "--min-acceptance-length",
     "min_length",

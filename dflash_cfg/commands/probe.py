@@ -19,6 +19,8 @@ from dflash_cfg.sources import metrics, scrape
 from dflash_cfg.sources.project import ProjectConfig
 from dflash_cfg.sources.project import resolve as resolve_project
 
+_FOREVER = 1e6  # seconds or tokens: a finite bound past any real interval, timeout or acceptance length
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -52,12 +54,16 @@ def settings(
     config: str | None,
     isolated: bool,
 ) -> Settings:
+    # click reads "nan" and "inf" as floats: a NaN threshold judges every record healthy (no comparison
+    # with NaN is true), a NaN interval is time.sleep's ValueError, an infinite one never ends.
     if interval is not None and not scrape.is_url(source):
         raise UsageError("--interval needs the engine's URL: a saved scrape cannot be scraped again")
-    if interval is not None and interval <= 0:
-        raise UsageError("--interval must be more than 0 seconds")
-    if min_acceptance_length is not None and min_acceptance_length < 1:
-        raise UsageError("--min-acceptance-length is at least 1 (the bonus token alone)")
+    if interval is not None and not 0 < interval < _FOREVER:
+        raise UsageError(f"--interval must be more than 0 seconds and less than {_FOREVER:g}")
+    if not 0 < timeout < _FOREVER:
+        raise UsageError(f"--timeout must be more than 0 seconds and less than {_FOREVER:g}")
+    if min_acceptance_length is not None and not 1 <= min_acceptance_length < _FOREVER:
+        raise UsageError("--min-acceptance-length is a number, at least 1 (the bonus token alone)")
     return Settings(source, interval, timeout, min_acceptance_length, resolve_project(Path.cwd(), config, isolated))
 
 

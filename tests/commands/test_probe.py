@@ -186,7 +186,7 @@ def test_an_endpoint_that_is_down(dflash: Callable[..., Result]) -> None:
 
 def test_a_slow_endpoint_times_out(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
     url = endpoint.serve(Answer((METRICS / INCIDENT).read_bytes(), delay=1.0))
-    one_line_error(dflash("probe", url, "--timeout", "0.2"), "no answer within 0.2 s")
+    one_line_error(dflash("probe", url, "--timeout", "0.2"), "no complete answer within 0.2 s")
 
 
 @pytest.mark.parametrize(

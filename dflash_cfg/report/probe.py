@@ -54,7 +54,15 @@ def _length(j: Judged) -> str:
     if a.mean_acceptance_length is None:
         return "no draft scored: no traffic to judge"
     relation = "below" if j.verdict == "collapse" else "at least"
-    return f"mean acceptance length {a.mean_acceptance_length:.2f}, {relation} {j.threshold:g}"
+    # Beside the mean, its ceiling: 1.20 of 16 is a collapse whatever the threshold; 1.20 of 2 is not.
+    of = "" if _ceiling(a) is None else f" of {_ceiling(a)}"
+    return f"mean acceptance length {a.mean_acceptance_length:.2f}{of}, {relation} {j.threshold:g}"
+
+
+def _ceiling(a: Acceptance) -> int | None:
+    """The most a draft can yield: num_speculative_tokens (vLLM's per-position counters, one per draft
+    position) + the bonus token. SGLang's gauges do not say it."""
+    return len(a.per_position) + 1 if a.per_position else None
 
 
 def probe_text(source: str, interval: float | None, judged: Sequence[Judged]) -> str:
@@ -104,6 +112,7 @@ def _record(j: Judged) -> dict[str, Any]:
         "acceptance_rate": a.acceptance_rate,
         "mean_acceptance_length": a.mean_acceptance_length,
         "per_position": None if a.per_position is None else list(a.per_position),
+        "ceiling": _ceiling(a),
         "min_acceptance_length": j.threshold,
         "verdict": j.verdict,
     }

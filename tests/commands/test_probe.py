@@ -112,7 +112,7 @@ def test_the_incident_is_a_collapse(endpoint: Endpoint, dflash: Callable[..., Re
     assert result.out.splitlines()[:4] == [
         f"{url}: speculative decoding over the counters' lifetime",
         "  vLLM Qwen/Qwen3.6-27B (engine 0): collapse",
-        "    mean acceptance length 1.17, below 1.5",
+        "    mean acceptance length 1.17 of 16, below 1.5",
         "    acceptance rate 1.1% (165 of 15000 draft tokens, 1000 drafts)",
     ]
     assert result.out.splitlines()[4].startswith("    per position: 0.150 0.015 0.000")
@@ -121,7 +121,8 @@ def test_the_incident_is_a_collapse(endpoint: Endpoint, dflash: Callable[..., Re
 def test_the_repaired_drafter_is_healthy(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
     result = dflash("probe", endpoint.serve(metrics(HEALTHY)))
     assert result.code == 0, result
-    assert "  vLLM Qwen/Qwen3.6-27B (engine 0): healthy\n    mean acceptance length 2.80, at least 1.5\n" in result.out
+    assert "  vLLM Qwen/Qwen3.6-27B (engine 0): healthy\n" in result.out
+    assert "    mean acceptance length 2.80 of 16, at least 1.5\n" in result.out
     assert "acceptance rate 12.0% (1800 of 15000 draft tokens, 1000 drafts)" in result.out
 
 
@@ -135,6 +136,7 @@ def test_json_has_one_record_per_engine_and_model(endpoint: Endpoint, dflash: Ca
     assert record["mean_acceptance_length"] == pytest.approx(1.165)
     assert record["per_position"][:3] == pytest.approx([0.15, 0.015, 0.0]) and len(record["per_position"]) == 15
     assert record["verdict"] == "collapse"
+    assert record["ceiling"] == 16  # num_speculative_tokens 15, and the bonus token
 
 
 @pytest.mark.parametrize("name", ["sglang-incident.prom", "sglang-healthy.prom"])
@@ -146,7 +148,8 @@ def test_sglang_gauges(name: str, endpoint: Endpoint, dflash: Callable[..., Resu
         assert record["acceptance_rate"] == 0.011
     else:
         assert (result.code, record["verdict"], record["mean_acceptance_length"]) == (0, "healthy", 2.8)
-    assert record["server"] == "sglang" and record["per_position"] is None
+    assert record["server"] == "sglang" and record["per_position"] is None and record["ceiling"] is None
+    assert " of " not in dflash("probe", endpoint.url).out.splitlines()[2]  # SGLang's gauges say no ceiling
 
 
 def test_the_window_between_scrapes_shows_what_the_lifetime_hides(
@@ -158,7 +161,7 @@ def test_the_window_between_scrapes_shows_what_the_lifetime_hides(
     result = dflash("probe", endpoint.serve(metrics(HEALTHY), metrics(LATER)), "--interval", "0.05")
     assert result.code == 1, result
     assert "over 0.05 s between two scrapes" in result.out
-    assert "mean acceptance length 1.17, below 1.5" in result.out
+    assert "mean acceptance length 1.17 of 16, below 1.5" in result.out
     assert "(165 of 15000 draft tokens, 1000 drafts)" in result.out
     assert endpoint.hits == 2
 
@@ -216,7 +219,7 @@ def test_a_machine_format_error_is_still_a_document(dflash: Callable[..., Result
 def test_the_threshold_is_the_users(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
     url = endpoint.serve(metrics(INCIDENT))
     result = dflash("probe", url, "--min-acceptance-length", "1.1")
-    assert result.code == 0 and "mean acceptance length 1.17, at least 1.1" in result.out
+    assert result.code == 0 and "mean acceptance length 1.17 of 16, at least 1.1" in result.out
     one_line_error(dflash("probe", url, "--min-acceptance-length", "0.5"), "at least 1")
 
 
@@ -290,7 +293,7 @@ def test_watch_stops_on_the_first_collapse(endpoint: Endpoint, dflash: Callable[
     assert result.code == 1, result
     lines = result.out.splitlines()
     assert lines[0].endswith("vLLM Qwen/Qwen3.6-27B (engine 0): idle: no draft scored: no traffic to judge")
-    assert "vLLM Qwen/Qwen3.6-27B (engine 0): collapse: mean acceptance length 1.17, below 1.5; " in lines[1]
+    assert "vLLM Qwen/Qwen3.6-27B (engine 0): collapse: mean acceptance length 1.17 of 16, below 1.5; " in lines[1]
     assert "The drafter serving Qwen/Qwen3.6-27B" in result.out
     assert endpoint.hits == 3
 

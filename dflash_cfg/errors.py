@@ -122,3 +122,8 @@ class Documented(DflashCfgError):
 class ProbeError(DflashCfgError):
     """The engine's metrics cannot be judged: the endpoint is down or slow, the answer is not Prometheus text,
     it holds no speculative-decoding metrics, or its counters went backwards between scrapes (a restart)."""
+
+
+class NotReady(ProbeError):
+    """An engine still loading: its port refuses connections, it answers 503, or its metrics hold no
+    speculative-decoding series yet. `probe --wait` waits for it; `--watch --keep-going` retries."""

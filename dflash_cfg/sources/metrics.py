@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from dflash_cfg.errors import ProbeError
+from dflash_cfg.errors import NotReady, ProbeError
 from dflash_cfg.model import Acceptance
 
 _VLLM = "vllm:spec_decode_"
@@ -115,8 +115,8 @@ def parse(text: str) -> Scrape:
         for key, v in values.items()
     }
     found = {k: (g.get(_SGLANG_LENGTH, 0.0), g.get(_SGLANG_RATE, 0.0)) for k, g in gauges.items()}
-    if not counters and not found:
-        raise ProbeError(
+    if not counters and not found:  # vLLM registers them once the drafter is loaded
+        raise NotReady(
             "no speculative-decoding metrics there (vllm:spec_decode_* or sglang:spec_accept_*): "
             "is speculative decoding on, and is this the engine's /metrics?"
         )

@@ -21,7 +21,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from dflash_cfg.errors import PathError, ProbeError
+from dflash_cfg.errors import NotReady, PathError, ProbeError
 from dflash_cfg.sources import files
 
 MAX_BYTES = 64 * 1024 * 1024  # a large vLLM /metrics is a few MB; more is not a metrics endpoint
@@ -122,6 +122,8 @@ def fetch(url: str, timeout: float) -> bytes:
             raise ProbeError(f"{url}: not an HTTP answer ({type(exc).__name__}: {_said(exc)})") from None
         except ssl.SSLError as exc:  # before OSError, which it is: the cause is TLS, not a dead endpoint
             raise ProbeError(f"{url}: TLS failed ({_said(exc)})") from None
+        except ConnectionRefusedError as exc:  # nothing listens yet: an engine still loading, or gone
+            raise NotReady(f"{url}: endpoint down ({_said(exc)})") from None
         except OSError as exc:
             raise ProbeError(f"{url}: endpoint down ({_said(exc)})") from None
         if status in _REDIRECTS and location is not None:
@@ -133,6 +135,8 @@ def fetch(url: str, timeout: float) -> bytes:
             keep = here.authorization if following.origin == first.origin else None
             here = Target(following.scheme, following.host, following.port, following.path, keep)
             continue
+        if status == 503:  # vLLM and SGLang answer it while the model loads
+            raise NotReady(f"{url}: HTTP 503 {reason} (the engine is not ready)")
         if not 200 <= status < 300:
             raise ProbeError(f"{url}: HTTP {status} {reason} (is this the engine's /metrics endpoint?)")
         if len(body) > MAX_BYTES:

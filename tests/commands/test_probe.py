@@ -299,28 +299,33 @@ def test_watch_stops_on_the_first_collapse(endpoint: Endpoint, dflash: Callable[
 
 
 def test_watch_keeps_going_in_json_lines(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
-    # idle, collapse, a restart (reported, then a new baseline), idle, then the endpoint fails: exit 2.
+    # idle, collapse, a restart (reported, then a new baseline), idle, a 503 (an engine reloading: reported,
+    # scraped again), idle, then the endpoint fails: exit 2.
     url = endpoint.serve(
-        metrics(HEALTHY), metrics(HEALTHY), metrics(LATER), metrics(HEALTHY), metrics(HEALTHY), Answer(b"", 503)
+        *map(metrics, (HEALTHY, HEALTHY, LATER, HEALTHY, HEALTHY)),
+        Answer(b"", 503),
+        metrics(HEALTHY),
+        Answer(b"", 500),
     )
     result = dflash("probe", url, "--watch", "--keep-going", "--interval", "0.01", "--format", "json")
     assert result.code == 2, result
     docs = [json.loads(line) for line in result.out.splitlines()]
     verdicts = [d["engines"][0]["verdict"] for d in docs if "engines" in d]
-    assert verdicts == ["idle", "collapse", "idle"]
+    assert verdicts == ["idle", "collapse", "idle", "idle"]
     assert all(d["version"] == 1 and d["url"] == url for d in docs if "engines" in d)
-    assert "went backwards" in result.err and "HTTP 503" in result.err
+    assert "went backwards" in result.err and "HTTP 500" in result.err
+    assert "HTTP 503 Service Unavailable (the engine is not ready) (scraped again at the next interval)" in result.err
 
 
 def test_the_watch_explains_the_first_collapse_only(endpoint: Endpoint) -> None:
     # idle, collapse (its drafter checked), a restart, idle, a second collapse (not checked again), then a failure.
     url = endpoint.serve(
-        *map(metrics, (HEALTHY, HEALTHY, LATER, HEALTHY, HEALTHY, LATER)), Answer(b"", 503), Answer(b"", 503)
+        *map(metrics, (HEALTHY, HEALTHY, LATER, HEALTHY, HEALTHY, LATER)), Answer(b"", 500), Answer(b"", 500)
     )
     s = probe.settings(url, 0.01, 10.0, None, None, True)
     check = probe.DrafterCheck(str(DRAFTER))
     seen: list[probe.Explained | ProbeError] = []
-    with pytest.raises(ProbeError, match="HTTP 503"):
+    with pytest.raises(ProbeError, match="HTTP 500"):
         for item in probe.probe_watch(s, check, True, sleep=lambda _: None, clock=lambda: time.gmtime(0)):
             seen.append(item)
     answers = [item for item in seen if isinstance(item, probe.Explained)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -241,3 +242,32 @@ def test_a_password_with_an_at_sign_is_never_shown(endpoint: RawEndpoint, dflash
         failed = dflash("probe", url, "--format", fmt)
         assert failed.code == 2 and "ss-w0rd" not in failed.out + failed.err, failed
         assert "scraper" not in failed.out + failed.err
+
+
+# --- issue 32: an engine still loading ------------------------------------------------------------------
+
+
+def test_wait_for_an_engine_still_loading(endpoint: RawEndpoint, dflash: Callable[..., Result]) -> None:
+    # 503 while the model loads, then metrics without the speculative series, then the scrape.
+    loading = (plain(b"", "503 Service Unavailable"), plain(b"# TYPE up gauge\nup 1\n"), plain(HEALTHY))
+    url = endpoint.serve(*loading)
+    one_line_error(dflash("probe", url), "HTTP 503", "not ready")
+    result = dflash("probe", endpoint.serve(*loading), "--wait", "30")
+    assert result.code == 0 and "healthy" in result.out, result
+    assert result.err.splitlines() == [
+        f"dflash-cfg: waiting up to 30 s for the engine to be ready ({url}: HTTP 503 Service Unavailable "
+        "(the engine is not ready))"
+    ]
+    assert len(endpoint.requests) == 3
+
+
+def test_wait_gives_up(endpoint: RawEndpoint, dflash: Callable[..., Result]) -> None:
+    result = dflash("probe", endpoint.serve(plain(b"", "503 Service Unavailable")), "--wait", "0.5")
+    assert result.code == 2 and result.err.splitlines()[-1].endswith("(waited 0.5 s)"), result
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/metrics"
+    refused = dflash("probe", closed, "--wait", "0.5")
+    assert refused.code == 2 and "endpoint down" in refused.err and "(waited 0.5 s)" in refused.err, refused
+    one_line_error(dflash("probe", METRICS / "vllm-healthy.prom", "--wait", "1"), "--wait needs the engine's URL")
+    one_line_error(dflash("probe", endpoint.url, "--wait", "nan"), "--wait")

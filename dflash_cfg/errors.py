@@ -13,8 +13,9 @@ from collections.abc import Iterable
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 # What a server, a proxy or a URL can put into a message that must never be printed: URL user info
-# (https://user:password@host), an Authorization header echoed back, a Hugging Face token.
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
+# (https://user:password@host, up to the authority's last @: a password may hold one, and urllib reads
+# the host after the last), an Authorization header echoed back, a Hugging Face token.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
 _AUTHORIZATION = re.compile(
     r"(?i)\b(authorization\s*[:=]\s*(?:bearer\s+|basic\s+|token\s+)?)[^\s'\",;]+"
     r"|\b(bearer\s+|basic\s+)[A-Za-z0-9._~+/=-]{8,}"
@@ -125,3 +126,8 @@ class Documented(DflashCfgError):
 class ProbeError(DflashCfgError):
     """The engine's metrics cannot be judged: the endpoint is down or slow, the answer is not Prometheus text,
     it holds no speculative-decoding metrics, or its counters went backwards between scrapes (a restart)."""
+
+
+class NotReady(ProbeError):
+    """An engine still loading: its port refuses connections, it answers 503, or its metrics hold no
+    speculative-decoding series yet. `probe --wait` waits for it; `--watch --keep-going` retries."""

@@ -169,6 +169,7 @@ class ProbeArgs:
     fmt: str
     config: str | None
     isolated: bool
+    wait: float | None = None
 
     def __post_init__(self) -> None:
         if self.keep_going and not self.watch:

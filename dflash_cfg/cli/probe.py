@@ -11,7 +11,7 @@ import click
 from dflash_cfg.cli.common_options import format_option, hub_options, parsed
 from dflash_cfg.cli.output import say, write_whole
 from dflash_cfg.cli.parse_result import ProbeArgs
-from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, ProbeError
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, NotReady, ProbeError
 from dflash_cfg.report.probe import diagnosis_text, probe_document, probe_json, probe_line, probe_text
 from dflash_cfg.version import __version__
 
@@ -22,13 +22,26 @@ if TYPE_CHECKING:  # imported when probe runs: the other commands need not load 
 @click.command("probe")
 @click.argument("url", metavar="URL")
 @click.option("--interval", type=float, metavar="SECONDS", help="Judge the window between two scrapes this far apart.")
-@click.option("--timeout", type=float, default=10.0, show_default=True, metavar="SECONDS", help="Per scrape.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Each scrape's deadline: connecting, redirects, headers and body.",
+)
 @click.option(
     "--min-acceptance-length",
     "min_length",
     type=float,
     metavar="X",
     help="A mean acceptance length below X is a collapse (default: the project config's, else 1.5).",
+)
+@click.option(
+    "--wait",
+    type=float,
+    metavar="SECONDS",
+    help="Wait up to SECONDS for an engine still loading (refused, 503, no speculative metrics yet).",
 )
 @click.option("--drafter", metavar="DIR", help="On a collapse, check this drafter (default: the project's).")
 @click.option("--target", metavar="PATH", help="With the drafter's check: its target model dir.")
@@ -50,14 +63,17 @@ def probe_command(args: ProbeArgs) -> int:
     from dflash_cfg.commands import probe
 
     hub = args.hub.options()
-    s = probe.settings(args.url, args.every, args.timeout, args.min_length, args.config, args.isolated)
+    s = probe.settings(args.url, args.every, args.timeout, args.min_length, args.config, args.isolated, args.wait)
     check = probe.DrafterCheck(args.drafter, args.target, hub, args.hub.offline, args.config, args.isolated)
     if not args.watch:
-        answer = probe.probe_once(s, check)
+        answer = probe.probe_once(s, check, waiting=_waiting)
         _show(answer, args.fmt)
         return EXIT_FINDINGS if answer.window.collapsed else EXIT_OK
     code = EXIT_OK
-    for item in probe.probe_watch(s, check, args.keep_going):
+    for item in probe.probe_watch(s, check, args.keep_going, waiting=_waiting):
+        if isinstance(item, NotReady):
+            say(f"dflash-cfg: {item} (scraped again at the next interval)")
+            continue
         if isinstance(item, ProbeError):
             say(f"dflash-cfg: {item} (a new window starts from the counters now)")
             continue
@@ -66,6 +82,10 @@ def probe_command(args: ProbeArgs) -> int:
             code = EXIT_FINDINGS
         sys.stdout.flush()  # a sidecar's log reader sees each window as it ends
     return code
+
+
+def _waiting(line: str) -> None:
+    say(f"dflash-cfg: {line}")
 
 
 def _show(explained: Explained, fmt: str) -> None:

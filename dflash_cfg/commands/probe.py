@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_cfg.commands.common import HubOptions
-from dflash_cfg.errors import DflashCfgError, ProbeError, UsageError
+from dflash_cfg.errors import DflashCfgError, NotReady, ProbeError, UsageError
 from dflash_cfg.lint import acceptance
 from dflash_cfg.model import Diagnosis, Judged, Report, Window
 from dflash_cfg.sources import metrics, scrape
 from dflash_cfg.sources.project import ProjectConfig
 from dflash_cfg.sources.project import resolve as resolve_project
+
+_FOREVER = 1e6  # seconds or tokens: a finite bound past any real interval, timeout or acceptance length
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class Settings:
     timeout: float
     min_acceptance_length: float | None  # the command line's; wins over the project config
     project: ProjectConfig
+    wait: float | None = None  # --wait: how long an engine still loading is waited for, at the first scrape
 
     def thresholds(self) -> tuple[dict[str, float], float]:
         """Per served model name, and the default."""
@@ -51,14 +54,24 @@ def settings(
     min_acceptance_length: float | None,
     config: str | None,
     isolated: bool,
+    wait: float | None = None,
 ) -> Settings:
+    # click reads "nan" and "inf" as floats: a NaN threshold judges every record healthy (no comparison
+    # with NaN is true), a NaN interval is time.sleep's ValueError, an infinite one never ends.
     if interval is not None and not scrape.is_url(source):
         raise UsageError("--interval needs the engine's URL: a saved scrape cannot be scraped again")
-    if interval is not None and interval <= 0:
-        raise UsageError("--interval must be more than 0 seconds")
-    if min_acceptance_length is not None and min_acceptance_length < 1:
-        raise UsageError("--min-acceptance-length is at least 1 (the bonus token alone)")
-    return Settings(source, interval, timeout, min_acceptance_length, resolve_project(Path.cwd(), config, isolated))
+    if interval is not None and not 0 < interval < _FOREVER:
+        raise UsageError(f"--interval must be more than 0 seconds and less than {_FOREVER:g}")
+    if not 0 < timeout < _FOREVER:
+        raise UsageError(f"--timeout must be more than 0 seconds and less than {_FOREVER:g}")
+    if min_acceptance_length is not None and not 1 <= min_acceptance_length < _FOREVER:
+        raise UsageError("--min-acceptance-length is a number, at least 1 (the bonus token alone)")
+    if wait is not None and not scrape.is_url(source):
+        raise UsageError("--wait needs the engine's URL: a saved scrape is not loading")
+    if wait is not None and not 0 <= wait < _FOREVER:
+        raise UsageError(f"--wait must be 0 seconds or more and less than {_FOREVER:g}")
+    project = resolve_project(Path.cwd(), config, isolated)
+    return Settings(source, interval, timeout, min_acceptance_length, project, wait)
 
 
 def _judge(s: Settings, scraped: metrics.Scrape, interval: float | None) -> Window:
@@ -66,9 +79,37 @@ def _judge(s: Settings, scraped: metrics.Scrape, interval: float | None) -> Wind
     return Window(s.source, interval, acceptance.judge(metrics.acceptance(scraped), per_model, default))
 
 
-def once(s: Settings, sleep: Callable[[float], None] = time.sleep) -> Window:
+def _quiet(line: str) -> None:
+    pass
+
+
+def first_scrape(
+    s: Settings,
+    sleep: Callable[[float], None] = time.sleep,
+    waiting: Callable[[str], None] = _quiet,
+    clock: Callable[[], float] = time.monotonic,
+) -> metrics.Scrape:
+    """The first scrape. With --wait, an engine still loading (refused, 503, no speculative-decoding series
+    yet) is scraped again each second until `s.wait` seconds have passed, `waiting` told once why."""
+    end = None if s.wait is None else clock() + s.wait
+    told = False
+    while True:
+        try:
+            return metrics.parse(scrape.read(s.source, s.timeout))
+        except NotReady as exc:
+            if end is None:
+                raise
+            if clock() >= end:
+                raise NotReady(f"{exc} (waited {s.wait:g} s)") from None
+            if not told:
+                waiting(f"waiting up to {s.wait:g} s for the engine to be ready ({exc})")
+                told = True
+            sleep(min(1.0, max(end - clock(), 0.0)))
+
+
+def once(s: Settings, sleep: Callable[[float], None] = time.sleep, waiting: Callable[[str], None] = _quiet) -> Window:
     """One verdict: over the counters' lifetime, or with an interval over the window between two scrapes."""
-    first = metrics.parse(scrape.read(s.source, s.timeout))
+    first = first_scrape(s, sleep, waiting)
     if s.interval is None:
         return _judge(s, first, None)
     sleep(s.interval)
@@ -76,14 +117,26 @@ def once(s: Settings, sleep: Callable[[float], None] = time.sleep) -> Window:
     return _judge(s, metrics.window(first, second), s.interval)
 
 
-def watch(s: Settings, keep_going: bool, sleep: Callable[[float], None] = time.sleep) -> Iterator[Window | ProbeError]:
+def watch(
+    s: Settings,
+    keep_going: bool,
+    sleep: Callable[[float], None] = time.sleep,
+    waiting: Callable[[str], None] = _quiet,
+) -> Iterator[Window | ProbeError]:
     """A window every interval, forever. A restart (counters backwards) is yielded as a ProbeError and, with
-    `keep_going`, the next window starts from the new counters; any other failure raises."""
+    `keep_going`, the next window starts from the new counters; with `keep_going` an engine not ready (refused,
+    503: restarting) is yielded too and scraped again at the next interval; any other failure raises."""
     assert s.interval is not None
-    before = metrics.parse(scrape.read(s.source, s.timeout))
+    before = first_scrape(s, sleep, waiting)
     while True:
         sleep(s.interval)
-        after = metrics.parse(scrape.read(s.source, s.timeout))
+        try:
+            after = metrics.parse(scrape.read(s.source, s.timeout))
+        except NotReady as exc:
+            if not keep_going:
+                raise
+            yield exc
+            continue
         try:
             yield _judge(s, metrics.window(before, after), s.interval)
         except ProbeError as exc:
@@ -180,9 +233,14 @@ def explain(window: Window, s: Settings, check: DrafterCheck, when: str | None =
     return Explained(window, tuple(diagnoses), tuple(unchecked), when)
 
 
-def probe_once(s: Settings, check: DrafterCheck, sleep: Callable[[float], None] = time.sleep) -> Explained:
+def probe_once(
+    s: Settings,
+    check: DrafterCheck,
+    sleep: Callable[[float], None] = time.sleep,
+    waiting: Callable[[str], None] = _quiet,
+) -> Explained:
     """One window (`once`), explained; a window with no draft scored has no verdict to give."""
-    window = once(s, sleep)
+    window = once(s, sleep, waiting)
     if window.idle:
         raise ProbeError("no draft scored yet: no traffic to judge (probe again under load, or use --interval)")
     return explain(window, s, check)
@@ -194,11 +252,12 @@ def probe_watch(
     keep_going: bool,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], time.struct_time] = time.gmtime,
+    waiting: Callable[[str], None] = _quiet,
 ) -> Iterator[Explained | ProbeError]:
     """`watch`, each window explained and stamped. The drafter is checked once, on the first collapse (the
     windows after it would only repeat the check); the first collapse ends the watch unless `keep_going`."""
     collapsed = False
-    for item in watch(s, keep_going, sleep):
+    for item in watch(s, keep_going, sleep, waiting):
         when = time.strftime("%Y-%m-%dT%H:%M:%SZ", clock())
         if isinstance(item, ProbeError):
             yield item

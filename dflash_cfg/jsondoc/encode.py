@@ -8,12 +8,15 @@ same JSON value (an escape can only occur inside a string, where it means the sa
 writes a value the way the file already spells its neighbours. `dumps_printable` is for reports printed
 to a terminal or a CI log: json.dumps escapes C0 controls but writes C1 controls (U+0080-U+009F) raw, and
 a terminal acts on some of them (U+009B is CSI), so those are escaped too, with U+2028/U+2029, which end
-a JavaScript string literal.
+a JavaScript string literal. A report is strict JSON too: a float JSON cannot hold (NaN, Infinity, which
+json.dumps writes as bare words that strict parsers refuse; a config.json may hold them, Python reads them)
+is written as its name in a string; `dumps` keeps them, as the file it edits spells them.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -26,7 +29,19 @@ def dumps(value: Any, **options: Any) -> str:
 
 
 def dumps_printable(value: Any, **options: Any) -> str:
-    return _escaped(_UNPRINTABLE, json.dumps(value, ensure_ascii=False, **options))
+    return _escaped(_UNPRINTABLE, json.dumps(strict(value), ensure_ascii=False, allow_nan=False, **options))
+
+
+def strict(value: Any) -> Any:
+    """`value` with each non-finite float as a string ("NaN", "Infinity", "-Infinity"): what a strict JSON
+    document can hold."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict(v) for v in value]
+    return value
 
 
 def _escaped(pattern: re.Pattern[str], text: str) -> str:

@@ -13,7 +13,9 @@ class Acceptance:
     """How one engine serving one model accepted drafts, over a counters' lifetime or a window between two
     scrapes. `server`: "vllm" or "sglang"; `engine`: the engine's own label (vLLM's engine index, SGLang's
     dp_rank, "0" when there is one). `drafts` is None for SGLang, which exports gauges only; a record with
-    no draft scored (`mean_acceptance_length` None) is idle: no traffic to judge."""
+    no draft scored (`mean_acceptance_length` None) is idle: no traffic to judge. `labels`: the series'
+    other labels, sorted (a federating endpoint's `instance`, SGLang's `tp_rank`): two records of one model
+    and engine differ there."""
 
     server: str
     model_name: str
@@ -24,6 +26,7 @@ class Acceptance:
     drafts: float | None = None
     draft_tokens: float | None = None
     accepted_tokens: float | None = None
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from dflash_cfg.jsondoc.encode import strict
 from dflash_cfg.model import Answer, EnginesResult, show_layers
 from dflash_cfg.report.escape import printable
 
@@ -112,7 +113,7 @@ def engines_json(result: EnginesResult, tool_version: str) -> str:
         "engines": [record_json(a) for a in result.answers],
         "notes": list(result.notes),
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(strict(doc), indent=2, allow_nan=False) + "\n"
 
 
 def record_json(answer: Answer) -> dict[str, object]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dflash_cfg.errors import redact
+from dflash_cfg.jsondoc.encode import dumps_printable
 from dflash_cfg.model import Acceptance, Judged, Report, display
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.formats import render
@@ -16,8 +17,27 @@ def _span(interval: float | None) -> str:
     return "over the counters' lifetime" if interval is None else f"over {interval:g} s between two scrapes"
 
 
-def _who(a: Acceptance) -> str:
-    return f"{display(a.server)} {printable(a.model_name) or '(no model_name)'} (engine {printable(a.engine)})"
+def _who(a: Acceptance, apart: Sequence[str] = ()) -> str:
+    where = "".join(f', {k}="{v}"' for k, v in a.labels if k in apart)
+    return f"{display(a.server)} {printable(a.model_name) or '(no model_name)'} (engine {printable(a.engine + where)})"
+
+
+def _apart(judged: Sequence[Judged]) -> dict[int, tuple[str, ...]]:
+    """Per record (by index), the labels that tell it from another record of its model and engine (a
+    federation's `instance`): shown beside it; a record alone in its model and engine shows none."""
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for i, j in enumerate(judged):
+        groups.setdefault((j.acceptance.server, j.acceptance.model_name, j.acceptance.engine), []).append(i)
+    out: dict[int, tuple[str, ...]] = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        names = {k for i in members for k, _ in judged[i].acceptance.labels}
+        varying = tuple(
+            sorted(n for n in names if len({dict(judged[i].acceptance.labels).get(n) for i in members}) > 1)
+        )
+        out.update((i, varying) for i in members)
+    return out
 
 
 def _rate(a: Acceptance) -> str:
@@ -34,14 +54,23 @@ def _length(j: Judged) -> str:
     if a.mean_acceptance_length is None:
         return "no draft scored: no traffic to judge"
     relation = "below" if j.verdict == "collapse" else "at least"
-    return f"mean acceptance length {a.mean_acceptance_length:.2f}, {relation} {j.threshold:g}"
+    # Beside the mean, its ceiling: 1.20 of 16 is a collapse whatever the threshold; 1.20 of 2 is not.
+    of = "" if _ceiling(a) is None else f" of {_ceiling(a)}"
+    return f"mean acceptance length {a.mean_acceptance_length:.2f}{of}, {relation} {j.threshold:g}"
+
+
+def _ceiling(a: Acceptance) -> int | None:
+    """The most a draft can yield: num_speculative_tokens (vLLM's per-position counters, one per draft
+    position) + the bonus token. SGLang's gauges do not say it."""
+    return len(a.per_position) + 1 if a.per_position else None
 
 
 def probe_text(source: str, interval: float | None, judged: Sequence[Judged]) -> str:
     lines = [f"{printable(redact(source))}: speculative decoding {_span(interval)}"]
-    for j in judged:
+    apart = _apart(judged)
+    for i, j in enumerate(judged):
         a = j.acceptance
-        lines.append(f"  {_who(a)}: {j.verdict}")
+        lines.append(f"  {_who(a, apart.get(i, ()))}: {j.verdict}")
         lines.append(f"    {_length(j)}")
         if a.mean_acceptance_length is not None:
             lines.append(f"    {_rate(a)}")
@@ -53,10 +82,11 @@ def probe_text(source: str, interval: float | None, judged: Sequence[Judged]) ->
 def probe_line(when: str, judged: Sequence[Judged]) -> str:
     """A watch window: one line per engine and model, stamped."""
     out = []
-    for j in judged:
+    apart = _apart(judged)
+    for i, j in enumerate(judged):
         a = j.acceptance
         numbers = _length(j) if a.mean_acceptance_length is None else f"{_length(j)}; {_rate(a)}"
-        out.append(f"{when} {_who(a)}: {j.verdict}: {numbers}\n")
+        out.append(f"{when} {_who(a, apart.get(i, ()))}: {j.verdict}: {numbers}\n")
     return "".join(out)
 
 
@@ -78,9 +108,11 @@ def _record(j: Judged) -> dict[str, Any]:
         "engine": a.engine,
         "server": a.server,
         "model_name": a.model_name,
+        "labels": dict(a.labels),
         "acceptance_rate": a.acceptance_rate,
         "mean_acceptance_length": a.mean_acceptance_length,
         "per_position": None if a.per_position is None else list(a.per_position),
+        "ceiling": _ceiling(a),
         "min_acceptance_length": j.threshold,
         "verdict": j.verdict,
     }
@@ -111,7 +143,8 @@ def probe_document(
 
 
 def probe_json(doc: dict[str, Any], lines: bool = False) -> str:
-    """The document, indented; or one compact line (watch's JSON lines)."""
+    """The document, indented; or one compact line (watch's JSON lines). Strict JSON, its strings printable
+    (a label value is the endpoint's text)."""
     if lines:
-        return json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return dumps_printable(doc, separators=(",", ":")) + "\n"
+    return dumps_printable(doc, indent=2) + "\n"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from dflash_cfg.errors import ProbeError
+from dflash_cfg.errors import NotReady, ProbeError
 from dflash_cfg.model import Acceptance
 
 _VLLM = "vllm:spec_decode_"
@@ -34,12 +34,13 @@ _DRAFTS, _DRAFT_TOKENS, _ACCEPTED, _PER_POS = (
 _SGLANG_LENGTH, _SGLANG_RATE = "sglang:spec_accept_length", "sglang:spec_accept_rate"
 
 _MAX_POSITIONS = 1024
-Key = tuple[str, str, str]  # (server, model_name, engine)
+Labels = tuple[tuple[str, str], ...]  # a series' other labels, sorted: a federation's `instance`, SGLang's tp_rank
+Key = tuple[str, str, str, Labels]  # (server, model_name, engine, the other labels)
 
 
 @dataclass(frozen=True)
 class Counters:
-    """vLLM's four counters for one (model_name, engine), as scraped."""
+    """vLLM's four counters for one series (model_name, engine and any other labels), as scraped."""
 
     drafts: float = 0.0
     draft_tokens: float = 0.0
@@ -55,28 +56,53 @@ class Scrape:
     gauges: Mapping[Key, tuple[float, float]]
 
 
+def _key(server: str, labels: Mapping[str, str], engine_label: str) -> Key:
+    # Every label keeps a series apart: two engines behind one federating endpoint differ by `instance`
+    # only, and one kept over the other would hide a collapse.
+    rest = tuple(sorted((k, v) for k, v in labels.items() if k not in ("model_name", engine_label, "position")))
+    return server, labels.get("model_name", ""), labels.get(engine_label, "0"), rest
+
+
 def parse(text: str) -> Scrape:
-    """The speculative-decoding series in Prometheus text. ProbeError when it is not Prometheus text or holds
-    none of them."""
+    """The speculative-decoding series in Prometheus text. ProbeError when it is not Prometheus text, holds
+    none of them, holds one series twice (two scrapes in one file: which is now?) or a value that is not a
+    number probe can judge."""
     if text.lstrip().startswith("<"):  # the parser would read `<html>` as a sample name; say what it is
         raise ProbeError("the answer is HTML, not Prometheus text (is this the engine's /metrics endpoint?)")
     values: dict[Key, dict[str, float]] = {}
     positions: dict[Key, dict[int, float]] = {}
     gauges: dict[Key, dict[str, float]] = {}
+    seen: set[tuple[str, Labels]] = set()
     try:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
                 name, labels, value = sample.name, sample.labels, float(sample.value)
                 if name.startswith(_VLLM) and name.endswith("_total"):
-                    key = ("vllm", labels.get("model_name", ""), labels.get("engine", "0"))
+                    key = _key("vllm", labels, "engine")
                     base = name.removesuffix("_total")
                     if base == _PER_POS:
                         positions.setdefault(key, {})[_position(labels.get("position"))] = value
                     elif base in (_DRAFTS, _DRAFT_TOKENS, _ACCEPTED):
                         values.setdefault(key, {})[base] = value
+                    else:
+                        continue
                 elif name in (_SGLANG_LENGTH, _SGLANG_RATE):
-                    key = ("sglang", labels.get("model_name", ""), labels.get("dp_rank", "0"))
+                    key = _key("sglang", labels, "dp_rank")
+                    if not math.isfinite(value):  # SGLang divides by its step count: NaN is "no steps", not 0
+                        raise ProbeError(
+                            f"{name} of {key[1] or 'the model'} (dp_rank {key[2]}) is {value}: "
+                            "not a number probe can judge"
+                        )
                     gauges.setdefault(key, {})[name] = value
+                else:
+                    continue
+                series = (name, tuple(sorted(labels.items())))
+                if series in seen:
+                    raise ProbeError(
+                        f"the scrape holds {name}{{{_shown(series[1])}}} twice (two scrapes in one file?): "
+                        "which one is now cannot be told"
+                    )
+                seen.add(series)
     except (ValueError, TypeError, IndexError) as exc:  # what prometheus_client's parser raises on bad text
         raise ProbeError(f"not Prometheus text ({' '.join(str(exc).split())[:120]})") from None
     counters = {
@@ -89,8 +115,8 @@ def parse(text: str) -> Scrape:
         for key, v in values.items()
     }
     found = {k: (g.get(_SGLANG_LENGTH, 0.0), g.get(_SGLANG_RATE, 0.0)) for k, g in gauges.items()}
-    if not counters and not found:
-        raise ProbeError(
+    if not counters and not found:  # vLLM registers them once the drafter is loaded
+        raise NotReady(
             "no speculative-decoding metrics there (vllm:spec_decode_* or sglang:spec_accept_*): "
             "is speculative decoding on, and is this the engine's /metrics?"
         )
@@ -98,6 +124,10 @@ def parse(text: str) -> Scrape:
         if not math.isfinite(value) or value < 0:
             raise ProbeError(f"a speculative-decoding counter is {value}: not a counter")
     return Scrape(counters, found)
+
+
+def _shown(labels: Labels) -> str:
+    return ",".join(f'{k}="{v}"' for k, v in labels)[:200]
 
 
 def _per_position(found: Mapping[int, float]) -> tuple[float, ...]:
@@ -138,20 +168,27 @@ def acceptance(scrape: Scrape) -> tuple[Acceptance, ...]:
     """One record per engine and model, in a stable order."""
     records = [_vllm(key, c) for key, c in scrape.counters.items()]
     records += [_sglang(key, length, rate) for key, (length, rate) in scrape.gauges.items()]
-    return tuple(sorted(records, key=lambda a: (a.server, a.model_name, a.engine)))
+    return tuple(sorted(records, key=lambda a: (a.server, a.model_name, a.engine, a.labels)))
 
 
 def _vllm(key: Key, c: Counters) -> Acceptance:
-    server, model, engine = key
+    server, model, engine, labels = key
     if c.drafts <= 0:
-        return Acceptance(server, model, engine, None, None, None, c.drafts, c.draft_tokens, c.accepted)
+        return Acceptance(server, model, engine, None, None, None, c.drafts, c.draft_tokens, c.accepted, labels)
     rate = c.accepted / c.draft_tokens if c.draft_tokens > 0 else None
     per = tuple(p / c.drafts for p in c.per_position)
-    return Acceptance(server, model, engine, rate, 1 + c.accepted / c.drafts, per, c.drafts, c.draft_tokens, c.accepted)
+    length = 1 + c.accepted / c.drafts
+    # Finite counters can still divide to infinity (1e300 accepted in 1e-320 drafts): no verdict, no JSON.
+    if not all(math.isfinite(x) for x in (length, rate or 0.0, *per)):
+        raise ProbeError(
+            f"the counters of {model or 'the model'} (engine {engine}) give an acceptance that is not a number "
+            f"({c.accepted:g} accepted in {c.drafts:g} drafts): not vLLM's counters"
+        )
+    return Acceptance(server, model, engine, rate, length, per, c.drafts, c.draft_tokens, c.accepted, labels)
 
 
 def _sglang(key: Key, length: float, rate: float) -> Acceptance:
-    server, model, engine = key
+    server, model, engine, labels = key
     if length <= 0:  # SGLang sets 0 when no speculative forward was logged
-        return Acceptance(server, model, engine, None, None)
-    return Acceptance(server, model, engine, rate, length)
+        return Acceptance(server, model, engine, None, None, labels=labels)
+    return Acceptance(server, model, engine, rate, length, labels=labels)

@@ -112,7 +112,7 @@ def test_the_incident_is_a_collapse(endpoint: Endpoint, dflash: Callable[..., Re
     assert result.out.splitlines()[:4] == [
         f"{url}: speculative decoding over the counters' lifetime",
         "  vLLM Qwen/Qwen3.6-27B (engine 0): collapse",
-        "    mean acceptance length 1.17, below 1.5",
+        "    mean acceptance length 1.17 of 16, below 1.5",
         "    acceptance rate 1.1% (165 of 15000 draft tokens, 1000 drafts)",
     ]
     assert result.out.splitlines()[4].startswith("    per position: 0.150 0.015 0.000")
@@ -121,7 +121,8 @@ def test_the_incident_is_a_collapse(endpoint: Endpoint, dflash: Callable[..., Re
 def test_the_repaired_drafter_is_healthy(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
     result = dflash("probe", endpoint.serve(metrics(HEALTHY)))
     assert result.code == 0, result
-    assert "  vLLM Qwen/Qwen3.6-27B (engine 0): healthy\n    mean acceptance length 2.80, at least 1.5\n" in result.out
+    assert "  vLLM Qwen/Qwen3.6-27B (engine 0): healthy\n" in result.out
+    assert "    mean acceptance length 2.80 of 16, at least 1.5\n" in result.out
     assert "acceptance rate 12.0% (1800 of 15000 draft tokens, 1000 drafts)" in result.out
 
 
@@ -135,6 +136,7 @@ def test_json_has_one_record_per_engine_and_model(endpoint: Endpoint, dflash: Ca
     assert record["mean_acceptance_length"] == pytest.approx(1.165)
     assert record["per_position"][:3] == pytest.approx([0.15, 0.015, 0.0]) and len(record["per_position"]) == 15
     assert record["verdict"] == "collapse"
+    assert record["ceiling"] == 16  # num_speculative_tokens 15, and the bonus token
 
 
 @pytest.mark.parametrize("name", ["sglang-incident.prom", "sglang-healthy.prom"])
@@ -146,7 +148,8 @@ def test_sglang_gauges(name: str, endpoint: Endpoint, dflash: Callable[..., Resu
         assert record["acceptance_rate"] == 0.011
     else:
         assert (result.code, record["verdict"], record["mean_acceptance_length"]) == (0, "healthy", 2.8)
-    assert record["server"] == "sglang" and record["per_position"] is None
+    assert record["server"] == "sglang" and record["per_position"] is None and record["ceiling"] is None
+    assert " of " not in dflash("probe", endpoint.url).out.splitlines()[2]  # SGLang's gauges say no ceiling
 
 
 def test_the_window_between_scrapes_shows_what_the_lifetime_hides(
@@ -158,7 +161,7 @@ def test_the_window_between_scrapes_shows_what_the_lifetime_hides(
     result = dflash("probe", endpoint.serve(metrics(HEALTHY), metrics(LATER)), "--interval", "0.05")
     assert result.code == 1, result
     assert "over 0.05 s between two scrapes" in result.out
-    assert "mean acceptance length 1.17, below 1.5" in result.out
+    assert "mean acceptance length 1.17 of 16, below 1.5" in result.out
     assert "(165 of 15000 draft tokens, 1000 drafts)" in result.out
     assert endpoint.hits == 2
 
@@ -186,7 +189,7 @@ def test_an_endpoint_that_is_down(dflash: Callable[..., Result]) -> None:
 
 def test_a_slow_endpoint_times_out(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
     url = endpoint.serve(Answer((METRICS / INCIDENT).read_bytes(), delay=1.0))
-    one_line_error(dflash("probe", url, "--timeout", "0.2"), "no answer within 0.2 s")
+    one_line_error(dflash("probe", url, "--timeout", "0.2"), "no complete answer within 0.2 s")
 
 
 @pytest.mark.parametrize(
@@ -216,7 +219,7 @@ def test_a_machine_format_error_is_still_a_document(dflash: Callable[..., Result
 def test_the_threshold_is_the_users(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
     url = endpoint.serve(metrics(INCIDENT))
     result = dflash("probe", url, "--min-acceptance-length", "1.1")
-    assert result.code == 0 and "mean acceptance length 1.17, at least 1.1" in result.out
+    assert result.code == 0 and "mean acceptance length 1.17 of 16, at least 1.1" in result.out
     one_line_error(dflash("probe", url, "--min-acceptance-length", "0.5"), "at least 1")
 
 
@@ -290,34 +293,39 @@ def test_watch_stops_on_the_first_collapse(endpoint: Endpoint, dflash: Callable[
     assert result.code == 1, result
     lines = result.out.splitlines()
     assert lines[0].endswith("vLLM Qwen/Qwen3.6-27B (engine 0): idle: no draft scored: no traffic to judge")
-    assert "vLLM Qwen/Qwen3.6-27B (engine 0): collapse: mean acceptance length 1.17, below 1.5; " in lines[1]
+    assert "vLLM Qwen/Qwen3.6-27B (engine 0): collapse: mean acceptance length 1.17 of 16, below 1.5; " in lines[1]
     assert "The drafter serving Qwen/Qwen3.6-27B" in result.out
     assert endpoint.hits == 3
 
 
 def test_watch_keeps_going_in_json_lines(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
-    # idle, collapse, a restart (reported, then a new baseline), idle, then the endpoint fails: exit 2.
+    # idle, collapse, a restart (reported, then a new baseline), idle, a 503 (an engine reloading: reported,
+    # scraped again), idle, then the endpoint fails: exit 2.
     url = endpoint.serve(
-        metrics(HEALTHY), metrics(HEALTHY), metrics(LATER), metrics(HEALTHY), metrics(HEALTHY), Answer(b"", 503)
+        *map(metrics, (HEALTHY, HEALTHY, LATER, HEALTHY, HEALTHY)),
+        Answer(b"", 503),
+        metrics(HEALTHY),
+        Answer(b"", 500),
     )
     result = dflash("probe", url, "--watch", "--keep-going", "--interval", "0.01", "--format", "json")
     assert result.code == 2, result
     docs = [json.loads(line) for line in result.out.splitlines()]
     verdicts = [d["engines"][0]["verdict"] for d in docs if "engines" in d]
-    assert verdicts == ["idle", "collapse", "idle"]
+    assert verdicts == ["idle", "collapse", "idle", "idle"]
     assert all(d["version"] == 1 and d["url"] == url for d in docs if "engines" in d)
-    assert "went backwards" in result.err and "HTTP 503" in result.err
+    assert "went backwards" in result.err and "HTTP 500" in result.err
+    assert "HTTP 503 Service Unavailable (the engine is not ready) (scraped again at the next interval)" in result.err
 
 
 def test_the_watch_explains_the_first_collapse_only(endpoint: Endpoint) -> None:
     # idle, collapse (its drafter checked), a restart, idle, a second collapse (not checked again), then a failure.
     url = endpoint.serve(
-        *map(metrics, (HEALTHY, HEALTHY, LATER, HEALTHY, HEALTHY, LATER)), Answer(b"", 503), Answer(b"", 503)
+        *map(metrics, (HEALTHY, HEALTHY, LATER, HEALTHY, HEALTHY, LATER)), Answer(b"", 500), Answer(b"", 500)
     )
     s = probe.settings(url, 0.01, 10.0, None, None, True)
     check = probe.DrafterCheck(str(DRAFTER))
     seen: list[probe.Explained | ProbeError] = []
-    with pytest.raises(ProbeError, match="HTTP 503"):
+    with pytest.raises(ProbeError, match="HTTP 500"):
         for item in probe.probe_watch(s, check, True, sleep=lambda _: None, clock=lambda: time.gmtime(0)):
             seen.append(item)
     answers = [item for item in seen if isinstance(item, probe.Explained)]

@@ -9,5 +9,6 @@ many inputs each surface saw; tests/cli/test_fuzz_*.py run small derandomized sl
 - engines.py: stand-in engine interpreters (hostile answers, floods, hangs, deaths) through the adapter runner,
   `engines` and preflight's engine step;
 - gcs.py: `check`, `where`, `verify` and `fix` on gs:// through the fault-injecting proxy in front of the GCS server;
+- probe.py: `probe` against a loopback /metrics endpoint that misbehaves one way per input (tests/rawhttp.py);
 - common.py: the in-process CLI runner and the invariants every run keeps.
 """

@@ -3,9 +3,9 @@ scale, each input held to its surface's invariants; it prints how many inputs ea
 defect found, and exits 1 if it found any.
 
 Run: .venv/bin/python tests/fuzz/campaign.py [--scale X] [--seed N] [SURFACE ...]
-(surfaces: project-tables, project-files, cache-entries, launch-parse, preflight, s3, signals, engines, gcs; all
-by default, about 13,600 inputs at scale 1; s3 starts moto and gcs the GCS emulator, as the tests do, each behind
-the fault proxy; signals and engines run real processes).
+(surfaces: project-tables, project-files, cache-entries, launch-parse, preflight, s3, signals, engines, gcs, probe;
+all by default, about 18,600 inputs at scale 1; s3 starts moto and gcs the GCS emulator, as the tests do, each
+behind the fault proxy; signals and engines run real processes; probe serves misbehaving /metrics on loopback).
 """
 
 from __future__ import annotations
@@ -100,6 +100,12 @@ def gcs(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
     surface.campaign(rng, n, home, tally)
 
 
+def probe(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
+    from fuzz import probe as surface
+
+    surface.campaign(rng, n, home, tally)
+
+
 def signals(rng: random.Random, n: int, home: Path, tally: Tally) -> None:
     from fuzz import signals as surface
 
@@ -116,6 +122,7 @@ SURFACES: dict[str, tuple[Surface, int]] = {
     "signals": (signals, 200),
     "engines": (engines, 1800),
     "gcs": (gcs, 700),
+    "probe": (probe, 5000),
 }
 
 

@@ -135,7 +135,11 @@ def jsonable(value: Any) -> Any:
 def record(engine: str, case: Case | None, *, refused: dict[str, Any] | None = None, failed: str | None = None) -> dict:
     ver = version(engine)
     ok = refused is None and failed is None and case is not None
+    # The config keys the engine read for this request, when recording (dflash_adapter_keys): a refused case too
+    # read what it read before the refusal.
+    extra = {"keys": _recorder.end()} if _recorder is not None and case is not None else {}
     return {
+        **extra,
         "engine": engine,
         "version": ver,
         "python": sys.executable,
@@ -144,6 +148,20 @@ def record(engine: str, case: Case | None, *, refused: dict[str, Any] | None = N
         "stand_ins": list(case.stand_ins) if case is not None else [],
         "failed": failed,
     }
+
+
+# The key recorder (dflash_adapter_keys), set by `serve` when DFLASH_ADAPTER_KEYS=1: `./dev engines --keys` only.
+_recorder: Any = None
+
+
+def _record_keys(engine: str) -> None:
+    """Turn the key recording on, when asked: imported only then (beside the adapter script, sys.path[0]), so an
+    ordinary run neither loads nor pays for it."""
+    global _recorder
+    if os.environ.get("DFLASH_ADAPTER_KEYS") == "1":
+        recorder = importlib.import_module("dflash_adapter_keys")
+        recorder.install(engine)
+        _recorder = recorder
 
 
 _scratch: list[str] = []
@@ -176,6 +194,7 @@ def serve(engine: str, setup: Callable[[], None], handle: Callable[[Case], None]
     try:
         try:
             setup()
+            _record_keys(engine)
         except BaseException as error:  # noqa: BLE001 - an engine that does not import answers every case with it
             broken = f"cannot import {engine}: {type(error).__name__}: {error}"
         for line in sys.stdin:
@@ -199,6 +218,8 @@ def _answer(engine: str, line: str, handle: Callable[[Case], None], broken: str 
     except (ValueError, AdapterError) as error:
         return record(engine, None, failed=f"bad request: {error}")
     case = Case(request)
+    if _recorder is not None:
+        _recorder.begin(request["drafter"])
     try:
         handle(case)
     except AdapterError as error:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from engines import key_mutants
 from engines.cases import load
 
 SEED = 20261201
@@ -618,7 +619,19 @@ def generate(seed: int = SEED, limit: int = LIMIT) -> list[Mutant]:
     # Every edit of what changed between engine releases, on every base it applies to, after the sample (which
     # they leave as it was): each release's reading is exercised on each of them.
     releases = [("release", list(_release_edits()))]
-    return [*_sample(rng, candidates, limit), *_apply(loaded, lambda base: [] if base.speculators else releases)]
+    released = _apply(loaded, lambda base: [] if base.speculators else releases)
+    return [*_sample(rng, candidates, limit), *released, *_keyed(seed, loaded)]
+
+
+def _keyed(seed: int, loaded: dict[str, Config]) -> list[Mutant]:
+    """The mutants of the recorded engine keys (engines.key_mutants), with a seed of their own: adding them leaves
+    the sample above as it was."""
+    by_name = {base.name: base for base in BASES}
+    found = list(key_mutants.candidates([(b.name, loaded[b.name]) for b in BASES if not b.speculators]))
+    return [
+        Mutant(f"keys/{kind}/{name}", "keys", kind, by_name[name], description, data)
+        for kind, description, name, data in key_mutants.sample(random.Random(seed + 1), found)
+    ]
 
 
 def _apply(loaded: dict[str, Config], families: Callable[[Base], list[tuple[str, list[Edit]]]]) -> list[Mutant]:

@@ -33,7 +33,7 @@ from dflash_cfg.lint.releases import applies
 from dflash_cfg.model import Adapted, EngineRecord, Reads, Severity, requirement
 from dflash_cfg.sources import adapters
 from dflash_cfg.sources.adapters import Request
-from engines import build
+from engines import build, key_mutants
 from engines.cases import TARGETS, fixture_requests, write_drafter
 from engines.mutants import BASES, LIMIT, Base, Mutant, generate
 
@@ -349,14 +349,18 @@ def _name(requirement_text: str) -> str:
 
 def test_the_generator_is_deterministic_and_yields_enough_mutants() -> None:
     first, second = generate(), generate()
-    sampled = [m for m in first if m.family != "release"]
+    sampled = [m for m in first if m.family not in ("release", "keys")]
     assert len(sampled) >= 500 and len(sampled) == LIMIT
     assert {m.kind for m in first if m.family == "release"} >= {"nope-layers", "nope-flags", "nope-true"}
     assert [(m.id, m.to_json()) for m in first] == [(m.id, m.to_json()) for m in second]
     assert len({m.id for m in first}) == len(first)
     families = {m.family for m in first}
     expected = {"move", "rename", "drop", "type", "taps", "rope", "layers", "window", "label", "layout", "speculators"}
-    expected.add("release")
+    expected |= {"release", "keys"}
+    # The key mutants are bounded, and every key only one release reads is planted (engines.key_mutants).
+    keyed = [m for m in first if m.family == "keys"]
+    assert 0 < len(keyed) <= key_mutants.KEY_LIMIT
+    assert {f"plant-{p.strip('/').replace('/', '.')}" for p in key_mutants.one_release()} <= {m.kind for m in keyed}
     assert families == expected
     for base in BASES:
         assert (FIXTURES / base.rel).is_file()

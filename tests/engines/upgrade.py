@@ -8,8 +8,9 @@
    dist-info in the current venv), unless the release before broke it the same way (another engine pins it:
    the lock keeps it, as the suite proved it works) or no release fits every engine. A requirement of a module
    the lock lacks is only named: the adapters install just what the engines' DFlash paths import.
-   Writes the new lock (in place, with `PINNED` in dflash_cfg/pinned.py and dflash_cfg/lint/cited_lines.py
-   re-derived; or only the lock, to `--lock-out`, leaving the repository on the current release).
+   Writes the new lock (in place, with `PINNED` in dflash_cfg/pinned.py, dflash_cfg/lint/cited_lines.py and the
+   new release's entries of dflash_cfg/lint/engine_keys.py re-derived; or only the lock, to `--lock-out`, leaving
+   the repository on the current release).
 2. Builds the new venv (build.engine_python on the new lock).
 3. Runs every fixture and mutant of the differential suite through the upgraded engine in the current and the
    new venv, side by side, and the launch checks of test_launch_checks.py / test_launch_differential.py that
@@ -55,7 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 if str(ROOT / "tests") not in sys.path:  # run as a script: the engine suite's modules, as pytest finds them
     sys.path.insert(0, str(ROOT / "tests"))
 
-from engines import build, citations  # noqa: E402
+from engines import build, citations, engine_keys  # noqa: E402
 from engines.launches import OracleRun, oracle_runs  # noqa: E402
 from engines.upgrade_compare import (  # noqa: E402
     Cited,
@@ -396,6 +397,13 @@ def main(argv: list[str] | None = None) -> int:
         table = citations.merged(result, citations.table_lines())
         citations.TABLE.write_text(citations.render(table, pinned), encoding="utf-8")
     clock = _phase("citations resolved in both", clock, timings)
+    if adopted:
+        # The keys each engine reads, recorded again by running the new release (the other releases' entries kept).
+        recorded = engine_keys.table()
+        for reader, (release, read) in engine_keys.installed(new_python).items():
+            recorded.setdefault(reader, {})[release] = read
+        engine_keys.write(recorded)
+        clock = _phase("engine keys recorded", clock, timings)
 
     notes = []
     if any(p.verdict == "stuck" for p in pins):

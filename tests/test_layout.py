@@ -36,14 +36,27 @@ LAYOUT: dict[str, Part] = {
     "launch/": Part(("launch", "jsondoc", "model", "errors"), pure=True),
     "lint/": Part(("lint", "jsondoc", "model", "errors", "pinned"), pure=True),
     "report/": Part(("report", "jsondoc", "model", "errors"), pure=True),
-    "sources/": Part(("sources", "jsondoc", "model", "errors", "version", "pinned")),
+    "progress.py": Part(()),
+    "sources/": Part(("sources", "jsondoc", "model", "errors", "version", "pinned", "progress")),
     "write/": Part(("write", "sources", "jsondoc", "model", "errors")),
     "commands/": Part(
-        ("commands", "sources", "write", "lint", "launch", "jsondoc", "model", "errors", "version", "pinned")
+        (
+            "commands",
+            "sources",
+            "write",
+            "lint",
+            "launch",
+            "jsondoc",
+            "model",
+            "errors",
+            "version",
+            "pinned",
+            "progress",
+        )
     ),
     "__init__.py": Part(("commands", "model", "errors", "version")),
     "cli/": Part(
-        ("cli", "__init__", "commands", "report", "model", "errors", "version"),
+        ("cli", "__init__", "commands", "report", "model", "errors", "version", "progress"),
         exceptions=(
             ("lint.gate", "a check's exit code and its advice: the verdict on the report"),
             (

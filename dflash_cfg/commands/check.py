@@ -23,7 +23,7 @@ from dflash_cfg.errors import LockError, PathError, UsageError, WeightsError
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
-from dflash_cfg.model import EngineCheck, FileReport, Integrity, Launch, Report, Severity, Target, Weights
+from dflash_cfg.model import EngineCheck, FileReport, Integrity, Launch, Report, Served, Severity, Target, Weights
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.hub import repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
@@ -174,7 +174,7 @@ def _check(options: CheckOptions) -> Report:
     )
 
 
-def served(options: CheckOptions) -> tuple[tuple[str, str | None], ...]:
+def served(options: CheckOptions) -> Served:
     """What serves the drafters: the launch's engine at its release (preflight), else --engine, else the
     project's `engines` (any release of each)."""
     if options.launch is not None:

@@ -19,6 +19,7 @@ from dflash_cfg.commands.common import (
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, DflashCfgError, PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
+from dflash_cfg.lint.gate import concerns
 from dflash_cfg.lint.linter import Inputs, lint, needs
 from dflash_cfg.model import (
     ByteEdit,
@@ -29,6 +30,7 @@ from dflash_cfg.model import (
     Outcome,
     PatchOp,
     Plan,
+    Served,
     Severity,
     Source,
     Target,
@@ -236,8 +238,8 @@ def fix_each(
             yield FixResult(p, None, 0)
             continue
         stored = write(p, backup=backup, record_lock=record_lock) if p.changed else None
-        left, fail_on = after(p, options, written=stored is not None)  # once: the count and the hint read it
-        errors = remaining_errors(left, fail_on)
+        left, fail_on, served = after(p, options, written=stored is not None)  # once: the count and hint read it
+        errors = remaining_errors(left, fail_on, served)
         outcome = None if stored is None else Outcome(*stored, errors, _lock_file(*stored))
         hint = _hint(p, left, options)
         yield FixResult(p, outcome, errors, hint, recheck(p, options), fail_on <= Severity.WARNING)
@@ -255,12 +257,13 @@ def recheck(p: Plan, options: FixOptions) -> str:
     return shlex.join(words)
 
 
-def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, Severity]:
-    """The fixed bytes checked as `check` with fix's inputs would check the written file, and the severity
-    that fails that check. Fix's exit code is that check's answer, so every input counts: the target, the
+def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, Severity, Served]:
+    """The fixed bytes checked as `check` with fix's inputs would check the written file, the severity
+    that fails that check, and what serves the drafter (the project's `engines`: a finding about other engines
+    fails nothing). Fix's exit code is that check's answer, so every input counts: the target, the
     weights beside the file, the upstream it was compared with, and the project config (its rules, per-file
     ignores, target, upstream and fail-on). A file left at the failing severity must not pass as repaired."""
-    from dflash_cfg.commands.check import CheckOptions, integrity, resolved, settings_for, weights_beside
+    from dflash_cfg.commands.check import CheckOptions, integrity, resolved, served, settings_for, weights_beside
 
     offline = options.hub.offline if options.hub is not None else False
     given = CheckOptions((str(p.path),), target=options.target, hub=options.hub, offline=offline)
@@ -293,7 +296,7 @@ def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, S
         # The lock as the write left it: an unwritten plan (a dry run) has no lock entry to match yet.
         integrity(p.path, p.new, None) if written else None,
     )
-    return lint(inputs, settings.rules), fail_on
+    return lint(inputs, settings.rules), fail_on, served(given)
 
 
 def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
@@ -310,10 +313,10 @@ def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
     return known[0] if known else ""
 
 
-def remaining_errors(left: FileReport, fail_on: Severity = Severity.ERROR) -> int:
-    """Findings the planned bytes still have at the severity that fails a check (errors, unless the project
-    says warnings): what only upstream values or a human can settle."""
-    return sum(1 for f in left.findings if f.severity >= fail_on)
+def remaining_errors(left: FileReport, fail_on: Severity = Severity.ERROR, served: Served = ()) -> int:
+    """Findings the planned bytes still have that fail a check (errors, unless the project says warnings, about
+    the engines that serve the drafter): what only upstream values or a human can settle."""
+    return sum(1 for f in left.findings if f.severity >= fail_on and concerns(f, served))
 
 
 def exit_code(result: FixResult, exit_non_zero_on_fix: bool = False) -> int:

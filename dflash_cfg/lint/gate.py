@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 from dflash_cfg.lint.releases import applies
-from dflash_cfg.model import Finding, Report, Severity, display, requirement
+from dflash_cfg.model import Finding, Report, Served, Severity, display, requirement
 
 IDENTICAL = "DF603"
 
@@ -34,7 +34,7 @@ class Verdict:
     note: str = ""  # what `unscoped` means, and how to gate on them
 
 
-def concerns(x: Finding, served: tuple[tuple[str, str | None], ...]) -> bool | None:
+def concerns(x: Finding, served: Served) -> bool | None:
     """Whether the finding holds for what serves the file: None when that is not known (and it is scoped)."""
     if not x.engines:
         return True

@@ -9,7 +9,7 @@ took it (the sources of lint.engine_keys: both count, since either way the file'
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from dflash_cfg.lint.engine_keys import KEYS
@@ -27,6 +27,11 @@ def _index() -> Mapping[str, tuple[Reader, ...]]:
 
 
 _READERS = _index()
+_RELEASES: tuple[Reader, ...] = tuple(
+    (engine, release)
+    for engine in sorted(KEYS)
+    for release in sorted(KEYS[engine], key=lambda r: tuple(int(p) for p in r.split(".") if p.isdigit()))
+)
 _ALL = frozenset(_READERS)
 # A key's parent (its object's pointer) -> the names read in it.
 _BY_PARENT: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -48,6 +53,12 @@ _MIN_TYPO_LENGTH = 8
 def readers(pointer: str) -> tuple[Reader, ...]:
     """The engine releases that read `pointer`, in engine then release order; () when none does."""
     return _READERS.get(pointer, ())
+
+
+def recorded(engines: Iterable[str]) -> tuple[Reader, ...]:
+    """Every release recorded of `engines`, in engine then release order: who "no engine" stands for."""
+    wanted = set(engines)
+    return tuple(r for r in _RELEASES if r[0] in wanted)
 
 
 def all_read() -> frozenset[str]:
@@ -84,4 +95,4 @@ def closest(pointer: str) -> str | None:
     return f"{parent}/{close[0]}" if len(close) == 1 else None
 
 
-__all__ = ["Reader", "all_read", "closest", "readers"]
+__all__ = ["Reader", "all_read", "closest", "readers", "recorded"]

@@ -39,6 +39,7 @@ from dflash_cfg.model.findings import (
     PatchOp,
     Problem,
     Report,
+    Served,
     Severity,
     Upstream,
 )
@@ -128,6 +129,7 @@ __all__ = [
     "Report",
     "Row",
     "RuleDoc",
+    "Served",
     "Severity",
     "Source",
     "Target",

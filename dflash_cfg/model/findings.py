@@ -146,6 +146,11 @@ class FileReport:
     artifact: Artifact | None = None  # for the CI formats only (see Artifact)
 
 
+# What serves a drafter, as (engine, release or None): the launch's engine (preflight), else --engine or the
+# project's `engines`; () not known. A finding scoped to other engines fails nothing (lint.gate).
+Served = tuple[tuple[str, str | None], ...]
+
+
 @dataclass(frozen=True)
 class Report:
     files: tuple[FileReport, ...]
@@ -159,7 +164,7 @@ class Report:
     gate: bool = False
     # What serves the drafters, as (engine, release or None): the launch's engine (preflight), else --engine or
     # the project's `engines`; () not known. A finding scoped to other engines fails nothing (lint.gate).
-    served: tuple[tuple[str, str | None], ...] = ()
+    served: Served = ()
     # The repository root (the nearest git work tree of the working directory, else the working
     # directory), absolute: SARIF's %SRCROOT%. Set by the command for the CI formats only.
     root: str | None = None

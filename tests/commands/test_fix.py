@@ -112,9 +112,13 @@ def test_fix_never_infers_trained_values(dflash: Run, tmp_path: Path) -> None:
         assert fixed[key] == stale[key]
     assert fixed["dflash_config"]["mask_token_id"] == 248064
     assert fixed["dflash_config"]["target_layer_ids"] == [1, 17, 33, 49, 63]
-    # Only upstream can settle what is left, and with the target that includes an error (DF406, the last target
-    # layer tapped): fix answers as `check --target` of the written file does.
-    assert result.code == 1 and "1 error(s) remain" in result.err
+    # Only upstream can settle what is left. With the target that includes an error for SGLang (DF406, the last
+    # target layer tapped), which fails nothing while nothing says SGLang serves the drafter: fix answers as
+    # `check --target` of the written file does, and with the project's engines = ["sglang"] both fail.
+    assert result.code == 0 and dflash("check", folder, "--target", TARGET).code == 0
+    (tmp_path / "dflash-cfg.toml").write_text('engines = ["sglang"]\n')
+    served = dflash("fix", folder, "--yes", "--target", TARGET)
+    assert served.code == 1 and "1 error(s) remain" in served.err
     assert dflash("check", folder, "--target", TARGET).code == 1
 
 

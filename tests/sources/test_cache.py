@@ -500,7 +500,7 @@ def upstream_variant() -> bytes:
 def fake_upstream(monkeypatch: pytest.MonkeyPatch) -> bytes:
     data = upstream_variant()
 
-    def upstream_for(path: Path, hub: Any, environ: Any = None) -> HubFile:
+    def upstream_for(path: Path, hub: Any, environ: Any = None, *, gate: bool = False) -> HubFile:
         return HubFile("org/model", "main", "c" * 40, "b" * 40, data)
 
     for command in (dflash_cfg.commands.check, dflash_cfg.commands.diff):
@@ -552,7 +552,7 @@ def test_check_from_hub_tells_equal_looking_copies_apart(
     monkeypatch.setattr(
         dflash_cfg.commands.check,
         "upstream_for",
-        lambda p, hub, environ=None: HubFile("org/model", "main", "c" * 40, "b" * 40, upstream_bytes),
+        lambda p, hub, environ=None, gate=False: HubFile("org/model", "main", "c" * 40, "b" * 40, upstream_bytes),
     )
     args = ("check", path, "--from-hub", "org/model", "--format", "json")
     cold, warm, uncached = dflash(*args), dflash(*args), dflash(*args, "--no-cache")

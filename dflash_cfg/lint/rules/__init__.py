@@ -11,6 +11,7 @@ from dflash_cfg.lint.rules import (
     engine,
     file,
     integrity,
+    keys,
     launch,
     mask,
     modules,
@@ -26,7 +27,8 @@ from dflash_cfg.lint.rules.base import Context, Rule
 from dflash_cfg.model import RuleDoc
 
 ALL: tuple[Rule, ...] = (
-    *file.RULES,  # DF0xx
+    *file.RULES,  # DF00x-DF010
+    *keys.RULES,  # DF011
     *taps.RULES,  # DF10x
     *mask.RULES,  # DF11x
     *sizes.RULES,  # DF12x

@@ -1,5 +1,5 @@
 """What long work is doing, shown on a terminal: the engine being started and for how long, files done of a
-tree.
+tree, probe's window going by.
 
 An effect, kept to this module: the CLI turns it on (`shown_on`) for a text run whose stderr is a terminal,
 and every call below is a no-op otherwise, so the commands and the library stay silent in machine formats,
@@ -93,7 +93,7 @@ class Count:
 
     bar: tqdm[Any] | None
 
-    def advance(self, n: int = 1) -> None:
+    def advance(self, n: float = 1) -> None:
         if self.bar is not None:
             self.bar.update(n)
 
@@ -102,6 +102,22 @@ class Count:
 def counting(total: int, desc: str, unit: str) -> Iterator[Count]:
     """ "checked  12/480 files" while the block runs."""
     bar = _bar(total=total, desc=desc, unit=unit, bar_format="{desc}  {n_fmt}/{total_fmt} {unit}  {elapsed}")
+    try:
+        yield Count(bar)
+    finally:
+        if bar is not None:
+            _close(bar)
+
+
+def shown() -> bool:
+    """Whether progress is shown: work that would wait in one call can then wait in steps it reports."""
+    return _stream is not None
+
+
+@contextlib.contextmanager
+def waiting(seconds: float, desc: str) -> Iterator[Count]:
+    """ "probe: the window  12/60 s" while a wait of `seconds` goes by; `advance(n)` per n seconds waited."""
+    bar = _bar(total=seconds, desc=desc, bar_format="{desc}  {n:.0f}/{total:.0f} s")
     try:
         yield Count(bar)
     finally:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from dflash_cfg import progress
 from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import DflashCfgError, NotReady, ProbeError, UsageError
 from dflash_cfg.lint import acceptance
@@ -112,9 +113,23 @@ def once(s: Settings, sleep: Callable[[float], None] = time.sleep, waiting: Call
     first = first_scrape(s, sleep, waiting)
     if s.interval is None:
         return _judge(s, first, None)
-    sleep(s.interval)
+    _window(s.interval, sleep)
     second = metrics.parse(scrape.read(s.source, s.timeout))
     return _judge(s, metrics.window(first, second), s.interval)
+
+
+def _window(seconds: float, sleep: Callable[[float], None]) -> None:
+    """The wait between a window's two scrapes: one sleep, or on a terminal steps of a second it shows going by."""
+    if not progress.shown():
+        sleep(seconds)
+        return
+    with progress.waiting(seconds, "probe: the window") as count:
+        left = seconds
+        while left > 0:
+            step = min(1.0, left)
+            sleep(step)
+            count.advance(step)
+            left -= step
 
 
 def watch(
@@ -129,7 +144,7 @@ def watch(
     assert s.interval is not None
     before = first_scrape(s, sleep, waiting)
     while True:
-        sleep(s.interval)
+        _window(s.interval, sleep)
         try:
             after = metrics.parse(scrape.read(s.source, s.timeout))
         except NotReady as exc:

@@ -72,3 +72,15 @@ def test_a_large_tree_shows_files_done_on_a_terminal_only(tmp_path: Path) -> Non
     assert piped.stdout == out  # the report is the same bytes
     code, out, err = run_on_a_terminal(["check", "--no-cache", "--format", "json", str(tree)], tmp_path)
     assert code == 0 and b"checked" not in err and out.startswith(b"{")
+
+
+def test_probes_window_goes_by_in_seconds_on_a_terminal() -> None:
+    from dflash_cfg.commands.probe import _window
+
+    slept: list[float] = []
+    _window(2.5, slept.append)  # progress off: one wait, as before
+    assert slept == [2.5]
+    stream = io.StringIO()
+    with progress.shown_on(stream):
+        _window(1.5, time.sleep)
+    assert "probe: the window  1/2 s" in stream.getvalue() or "probe: the window  2/2 s" in stream.getvalue()

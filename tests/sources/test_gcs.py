@@ -104,8 +104,8 @@ def test_a_tree_under_a_prefix(dflash: Run, gcs: GcsServer, tmp_path: Path) -> N
 def test_target_on_gcs(dflash: Run, gcs: GcsServer) -> None:
     _, url = upload(gcs, TARGET, "targets/Qwen3.6-27B")
     drafter = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
-    remote_run = dflash("check", drafter, "--target", url, "--format", "json")
-    local_run = dflash("check", drafter, "--target", TARGET, "--format", "json")
+    remote_run = dflash("check", drafter, "--target", url, "--engine", "sglang", "--format", "json")
+    local_run = dflash("check", drafter, "--target", TARGET, "--engine", "sglang", "--format", "json")
     assert remote_run.code == local_run.code == 1, remote_run.err
     assert rules(remote_run) == rules(local_run) and any(rule.startswith("DF4") for rule, _, _ in rules(local_run))
 

@@ -13,25 +13,26 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from dflash_cfg.lint.engine_keys import KEYS
+from dflash_cfg.lint.releases import release
 
 Reader = tuple[str, str]  # (engine, release), as lint.engine_keys names them: ("vllm", "0.34.0")
 
 
+# Every recorded (engine, release), engine by engine, each engine's releases in release order.
+_RELEASES: tuple[Reader, ...] = tuple(
+    (engine, r) for engine in sorted(KEYS) for r in sorted(KEYS[engine], key=lambda v: release(v) or ())
+)
+
+
 def _index() -> Mapping[str, tuple[Reader, ...]]:
     found: dict[str, list[Reader]] = {}
-    for engine in sorted(KEYS):
-        for release in sorted(KEYS[engine], key=lambda r: tuple(int(p) for p in r.split(".") if p.isdigit())):
-            for pointer in KEYS[engine][release]:
-                found.setdefault(pointer, []).append((engine, release))
+    for engine, r in _RELEASES:
+        for pointer in KEYS[engine][r]:
+            found.setdefault(pointer, []).append((engine, r))
     return MappingProxyType({p: tuple(r) for p, r in sorted(found.items())})
 
 
 _READERS = _index()
-_RELEASES: tuple[Reader, ...] = tuple(
-    (engine, release)
-    for engine in sorted(KEYS)
-    for release in sorted(KEYS[engine], key=lambda r: tuple(int(p) for p in r.split(".") if p.isdigit()))
-)
 _ALL = frozenset(_READERS)
 # A key's parent (its object's pointer) -> the names read in it.
 _BY_PARENT: Mapping[str, frozenset[str]] = MappingProxyType(

@@ -74,3 +74,19 @@ def describe(read: Read) -> str:
         parts.append(f"Wrong type or value: {read.bad_type}.")
     parts.append(f"Source: {with_lines(read.source, LINES, VERSIONS)}.")
     return expand(" ".join(parts))
+
+
+def config_keys(reader: Engine) -> Read:
+    """The row of an engine's recorded config-key reads (DF011): the same for every engine, the data per engine."""
+    return Read(
+        reader=reader,
+        key="config.json keys",
+        order="the top-level and dflash_config keys its config code asks for (attributes of the config objects and "
+        "items of the dicts it is handed, present or not) and those the config class it loads the file through "
+        "takes; every other key of those two places it ignores",
+        default=NOT_APPLICABLE,
+        bad_type=NOT_APPLICABLE,
+        source=CHECKED + " every fixture drafter run with DFLASH_ADAPTER_KEYS=1, which records the reads "
+        "(dflash_cfg/adapters/dflash_adapter_keys.py), written to dflash_cfg/lint/engine_keys.py by "
+        "./dev engines --keys and held to the installed engines by tests/engines/test_engine_keys.py",
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dflash_cfg.lint.engines.read import CHECKED, UNCHECKED, Read, unexecutable
+from dflash_cfg.lint.engines.read import CHECKED, UNCHECKED, Read, config_keys, unexecutable
 
 # The code read: a commit where the stored-code index gives one, else its snapshot id (lint.engines).
 # The code read. The stored-code index gives a commit for some files and only a snapshot id for others
@@ -47,18 +47,7 @@ VLLM_WEIGHTS = (
 
 
 ROWS: tuple[Read, ...] = (
-    Read(
-        reader="vllm",
-        key="config.json keys",
-        order="the top-level and dflash_config keys its config code asks for (attributes of the config objects and "
-        "items of the dicts it is handed, present or not) and those the config class it loads the file through "
-        "takes; every other key of those two places it ignores",
-        default="-",
-        bad_type="-",
-        source=CHECKED + " every fixture drafter run with DFLASH_ADAPTER_KEYS=1, which records the reads "
-        "(dflash_cfg/adapters/dflash_adapter_keys.py), written to dflash_cfg/lint/engine_keys.py by "
-        "./dev engines --keys and held to the installed engines by tests/engines/test_engine_keys.py",
-    ),
+    config_keys("vllm"),
     Read(
         reader="vllm",
         key="architectures",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import cast
 
-from dflash_cfg.jsondoc.pointer import pointer
+from dflash_cfg.jsondoc.pointer import last, parent, pointer
 from dflash_cfg.lint.key_reads import Reader, closest, readers, recorded
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
 from dflash_cfg.model import NAMES, Engine, Problem, Severity
@@ -40,17 +40,15 @@ def _keys(ctx: Context) -> Iterator[tuple[str, str]]:
 
 
 def _present(ctx: Context, where: str) -> bool:
-    parent, name = where.rsplit("/", 1)
-    block = ctx.data if parent == "" else ctx.data.get("dflash_config")
-    return isinstance(block, dict) and name in block
+    block = ctx.data if parent(where) == "" else ctx.data.get("dflash_config")
+    return isinstance(block, dict) and last(where) in block
 
 
 def _uses(ctx: Context, where: str) -> str:
     """What the engines take instead of a key the file lacks: the config class's value where it is known."""
-    parent, name = where.rsplit("/", 1)
     values = ctx.effective.values or {}
-    if parent == "" and name in values:
-        return f"{show(values[name])} ({ctx.effective.through}'s)"
+    if parent(where) == "" and last(where) in values:
+        return f"{show(values[last(where)])} ({ctx.effective.through}'s)"
     return "their default"
 
 

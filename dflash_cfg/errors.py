@@ -69,6 +69,10 @@ class HubUnreachable(HubError):
     """No answer from the Hub at all (refused, no route, no name): the local cache is all there is."""
 
 
+class CatalogError(DflashCfgError):
+    """The catalog of published drafters cannot be read, written or refreshed as asked."""
+
+
 class TargetError(DflashCfgError):
     """The target model dir cannot be read or is malformed: which file, what is wrong, what to do."""
 

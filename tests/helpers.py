@@ -52,9 +52,12 @@ class Result:
         return json.loads(self.out)
 
 
-def write_config(folder: Path, data: Any = None, *, raw: bytes | None = None) -> Path:
-    """A config.json in `folder`: the real bytes, `data` dumped like the Hub files are, or `raw`."""
+def write_config(folder: Path, data: Any = None, *, raw: bytes | None = None, project: str | None = None) -> Path:
+    """A config.json in `folder`: the real bytes, `data` dumped like the Hub files are, or `raw`; `project`: the
+    text of a dflash-cfg.toml beside it."""
     folder.mkdir(parents=True, exist_ok=True)
+    if project is not None:
+        (folder / "dflash-cfg.toml").write_text(project, encoding="utf-8")
     path = folder / "config.json"
     if raw is not None:
         path.write_bytes(raw)

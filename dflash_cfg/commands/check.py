@@ -20,11 +20,23 @@ from dflash_cfg.commands.common import (
     upstream_for,
 )
 from dflash_cfg.errors import LockError, PathError, UsageError, WeightsError
-from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
+from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1, parse
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
-from dflash_cfg.model import EngineCheck, FileReport, Integrity, Launch, Report, Served, Severity, Target, Weights
-from dflash_cfg.sources import files, remote, storage
+from dflash_cfg.model import (
+    EngineCheck,
+    FileReport,
+    FoundBy,
+    HubFile,
+    Integrity,
+    Launch,
+    Report,
+    Served,
+    Severity,
+    Target,
+    Weights,
+)
+from dflash_cfg.sources import catalog, files, remote, storage
 from dflash_cfg.sources.hub import repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
 from dflash_cfg.sources.project import NONE as NO_PROJECT
@@ -36,6 +48,8 @@ from dflash_cfg.sources.where import model_dir
 from dflash_cfg.version import __version__
 
 _BLOB = re.compile(r"/models--[^/]+/blobs/[^/]+$")
+_GIT_BLOB = re.compile(r"^[0-9a-f]{40}$")
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,8 @@ class FileSettings:
     hub: HubOptions | None
     target: str | None
     rules: tuple[Rule, ...]
+    found_by: FoundBy | None = None  # how `hub` was found (None: no upstream to compare with)
+    identify: bool = True  # compared with the published drafters when no upstream is named (not `upstream = "none"`)
 
 
 def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, ...]) -> FileSettings:
@@ -94,17 +110,27 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
     local = None if storage.is_remote(path) else path
     entry = options.project.model_for(path)
     hub = options.hub
+    found_by: FoundBy | None = None if hub is None else "option"
     if hub is not None and hub.repo is None and entry is not None and entry.upstream is not None:
         hub = HubOptions(entry.upstream, hub.revision or entry.revision, hub.offline)
+        found_by = "project"
     elif hub is None and entry is not None and entry.upstream is not None:
         hub = HubOptions(entry.upstream, entry.revision, options.offline)
+        found_by = "project"
+    elif hub is None and options.gate and local is not None and repo_from_cache_path(local) is not None:
+        pass  # a cache snapshot is its own upstream copy, verified offline (snapshot_upstream)
     elif hub is None and options.gate and known_upstream(path) is not None:
         hub = HubOptions(None, None, options.offline)
+        found_by = "hf-path" if storage.is_remote(path) else "lock"
+    if found_by == "option" and hub is not None and hub.repo is None:
+        found_by = (
+            "hf-path" if storage.is_remote(path) else "cache" if local and repo_from_cache_path(local) else "lock"
+        )
     target = options.target if options.target is not None else entry.target if entry is not None else None
     ignored = options.project.ignored_for(local) if local is not None else ()
     if ignored:
         rules = tuple(r for r in rules if not any(r.id.startswith(i) for i in ignored))
-    return FileSettings(hub, target, rules)
+    return FileSettings(hub, target, rules, found_by, entry is None or entry.identify)
 
 
 def check(options: CheckOptions) -> Report:
@@ -260,23 +286,64 @@ def gather(
     weights, weights_error = None, None
     if needs(settings.rules, "weights"):
         weights, weights_error = weights_beside(path.parent, weights_seen)
+    facts = integrity(path, doc.raw, options.expect_sha256)
+    found_by = settings.found_by
     upstream = upstream_for(path, settings.hub, options.hub_environ, gate=options.gate) if settings.hub else None
+    if upstream is None and settings.identify and facts.edited_snapshot is None:
+        upstream = snapshot_upstream(path, doc.raw)
+        found_by = "cache" if upstream is not None else None
     upstream_doc = parse(upstream.data) if upstream is not None else None
     return Inputs(
-        shown,
-        doc,
-        explicit,
-        target,
-        weights,
-        weights_error,
-        views.of(doc) if views else None,
-        upstream,
-        upstream_doc,
-        views.of(upstream_doc) if views and upstream_doc else None,
-        integrity(path, doc.raw, options.expect_sha256),
-        options.launch,
-        options.engine,
+        path=shown,
+        doc=doc,
+        explicit=explicit,
+        target=target,
+        weights=weights,
+        weights_error=weights_error,
+        view=views.of(doc) if views else None,
+        upstream=upstream,
+        upstream_doc=upstream_doc,
+        upstream_view=views.of(upstream_doc) if views and upstream_doc else None,
+        integrity=facts,
+        launch=options.launch,
+        engine=options.engine,
+        catalog=catalog.load(options.hub_environ) if settings.identify and needs(settings.rules, "catalog") else None,
+        found_by=found_by,
+        target_repo=target_repo(settings.target),
     )
+
+
+def snapshot_upstream(path: storage.Where, raw: bytes) -> HubFile | None:
+    """A config.json in a Hugging Face cache snapshot is that repo's file at that commit: its own upstream copy,
+    proven offline by its blob's name (the git blob id). None elsewhere, or where the proof is not there."""
+    if storage.is_remote(path):
+        return None
+    found = repo_from_cache_path(path)
+    blob = _snapshot_blob(path)
+    if found is None or blob is None or git_blob_sha1(raw) != blob:
+        return None
+    repo, commit = found
+    return HubFile(repo, commit, commit, blob, raw)
+
+
+def _snapshot_blob(path: Path) -> str | None:
+    """The git blob id a snapshot file links to (huggingface_hub names blobs after it), else None."""
+    if not os.path.islink(path):
+        return None
+    name = os.path.basename(os.path.realpath(path))
+    return name if _GIT_BLOB.match(name) else None
+
+
+def target_repo(name: str | None) -> str | None:
+    """The Hub repo id of a target named by its id, or found in a cache snapshot (None: a local dir or no target)."""
+    if name is None or remote.is_url(name):
+        return None
+    cached = repo_from_cache_path(Path(os.path.abspath(name)))
+    if cached is not None:
+        return cached[0]
+    if os.path.exists(name):
+        return None
+    return name if _REPO_ID.match(name) else None
 
 
 def integrity(path: storage.Where, raw: bytes, expect_sha256: str | None) -> Integrity:
@@ -294,14 +361,20 @@ def integrity(path: storage.Where, raw: bytes, expect_sha256: str | None) -> Int
     link = os.path.realpath(path) if os.path.islink(path) else None
     # A file past the parser's limit was read only in part; its hash is still the whole file's.
     sha256 = hashlib.sha256(raw).hexdigest() if len(raw) <= MAX_BYTES else files.hashes(path)[0]
+    snapshot = repo_from_cache_path(path)
+    blob = _snapshot_blob(path) if snapshot is not None else None
+    edited = None
+    if snapshot is not None and blob is not None and len(raw) <= MAX_BYTES and git_blob_sha1(raw) != blob:
+        edited = (snapshot[0], snapshot[1], blob)
     return Integrity(
-        sha256,
-        entry,
-        lock_error,
-        expect_sha256,
-        link,
-        bool(link and _BLOB.search(link)),
-        repo_from_cache_path(path) is not None,
+        sha256=sha256,
+        lock=entry,
+        lock_error=lock_error,
+        expect_sha256=expect_sha256,
+        link_target=link,
+        link_into_blobs=bool(link and _BLOB.search(link)),
+        in_snapshot=snapshot is not None,
+        edited_snapshot=edited,
     )
 
 

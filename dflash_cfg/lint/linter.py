@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1
+from dflash_cfg.lint.published import Judgement, candidates, judge, shape_of
 from dflash_cfg.lint.rules import ALL, Context, Rule
 from dflash_cfg.lint.rules.attention import FULL, SLIDING, strip
 from dflash_cfg.lint.rules.base import show
@@ -30,6 +31,7 @@ from dflash_cfg.model import (
     Upstream,
     Weights,
 )
+from dflash_cfg.model.catalog import Catalog, FoundBy, Identity, Published
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,11 @@ class Inputs:
     integrity: Integrity | None = None
     launch: Launch | None = None
     engine: EngineCheck | None = None  # preflight's engine step: what the launch's engine answered
+    # The published drafters (None: not consulted: `upstream = "none"`, or no rule needs it), and how `upstream`
+    # was found.
+    catalog: Catalog | None = None
+    found_by: FoundBy | None = None
+    target_repo: str | None = None
 
 
 def needs(rules: Iterable[Rule], need: str) -> bool:
@@ -95,6 +102,7 @@ def available(ctx: Context) -> frozenset[str]:
         "integrity": ctx.integrity is not None,
         "launch": ctx.launch is not None,
         "engine": ctx.engine is not None,
+        "catalog": ctx.published is not None or ctx.base is not None,
     }
     return frozenset(need for need, present in has.items() if present)
 
@@ -118,20 +126,25 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
         return FileReport(inputs.path, kind, sha256, blob, note=note)
     # A speculators-format file is linted as vLLM reads it: translated; findings point back into the file.
     translation = translate(doc.data) if kind == "speculators" and isinstance(doc.data, dict) else None
+    linted = doc if translation is None else dataclasses.replace(doc, data=translation.data)
+    judgement = _judged(inputs, linted, kind, sha256, blob)
     ctx = Context(
-        doc if translation is None else dataclasses.replace(doc, data=translation.data),
-        kind,
-        inputs.target,
-        inputs.weights,
-        inputs.weights_error,
-        inputs.view,
-        inputs.upstream,
-        inputs.upstream_doc,
-        inputs.upstream_view,
-        inputs.integrity,
-        inputs.launch,
-        doc.data if translation is not None else None,
-        inputs.engine,
+        doc=linted,
+        kind=kind,
+        target=inputs.target,
+        weights=inputs.weights,
+        weights_error=inputs.weights_error,
+        view=inputs.view,
+        upstream=inputs.upstream,
+        upstream_doc=inputs.upstream_doc,
+        upstream_view=inputs.upstream_view,
+        integrity=inputs.integrity,
+        launch=inputs.launch,
+        written=doc.data if translation is not None else None,
+        engine=inputs.engine,
+        published=judgement,
+        base=_base(inputs, judgement),
+        target_repo=inputs.target_repo,
     )
     findings = []
     offered = available(ctx)
@@ -161,7 +174,61 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
     up = inputs.upstream
     source = None if up is None else Upstream(up.repo, up.revision, up.commit, up.blob_id, up.unreachable)
     through = inputs.view.config_class if inputs.view is not None else None
-    return FileReport(inputs.path, kind, sha256, blob, tuple(findings), picture(ctx), source, config_class=through)
+    return FileReport(
+        inputs.path,
+        kind,
+        sha256,
+        blob,
+        tuple(findings),
+        picture(ctx),
+        source,
+        config_class=through,
+        identity=identity(inputs, judgement),
+    )
+
+
+def _judged(inputs: Inputs, doc: Document, kind: Kind, sha256: str | None, blob: str | None) -> Judgement | None:
+    """The file against the catalog, when its upstream is not known otherwise (a known upstream is compared with
+    its own copy, DF601-DF603) and it is not a cache snapshot (that is its own upstream, or DF704's)."""
+    if inputs.catalog is None or inputs.upstream is not None or not isinstance(doc.data, dict):
+        return None
+    if inputs.integrity is not None and inputs.integrity.edited_snapshot is not None:
+        return None
+    shape = shape_of(doc.data, kind)
+    return judge(doc.data, sha256, blob, candidates(inputs.catalog, shape, sha256, blob))
+
+
+def _base(inputs: Inputs, judgement: Judgement | None) -> Published | None:
+    """The catalog's entry of the drafter the file is: its upstream's, else the revision it was proven to be."""
+    if inputs.catalog is None:
+        return None
+    if inputs.upstream is not None:
+        return inputs.catalog.get(inputs.upstream.repo)
+    snapshot = inputs.integrity.edited_snapshot if inputs.integrity is not None else None
+    if snapshot is not None:
+        return inputs.catalog.get(snapshot[0])
+    if judgement is not None and judgement.match != "differs":
+        return judgement.entry
+    return None
+
+
+def identity(inputs: Inputs, judgement: Judgement | None) -> Identity | None:
+    """Which published drafter the file is, and how that was found."""
+    up = inputs.upstream
+    if up is not None:
+        return Identity(repo=up.repo, commit=up.commit, found_by=inputs.found_by or "option")
+    snapshot = inputs.integrity.edited_snapshot if inputs.integrity is not None else None
+    if snapshot is not None:
+        return Identity(repo=snapshot[0], commit=snapshot[1], found_by="cache", match="edited")
+    if judgement is None:
+        return None
+    return Identity(
+        repo=judgement.entry.repo,
+        commit=judgement.revision.commit,
+        found_by="catalog",
+        match=judgement.match,
+        others=judgement.others,
+    )
 
 
 class UndeclaredFinding(Exception):

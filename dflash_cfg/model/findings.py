@@ -7,6 +7,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
+from dflash_cfg.model.catalog import Identity
+
 JSON = Union[None, bool, int, float, str, list[Any], dict[str, Any]]  # noqa: UP007 - runtime alias on 3.10
 
 
@@ -144,6 +146,7 @@ class FileReport:
     # The config class engines load the file through (Effective.config_class); text output only.
     config_class: str | None = None
     artifact: Artifact | None = None  # for the CI formats only (see Artifact)
+    identity: Identity | None = None  # the published drafter the file is, and how that was found
 
 
 # What serves a drafter, as (engine, release or None): the launch's engine (preflight), else --engine or the

@@ -111,6 +111,9 @@ class Integrity:
     link_target: str | None = None  # where config.json points, when it is a symlink
     link_into_blobs: bool = False  # ... and that is a Hugging Face cache blob
     in_snapshot: bool = False  # the path itself is inside a cache snapshot dir
+    # A cache snapshot's config.json whose bytes no longer hash to the blob it links to (edited in place, as
+    # `hf cache verify` would say): (repo, commit, the blob's name).
+    edited_snapshot: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True)

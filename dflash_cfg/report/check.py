@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from dflash_cfg.jsondoc.encode import dumps_printable
-from dflash_cfg.model import FileReport, Finding, Report, Severity
+from dflash_cfg.model import FileReport, Finding, Identity, Report, Severity
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.scope import message
 
@@ -121,7 +121,10 @@ def _text_file(f: FileReport) -> list[str]:
     if f.upstream is not None:
         up = f.upstream
         cached = f"; {up.unreachable}: compared with the local cache's copy" if up.unreachable else ""
-        lines.append(printable(f"  upstream {up.repo}@{up.commit[:12]} ({up.revision}{cached})"))
+        by = f", found by {_FOUND_BY[f.identity.found_by]}" if f.identity is not None else ""
+        lines.append(printable(f"  upstream {up.repo}@{up.commit[:12]} ({up.revision}{by}{cached})"))
+    elif f.identity is not None:
+        lines.append(printable(f"  published {identity_line(f.identity)}"))
     lines.extend(printable(f"  {p}") for p in f.picture)
     for x in f.findings:
         lines.append("  " + _text_finding(f.path, x))
@@ -130,6 +133,32 @@ def _text_file(f: FileReport) -> list[str]:
     if not f.findings:
         lines.append(click.style("  ok", fg="green"))
     return lines
+
+
+# How the text report says an upstream was found (model.catalog.FoundBy).
+_FOUND_BY = {
+    "option": "--from-hub",
+    "project": "the project config",
+    "cache": "the Hugging Face cache snapshot it is in",
+    "lock": "the lock dflash-cfg wrote",
+    "hf-path": "its hf:// path",
+    "catalog": "the catalog",
+}
+_MATCH = {
+    "identical": "byte for byte a published revision",
+    "trained": "the trained values of a published revision",
+    "older": "the trained values of an older revision",
+    "differs": "its shape; trained values that match no published revision",
+    "edited": "a cache snapshot edited in place",
+}
+
+
+def identity_line(identity: Identity) -> str:
+    """`z-lab/X@28cadb796e2f (the catalog: its shape; ...)`: which published drafter a file is, and how known."""
+    at = f"@{identity.commit[:12]}" if identity.commit else ""
+    match = f": {_MATCH[identity.match]}" if identity.match else ""
+    others = f"; same shape: {', '.join(identity.others)}" if identity.others else ""
+    return f"{identity.repo}{at} (found by {_FOUND_BY[identity.found_by]}{match}{others})"
 
 
 def _text_finding(path: str, x: Finding) -> str:
@@ -183,6 +212,7 @@ def _json_file(f: FileReport) -> dict[str, Any]:
             "git_blob_sha1": f.upstream.git_blob_sha1,
             "unreachable": f.upstream.unreachable,
         },
+        "identity": None if f.identity is None else f.identity.to_json(),
         "findings": [x.to_json() for x in f.findings],
     }
     if f.note:

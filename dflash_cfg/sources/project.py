@@ -70,6 +70,9 @@ class ModelEntry:
     target: str | None  # an absolute dir, an s3://, gs:// or hf:// path, or a Hub id
     served_name: str | None = None  # the model_name the engine serves it under (vLLM --served-model-name)
     min_acceptance_length: float | None = None  # probe: below this mean acceptance length is a collapse
+    # `upstream = "none"`: a drafter of the project's own; it is not identified with a published one (catalog,
+    # cache snapshot), whatever its shape.
+    identify: bool = True
 
     def matches(self, config: Path | Url) -> bool:
         """Whether `config` (a config.json) is this drafter's."""
@@ -191,11 +194,15 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
             values[key] = value
         if values["path"] is None:
             raise bad(f"{where}.path", "is required (the drafter's model dir, relative to this file)")
-        if values["revision"] is not None and values["upstream"] is None:
+        own = values["upstream"] == "none"
+        if values["revision"] is not None and (values["upstream"] is None or own):
             raise bad(f"{where}.revision", "needs upstream")
-        upstream = values["upstream"]
+        upstream = None if own else values["upstream"]
         if upstream is not None and not _REPO_ID.match(upstream):
-            raise bad(f"{where}.upstream", f"{upstream!r} is not a Hub repo id (org/name)")
+            raise bad(
+                f"{where}.upstream",
+                f'{upstream!r} is not a Hub repo id (org/name), or "none" for a drafter of your own',
+            )
         if values["revision"] is not None:
             try:
                 check_revision(values["revision"])
@@ -219,6 +226,7 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
                 target,
                 values["served-name"],
                 _min_length(entry, f"{where}.min-acceptance-length", bad),
+                identify=not own,
             )
         )
     min_length = _min_length(table, "min-acceptance-length", bad)

@@ -111,6 +111,8 @@ def test_warning_with_strict_exits_1(dflash: Run, tmp_path: Path) -> None:
 
 def test_a_warning_about_one_engine_gates_only_where_it_serves(dflash: Run, tmp_path: Path) -> None:
     path = write_config(tmp_path / "m", mutated(TAP_ON_LAST))
+    # A drafter of the project's own: the taps it moved are not compared with the published drafter's (DF604).
+    (tmp_path / "dflash-cfg.toml").write_text('[[models]]\npath = "m"\nupstream = "none"\n')
     unknown = dflash("check", path, "--strict", "--format", "json")
     (finding,) = [f for f in unknown.json()["files"][0]["findings"] if f["rule"] == "DF105"]
     assert finding["severity"] == "warning" and finding["engines"] == ["sglang"]
@@ -127,10 +129,11 @@ def test_a_warning_about_one_engine_gates_only_where_it_serves(dflash: Run, tmp_
 
 def test_the_projects_engines_decide_what_gates(dflash: Run, tmp_path: Path) -> None:
     path = write_config(tmp_path / "m", mutated(TAP_ON_LAST))
-    (tmp_path / "dflash-cfg.toml").write_text('engines = ["sglang"]\n')
+    own = '[[models]]\npath = "m"\nupstream = "none"\n'  # not compared with the published drafter (DF604)
+    (tmp_path / "dflash-cfg.toml").write_text('engines = ["sglang"]\n' + own)
     assert dflash("check", path, "--strict").code == 1
     assert dflash("check", path, "--strict", "--engine", "vllm").code == 0  # the command line wins
-    (tmp_path / "dflash-cfg.toml").write_text('engines = ["vllm"]\n')
+    (tmp_path / "dflash-cfg.toml").write_text('engines = ["vllm"]\n' + own)
     assert dflash("check", path, "--strict").code == 0
     (tmp_path / "dflash-cfg.toml").write_text('engines = "vllm"\n')
     wrong = dflash("check", path)
@@ -239,7 +242,7 @@ def test_no_paths_is_a_usage_error(dflash: Run) -> None:
 
 # --- --format json --------------------------------------------------------------------------------
 
-FILE_KEYS = {"path", "sha256", "git_blob_sha1", "kind", "upstream", "findings"}
+FILE_KEYS = {"path", "sha256", "git_blob_sha1", "kind", "upstream", "identity", "findings"}
 FINDING_KEYS = {"rule", "name", "severity", "pointer", "line", "column", "message", "fix"}
 
 
@@ -474,7 +477,8 @@ def test_snapshot_config_is_linted(dflash: Run, tmp_path: Path) -> None:
     assert f["kind"] == "dflash" and f["path"] == str(snapshot)
     assert f["sha256"] == hashlib.sha256(REAL.read_bytes()).hexdigest()
     # Linted like any drafter (the real config's infos); a snapshot is the cache's own link, not DF703.
-    assert {x["rule"] for x in f["findings"]} == {"DF121", "DF304"}
+    # Its blob is named by sha256, not the git blob id, so it is no proof: the catalog knows the published bytes.
+    assert {x["rule"] for x in f["findings"]} == {"DF121", "DF304", "DF605"}
 
 
 def test_model_dir_linking_into_a_cache_blob(dflash: Run, tmp_path: Path) -> None:
@@ -550,7 +554,7 @@ def test_select(dflash: Run, two_error_config: Path, options: tuple[str, ...], e
 
 def test_ignore(dflash: Run, two_error_config: Path) -> None:
     assert "DF204" not in rule_ids(dflash("check", two_error_config, "--format", "json", "--ignore", "DF204"))
-    remaining = rule_ids(dflash("check", two_error_config, "--format", "json", "--ignore", "DF1,DF3"))
+    remaining = rule_ids(dflash("check", two_error_config, "--format", "json", "--ignore", "DF1,DF3,DF6"))
     assert remaining == {"DF204"}
     everything = ",".join(sorted({r.id[:3] for r in ALL}))
     # A check that runs no rule would pass anything: that is a usage error, not "ok".

@@ -55,11 +55,12 @@ def test_fail_on_and_per_file_ignores_decide_the_gate(dflash: Run, project: Path
     assert gate.code == 1 and "failed on warnings only" in gate.err
     assert dflash("check", "models/stale", "models/mimo").code == 0  # plain check: ruff-like, errors only
     (project / "dflash-cfg.toml").write_text(
-        '[per-file-ignores]\n"models/stale/config.json" = ["DF105", "DF205"]\n"models/mimo/" = ["DF105", "DF209"]\n'
+        '[per-file-ignores]\n"models/stale/config.json" = ["DF105", "DF205", "DF604"]\n'
+        '"models/mimo/" = ["DF105", "DF209"]\n'
     )
     checked = dflash("check", "--gate", "models/stale", "models/mimo", "--format", "json")
     assert checked.code == 0, checked.err
-    assert not rules(checked) & {"DF105", "DF205", "DF209"}
+    assert not rules(checked) & {"DF105", "DF205", "DF209", "DF604"}
     (project / "dflash-cfg.toml").write_text('fail-on = "error"\n')
     assert dflash("check", "--gate", "models/stale", "models/mimo").code == 0
     assert dflash("check", "--gate", "--fail-on", "warning", "models/stale").code == 1  # the option wins

@@ -15,6 +15,7 @@ from dflash_cfg.lint.rules import (
     launch,
     mask,
     modules,
+    published,
     sizes,
     speculators,
     taps,
@@ -40,7 +41,8 @@ ALL: tuple[Rule, ...] = (
     *transformers_view.RULES,  # DF3xx
     *target.RULES,  # DF4xx
     *weights.RULES,  # DF5xx
-    *upstream.RULES,  # DF6xx
+    *upstream.RULES,  # DF601-DF603
+    *published.RULES,  # DF604-DF607
     *integrity.RULES,  # DF7xx
     *launch.RULES,  # DF8xx
     *engine.RULES,  # DF9xx

@@ -33,8 +33,12 @@ from dflash_cfg.pinned import expand
 
 if TYPE_CHECKING:
     from dflash_cfg.lint.engines import Read
+    from dflash_cfg.lint.published import Judgement
+    from dflash_cfg.model.catalog import Published
 
-Needs = Literal["bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch", "engine"]
+Needs = Literal[
+    "bytes", "data", "effective", "target", "weights", "upstream", "integrity", "launch", "engine", "catalog"
+]
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,11 @@ class Context:
     written: dict[str, Any] | None = None
     # What the launch's own engine answered (preflight's engine step; never `check`).
     engine: EngineCheck | None = None
+    # The file against the catalog of published drafters (lint.published), when no upstream copy was compared.
+    published: Judgement | None = None
+    # The catalog's entry for the drafter this file is (its upstream repo, or the published revision it matches).
+    base: Published | None = None
+    target_repo: str | None = None  # the Hub repo id of the target, when it is known (a Hub id, a cache snapshot)
 
     @property
     def data(self) -> dict[str, Any]:

@@ -83,4 +83,29 @@ def cache_blob_link(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (lock_mismatch, sha256_mismatch, cache_blob_link)
+@rule("DF704", "snapshot-edited", Severity.ERROR, "integrity", own_check=True)
+def snapshot_edited(ctx: Context) -> Iterator[Problem]:
+    """A config.json in a Hugging Face cache snapshot no longer hashes to the blob it is (edited in place).
+
+    A file under ``models--ORG--NAME/snapshots/COMMIT/`` *is* that repo's file at that commit: huggingface_hub
+    names each blob after its git blob id, so the bytes prove it offline. An edit through the snapshot's
+    symlink writes into the shared blob: every engine that loads that commit from this cache reads the edited
+    file, and nothing downloads it again (``hf cache verify`` reports it). Delete the snapshot's file (or the
+    blob) and download it again, or copy the drafter out of the cache before changing it. A check of
+    dflash-cfg's own: no engine verifies a cached file.
+
+    Fail: ``snapshots/28cadb7…/config.json -> ../../blobs/02ded67…`` whose bytes hash to ``9f3c…``
+    Pass: a snapshot file whose git blob id is its blob's name
+    """
+    edited = _integrity(ctx).edited_snapshot
+    if edited is not None:
+        repo, commit, blob = edited
+        yield Problem(
+            "",
+            f"this is {repo}@{commit[:12]} from the Hugging Face cache, edited in place: its bytes no longer hash "
+            f"to the blob they are ({blob[:12]}); every engine that loads that commit from this cache reads the "
+            f"edited file. Delete it and download it again (`hf download {repo} config.json --revision {commit}`)",
+        )
+
+
+RULES = (lock_mismatch, sha256_mismatch, cache_blob_link, snapshot_edited)

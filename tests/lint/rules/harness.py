@@ -38,6 +38,8 @@ The vocabulary of a row (only `base` or `raw` is required):
                               its config.json alone: {config: NAME, set:, drop:, flatten: true (text_config
                               hoisted), tokenizer: qwen3, tokenizer_set: {...}, tokenizer_json: true, files:}
   hub: true                   the unchanged base in an offline Hugging Face cache, and --from-hub its repo
+  snapshot: true              the drafter dir is the base repo's snapshot in a Hugging Face cache, its config.json a
+                              link to the blob named after the unchanged base's git blob id, holding the row's bytes
   setup: [step]               fix-then-restore (a lock recorded by `fix`, then other bytes), link-into-cache-blob
   options: [--strict]         more command-line options
   launch: {...}               preflight `vllm serve TARGET --speculative-config SPEC ARGS`: {method: eagle3,
@@ -223,6 +225,15 @@ BASE_BUILDERS: dict[str, Callable[[], Base]] = {
         _published("upstream/z-lab__Muse-Glimmer-30B-DFlash2/config.json"), "z-lab/Muse-Glimmer-30B-DFlash2"
     ),
     "speculators-b16": lambda: Base(_speculators_b16(), "z-lab/Qwen3-4B-DFlash-b16"),
+    # RedHatAI's speculators-format drafter (level A), as published (its file has no final newline).
+    "DeepSeek-V4-Flash-speculator": lambda: Base(
+        _published("upstream/RedHatAI__DeepSeek-V4-Flash-speculator.dflash/config.json"),
+        "RedHatAI/DeepSeek-V4-Flash-speculator.dflash",
+    ),
+    # The partial copy of gpt-oss-20b-DFlash (level D): the catalog knows it as partial, with its target.
+    "gpt-oss-20b-DFlash-partial": lambda: Base(
+        _published("upstream/z-lab__gpt-oss-20b-DFlash/config.partial.json"), "z-lab/gpt-oss-20b-DFlash"
+    ),
     # The b16 config shrunk to the sizes checkpoints.small_shapes() writes (the weights rows).
     "small-b16": lambda: Base(small_config(), "z-lab/Qwen3-4B-DFlash-b16"),
 }
@@ -263,7 +274,7 @@ class Expected:
 
 ROW_KEYS = {
     "base", "raw", "move", "drop", "set", "edit", "checkpoint", "pointers", "files", "clone", "target", "hub",
-    "setup", "options", "launch", "engine", "expect", "absent", "exit", "text_output", "fix_brings",
+    "snapshot", "setup", "options", "launch", "engine", "expect", "absent", "exit", "text_output", "fix_brings",
 }  # fmt: skip
 FINDING_KEYS = {"finding", "message", "message_without", "count", "fix", "engines"}
 # A row of only these keys is its config.json alone: linted in this process on its bytes (harness_in_process).

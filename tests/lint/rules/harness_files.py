@@ -174,6 +174,23 @@ def link_into_cache_blob(folder: Path, dflash: Run) -> None:
     (folder / "config.json").symlink_to(blob)
 
 
+def cache_snapshot(tmp_path: Path, row: Row) -> Path:
+    """The base repo's snapshot dir in a Hugging Face cache under tmp_path, as huggingface_hub lays it out: its
+    config.json links to ../../blobs/<the unchanged base's git blob id>, which holds the row's bytes (a row that
+    changes the base has edited the snapshot in place)."""
+    published = base(row.spec["base"])
+    org, name = published.repo.split("/")
+    repo_dir = tmp_path / "hub" / f"models--{org}--{name}"
+    original = dump(published.data)
+    blob = repo_dir / "blobs" / hashlib.sha1(b"blob %d\0" % len(original) + original).hexdigest()
+    snapshot = repo_dir / "snapshots" / ("5eed" * 10)
+    blob.parent.mkdir(parents=True)
+    snapshot.mkdir(parents=True)
+    blob.write_bytes(config_bytes(row))
+    (snapshot / "config.json").symlink_to(os.path.relpath(blob, snapshot))
+    return snapshot
+
+
 SETUP: dict[str, Callable[[Path, Run], None]] = {
     "fix-then-restore": fix_then_restore,
     "link-into-cache-blob": link_into_cache_blob,
@@ -204,12 +221,15 @@ def prepare(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     spec = row.spec
     top = tmp_path / "clone" if "clone" in spec else tmp_path
     folder = (top / spec["clone"]).resolve() if "clone" in spec else tmp_path / "drafter"
-    folder.mkdir(parents=True)
+    if spec.get("snapshot"):
+        folder = cache_snapshot(tmp_path, row)
+    folder.mkdir(parents=True, exist_ok=True)
     if "clone" in spec:
         (top / ".git").mkdir()  # all git-lfs needs to match paths
     elif ("pointers" in spec or "files" in spec) and inside_a_work_tree(tmp_path):
         pytest.skip("the test's tmp dir is inside a git work tree")
-    (folder / "config.json").write_bytes(config_bytes(row))
+    if not spec.get("snapshot"):
+        (folder / "config.json").write_bytes(config_bytes(row))
     if "checkpoint" in spec:
         write_checkpoint(folder, spec["checkpoint"])
     for pattern in spec.get("pointers", ()):

@@ -27,6 +27,7 @@ from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import EngineCheck, Integrity, Report
 from dflash_cfg.pinned import PINNED
 from dflash_cfg.report.formats import render
+from dflash_cfg.sources import catalog
 from dflash_cfg.sources.adapters import from_json
 from dflash_cfg.sources.views import transformers_version
 from dflash_cfg.version import __version__
@@ -53,7 +54,7 @@ class InProcess:
         else:
             view = self.views.of(doc) if self.views is not None else None
             integrity = Integrity(hashlib.sha256(raw).hexdigest())
-            inputs = Inputs(SHOWN, doc, view=view, integrity=integrity, engine=self.engine)
+            inputs = Inputs(SHOWN, doc, view=view, integrity=integrity, engine=self.engine, catalog=catalog.load())
         report = Report((lint(inputs, ALL),), _transformers(), __version__)
         (entry,) = json.loads(render(report, "json"))["files"]
         assert isinstance(entry, dict)

@@ -52,8 +52,10 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
     for f in report.files:
         identical = gate and any(x.rule in IDENTICAL for x in f.findings)
         for x in f.findings:
-            # The publisher chose what its file says, not what an engine on this host answers (DF9xx).
-            bar = Severity.ERROR if identical and not x.rule.startswith(ENGINE_ANSWER) else fail_on
+            # The publisher chose what its file says, not what an engine on this host answers (DF9xx), nor
+            # the limits of an engine it may not serve with (a scoped finding, where that engine serves).
+            waived = identical and not x.rule.startswith(ENGINE_ANSWER) and not x.engines
+            bar = Severity.ERROR if waived else fail_on
             if x.severity < bar:
                 continue
             holds = concerns(x, report.served)

@@ -36,11 +36,19 @@ TRAINED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("draft_vocab_size", ("/draft_vocab_size",)),
     ("is_causal", ("/is_causal", "/dflash_config/causal")),
 )
+# What a loader derives when the file does not say (the layout from the config class): a copy re-saved through
+# transformers writes it out, which is no change of what the engines read.
+DERIVED = ("layer_types",)
+# Values that say what an absent key means to every loader, so a re-saved copy may write them out.
+NEUTRAL: dict[str, tuple[Any, ...]] = {"rope_type": ("default",), "use_sliding_window": (False,)}
+
+
+def _neutral(name: str, value: Any) -> bool:
+    return value is MISSING or value is None or any(same(value, n) for n in NEUTRAL.get(name, ()))
+
+
 # How messages name a trained value.
 LABELS = {"target_layer_ids": "taps", "mask_token_id": "mask_token_id", "layer_types": "layer layout"}
-# Keys whose value is no part of what was trained (who saved the file, with which library): two copies of one
-# drafter may differ here.
-VOLATILE = ("_name_or_path", "transformers_version", "dtype", "torch_dtype")
 
 
 def _at(data: dict[str, Any], where: str) -> Any:
@@ -123,21 +131,6 @@ def values_json(data: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, (_, value) in trained_values(data).items()}
 
 
-def rest_digest(data: dict[str, Any]) -> str:
-    """sha256 of everything but the trained values and the volatile keys: equal for two copies of one drafter
-    that differ only in what was trained."""
-    trained = {where for _, places in TRAINED for where in places}
-    rest: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in VOLATILE or f"/{key}" in trained:
-            continue
-        if isinstance(value, dict):
-            value = {k: v for k, v in value.items() if f"/{key}/{k}" not in trained}
-        rest[key] = _norm(value)
-    text = json.dumps(rest, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 @dataclass(frozen=True, kw_only=True)
 class Difference:
     name: str  # a TRAINED name
@@ -192,7 +185,9 @@ def differences(data: dict[str, Any], revision: Revision) -> tuple[Difference, .
             continue
         local = mine[name][1] if name in mine else MISSING
         published = theirs.get(name, MISSING)
-        if local is MISSING and published is MISSING:
+        if published is MISSING and (name in DERIVED or _neutral(name, local)):
+            continue  # the published file left it to the loader's default, which this value is (or may be)
+        if local is MISSING and _neutral(name, published):
             continue
         if local is MISSING or published is MISSING or not same(local, published):
             out.append(

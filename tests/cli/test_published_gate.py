@@ -58,6 +58,45 @@ def test_a_published_drafter_passes_the_gate(
     result = gate(dflash, monkeypatch, drafter, *(("--target", TARGETS / target) if target else ()))
     assert result.code == 0, result.out + result.err
     assert "failed on" not in result.err
+    # Identified as itself, unasked and offline: byte for byte a published revision of its own repo.
+    doc = gate(dflash, monkeypatch, drafter, "--format", "json").json()
+    identity = doc["files"][0]["identity"]
+    repo = name.split("/")[0].replace("__", "/", 1)
+    assert identity["repo"] == repo and identity["found_by"] == "catalog" and identity["match"] == "identical"
+    assert [f["rule"] for f in doc["files"][0]["findings"] if f["rule"].startswith("DF60")] == ["DF605"]
+
+
+def test_a_shape_no_published_drafter_has_gets_no_identification(
+    dflash: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    drafter = outside(tmp_path, UPSTREAM / "z-lab__Qwen3.6-27B-DFlash")
+    config = drafter / "config.json"
+    config.write_text(config.read_text().replace('"hidden_size": 5120', '"hidden_size": 4608'))
+    assert '"hidden_size": 4608' in config.read_text()
+    doc = gate(dflash, monkeypatch, drafter, "--format", "json").json()
+    assert doc["files"][0]["identity"] is None
+    assert not [f for f in doc["files"][0]["findings"] if f["rule"] in ("DF604", "DF605", "DF606", "DF607")]
+
+
+def test_the_incident_is_named_unasked_and_offline(
+    dflash: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`check` with no flags names the drafter the stale file is a copy of, and its three guessed values; the same
+    without use_sliding_window (the stale-file signature's switch)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for drop in (False, True):
+        drafter = outside(tmp_path / str(drop), INCIDENT)
+        if drop:
+            config = drafter / "config.json"
+            config.write_text(config.read_text().replace('  "use_sliding_window": true,\n', ""))
+            assert "use_sliding_window" not in config.read_text()
+        result = gate(dflash, monkeypatch, drafter)
+        assert result.code == 1, result.err
+        assert "published z-lab/Qwen3.6-27B-DFlash@28cadb796e2f" in result.out
+        for pointer in ("/dflash_config/mask_token_id", "/dflash_config/target_layer_ids", "/layer_types"):
+            assert f"DF604 published-values-differ {pointer}: " in result.out, (drop, pointer, result.out)
+        plain = dflash("check", drafter.name)
+        assert "DF604" in plain.out and plain.code == 0  # warnings: `check` fails on errors, the gates on these
 
 
 def test_the_incident_fails_every_default_gate(dflash: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

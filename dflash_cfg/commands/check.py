@@ -307,7 +307,7 @@ def gather(
         integrity=facts,
         launch=options.launch,
         engine=options.engine,
-        catalog=catalog.load(options.hub_environ) if settings.identify and needs(settings.rules, "catalog") else None,
+        catalog=catalog.load() if settings.identify and needs(settings.rules, "catalog") else None,
         found_by=found_by,
         target_repo=target_repo(settings.target),
     )

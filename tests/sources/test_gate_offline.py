@@ -42,7 +42,8 @@ def test_gate_compares_with_the_cached_commit_when_the_hub_is_down(
         text = installed.run(*gate, cwd=tmp_path)
         doc = installed.run(*gate, "--format", "json", cwd=tmp_path)
     assert text.returncode == 1, text.stderr  # the same verdict: the three DF601 errors, from the cached copy
-    assert f"  upstream {REPO}@{commit[:12]} (main; hub unreachable at {hub.endpoint}" in text.stdout
+    found = "found by the project config"
+    assert f"  upstream {REPO}@{commit[:12]} (main, {found}; hub unreachable at {hub.endpoint}" in text.stdout
     assert "compared with the local cache's copy)" in text.stdout
     # Nothing on stderr but the note on the finding about SGLang only (DF105): no error about the Hub.
     assert all(" only: not gating" in line for line in text.stderr.splitlines()), text.stderr

@@ -91,7 +91,7 @@ def test_identical_file_is_clean_and_says_so(dflash: Run, hub: Olah, tmp_path: P
     [identical] = [f for file in result.json()["files"] for f in file["findings"] if f["rule"] == "DF603"]
     assert identical["message"].startswith(f"identical to upstream at {REPO}@{hub.head(REPO)}")
     text = dflash("check", drafter(tmp_path, UPSTREAM, "again"), "--from-hub", REPO)
-    assert f"upstream {REPO}@{hub.head(REPO)[:12]} (main)" in text.out
+    assert f"upstream {REPO}@{hub.head(REPO)[:12]} (main, found by --from-hub)" in text.out
 
 
 def test_a_new_upstream_commit_is_seen(dflash: Run, olah: Olah, hub: Olah, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import sys
 import click
 
 from dflash_cfg import progress
-from dflash_cfg.cli import files, probe, rules, serving
+from dflash_cfg.cli import audit, catalog, files, probe, rules, serving
 from dflash_cfg.cli.common_options import ALIASES
 from dflash_cfg.cli.output import rule_docs, say, write_whole
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, Documented, redact
@@ -32,6 +32,8 @@ COMMANDS = (
     serving.where_command,
     probe.probe_command,
     rules.rules_command,
+    catalog.catalog_group,
+    audit.audit_command,
 )
 
 
@@ -72,7 +74,7 @@ def _error_document(args: list[str], message: str) -> None:
         write_whole(render(report, fmt, rule_docs=rule_docs(report, fmt)))
     elif command == "probe" and fmt == "json" and "--watch" in args:  # JSON lines: the error is one more line
         write_whole(probe_json(json.loads(error_json(command, __version__, message)), lines=True))
-    elif command in ("diff", "fix", "verify", "where", "probe") and fmt == "json":
+    elif command in ("diff", "fix", "verify", "where", "probe", "catalog", "audit") and fmt == "json":
         write_whole(error_json(command, __version__, message))
 
 

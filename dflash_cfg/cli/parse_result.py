@@ -187,3 +187,32 @@ class RulesArgs:
     fmt: str
     verbose: bool
     color: str
+
+
+@dataclass(frozen=True)
+class UpdateArgs:
+    """catalog update."""
+
+    authors: tuple[str, ...]
+    repos: tuple[str, ...]
+    jobs: int
+    deadline: float
+    offline: bool
+    fmt: str
+
+
+@dataclass(frozen=True)
+class ShowArgs:
+    """catalog show."""
+
+    repo: str | None
+    fmt: str
+
+
+@dataclass(frozen=True)
+class AuditArgs:
+    targets: tuple[str, ...]  # authors and ORG/NAME[@REV] repos
+    jobs: int
+    fmt: str
+    output: str | None
+    deadline: float

@@ -40,23 +40,40 @@ def catalog_path(environ: Mapping[str, str] | None = None) -> Path | None:
     return Path(named) if named else user_path(environ)
 
 
-def holds(catalog: Catalog, repo: str, commit: str) -> bool:
-    """Whether `catalog` has the whole config.json of `repo` at `commit` (a partial copy does not count: the Hub's
-    file would complete it)."""
+def verified(catalog: Catalog, repo: str) -> frozenset[str]:
+    """The commits of `repo` whose whole config.json `catalog` has as the Hub served it (trust hub or A): what
+    `catalog update` need not read again. A partial, transcribed or reconstructed copy does not count: the Hub's
+    file would complete or confirm it."""
     entry = catalog.get(repo)
-    return entry is not None and any(
-        r.commit == commit and r.complete and r.values is not None for r in entry.revisions
+    return frozenset(
+        r.commit
+        for r in (entry.revisions if entry is not None else ())
+        if r.commit is not None and r.complete and r.values is not None and r.trust in ("hub", "A")
     )
 
 
+# Which copy of one commit's file the catalog keeps: the Hub's own bytes over a byte-checked copy over a
+# transcription over a reconstruction; a whole file over a partial one.
+_TRUST_ORDER = {"hub": 0, "A": 1, "B": 2, "C": 3, "D": 4}
+
+
+def _better(new: Revision, old: Revision) -> bool:
+    return (not new.complete, _TRUST_ORDER[new.trust]) < (not old.complete, _TRUST_ORDER[old.trust])
+
+
 def add_revision(entry: Published, revision: Revision) -> Published:
-    """`entry` with `revision` recorded (once: the same commit, or the same bytes without a commit, is kept)."""
-    for seen in entry.revisions:
-        if revision.commit is not None and seen.commit == revision.commit:
-            return entry
-        if revision.commit is None and seen.sha256 is not None and seen.sha256 == revision.sha256:
-            return entry
-    ordered = sorted([*entry.revisions, revision], key=lambda r: (r.date is not None, r.date or ""))
+    """`entry` with `revision` recorded once: of two copies of the same commit (or of the same bytes without a
+    commit) the more trusted is kept, so the Hub's file replaces a shipped reconstruction of it."""
+    kept = list(entry.revisions)
+    for i, seen in enumerate(kept):
+        same_commit = revision.commit is not None and seen.commit == revision.commit
+        same_bytes = revision.commit is None and seen.sha256 is not None and seen.sha256 == revision.sha256
+        if same_commit or same_bytes:
+            if not _better(revision, seen):
+                return entry
+            del kept[i]
+            break
+    ordered = sorted([*kept, revision], key=lambda r: (r.date is not None, r.date or ""))
     return Published(
         repo=entry.repo,
         shape=entry.shape,

@@ -36,7 +36,7 @@ from dflash_cfg.model import (
     Target,
     Written,
 )
-from dflash_cfg.sources import remote, storage
+from dflash_cfg.sources import catalog, remote, storage
 from dflash_cfg.sources.lockfile import lock_path, refuse_unrecordable
 from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.version import __version__
@@ -263,7 +263,15 @@ def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, S
     fails nothing). Fix's exit code is that check's answer, so every input counts: the target, the
     weights beside the file, the upstream it was compared with, and the project config (its rules, per-file
     ignores, target, upstream and fail-on). A file left at the failing severity must not pass as repaired."""
-    from dflash_cfg.commands.check import CheckOptions, integrity, resolved, served, settings_for, weights_beside
+    from dflash_cfg.commands.check import (
+        CheckOptions,
+        integrity,
+        resolved,
+        served,
+        settings_for,
+        target_repo,
+        weights_beside,
+    )
 
     offline = options.hub.offline if options.hub is not None else False
     given = CheckOptions((str(p.path),), target=options.target, hub=options.hub, offline=offline)
@@ -283,18 +291,21 @@ def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, S
     upstream_doc = parse(upstream.data) if upstream is not None else None
     views = Views() if needs(settings.rules, "effective") else None
     inputs = Inputs(
-        str(p.path),
-        doc,
-        True,
-        target,
-        weights,
-        weights_error,
-        views.of(doc) if views else None,
-        upstream,
-        upstream_doc,
-        views.of(upstream_doc) if views and upstream_doc else None,
+        path=str(p.path),
+        doc=doc,
+        explicit=True,
+        target=target,
+        weights=weights,
+        weights_error=weights_error,
+        view=views.of(doc) if views else None,
+        upstream=upstream,
+        upstream_doc=upstream_doc,
+        upstream_view=views.of(upstream_doc) if views and upstream_doc else None,
         # The lock as the write left it: an unwritten plan (a dry run) has no lock entry to match yet.
-        integrity(p.path, p.new, None) if written else None,
+        integrity=integrity(p.path, p.new, None) if written else None,
+        # As `check` compares a file no upstream is named for with the published drafters.
+        catalog=catalog.load() if settings.identify and needs(settings.rules, "catalog") else None,
+        target_repo=target_repo(settings.target),
     )
     return lint(inputs, settings.rules), fail_on, served(given)
 
@@ -310,7 +321,10 @@ def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
     if entry is not None and entry.upstream is not None:
         return entry.upstream
     known = known_upstream(p.path)
-    return known[0] if known else ""
+    if known:
+        return known[0]
+    # The published drafter the catalog took it for (DF604 names it).
+    return left.identity.repo if left.identity is not None and left.identity.found_by == "catalog" else ""
 
 
 def remaining_errors(left: FileReport, fail_on: Severity = Severity.ERROR, served: Served = ()) -> int:

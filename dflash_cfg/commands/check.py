@@ -24,6 +24,7 @@ from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1, pars
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
 from dflash_cfg.model import (
+    Catalog,
     EngineCheck,
     FileReport,
     FoundBy,
@@ -163,6 +164,7 @@ def _check(options: CheckOptions) -> Report:
         raise UsageError(f"no config.json under {storage.display(dirs[empty[0]])}")
     paths = [(p, p == dirs[given] or p.parent == dirs[given]) for given, listed in found.items() for p in listed]
     views = Views(cached=not options.no_cache) if needs(rules, "effective") else None
+    published = catalog.load() if needs(rules, "catalog") else None  # read once a run
     weights_seen: dict[storage.Where, tuple[Weights | None, str | None]] = {}
     if options.hub is not None and options.hub.repo:
         _one_drafter_per_repo(options.hub.repo, paths, project)
@@ -175,7 +177,7 @@ def _check(options: CheckOptions) -> Report:
             return str(exc)
         settings = settings_for(path, options, rules)
         target = targets.get(settings.target) if settings.target is not None else None
-        inputs = gather(path, parse(raw), explicit, options, settings, target, views, weights_seen)
+        inputs = gather(path, parse(raw), explicit, options, settings, target, views, weights_seen, published)
         return lint(inputs, settings.rules)
 
     # Anything that may talk to the Hub stays in this process: --from-hub, a project upstream, a gate.
@@ -276,6 +278,7 @@ def gather(
     target: Target | None,
     views: Views | None,
     weights_seen: dict[storage.Where, tuple[Weights | None, str | None]],
+    published: Catalog | None = None,
 ) -> Inputs:
     """Everything `lint` reads about one file, read now: only what a drafter file and the selected
     rules need, so a tree of target models never has its shards opened or the Hub asked."""
@@ -307,7 +310,7 @@ def gather(
         integrity=facts,
         launch=options.launch,
         engine=options.engine,
-        catalog=catalog.load() if settings.identify and needs(settings.rules, "catalog") else None,
+        catalog=published if settings.identify and needs(settings.rules, "catalog") else None,
         found_by=found_by,
         target_repo=target_repo(settings.target),
     )

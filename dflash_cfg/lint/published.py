@@ -150,17 +150,56 @@ class Judgement:
     others: tuple[str, ...] = ()  # other published repos of the same shape
 
 
-def candidates(catalog: Catalog, shape: Shape | None, sha256: str | None, blob: str | None) -> tuple[Published, ...]:
-    """The published drafters a file may be a copy of: those of its shape, and any whose bytes it has."""
-    found = []
+@dataclass(frozen=True)
+class _Index:
+    """A catalog looked up by shape and by hash, built once per catalog: a tree of thousands of files asks it
+    once a file, and a user's catalog may hold hundreds of drafters."""
+
+    by_shape: dict[Shape, tuple[Published, ...]]
+    partial: tuple[Published, ...]  # drafters known only from partial copies: their shape has unknowns
+    by_hash: dict[str, tuple[Published, ...]]  # sha256 or git blob id of a revision -> its drafters
+
+
+_indexes: dict[int, tuple[Catalog, _Index]] = {}
+
+
+def _index(catalog: Catalog) -> _Index:
+    known = _indexes.get(id(catalog))
+    if known is not None and known[0] is catalog:
+        return known[1]
+    by_shape: dict[Shape, list[Published]] = {}
+    by_hash: dict[str, list[Published]] = {}
+    partial = []
     for entry in catalog.drafters:
-        hashed = any(
-            (sha256 is not None and r.sha256 == sha256) or (blob is not None and r.git_blob_sha1 == blob)
-            for r in entry.revisions
-        )
-        if hashed or (shape is not None and entry.shape is not None and _fits(entry, shape)):
-            found.append(entry)
-    return tuple(found)
+        if entry.shape is not None:
+            by_shape.setdefault(entry.shape, []).append(entry)
+            if not any(r.complete for r in entry.revisions if r.values is not None):
+                partial.append(entry)
+        for r in entry.revisions:
+            for digest in {r.sha256, r.git_blob_sha1} - {None}:
+                assert digest is not None
+                if entry not in by_hash.setdefault(digest, []):
+                    by_hash[digest].append(entry)
+    index = _Index(
+        {k: tuple(v) for k, v in by_shape.items()}, tuple(partial), {k: tuple(v) for k, v in by_hash.items()}
+    )
+    _indexes.clear()  # one catalog a run: keep no old one alive
+    _indexes[id(catalog)] = (catalog, index)
+    return index
+
+
+def candidates(catalog: Catalog, shape: Shape | None, sha256: str | None, blob: str | None) -> tuple[Published, ...]:
+    """The published drafters a file may be a copy of: those of its shape, and any whose bytes it has (in catalog
+    order)."""
+    index = _index(catalog)
+    found: list[Published] = [*index.by_hash.get(sha256 or "", ()), *index.by_hash.get(blob or "", ())]
+    if shape is not None:
+        found += index.by_shape.get(shape, ())
+        found += [e for e in index.partial if _fits(e, shape)]
+    if not found:
+        return ()
+    chosen = {id(e) for e in found}
+    return tuple(e for e in catalog.drafters if id(e) in chosen)
 
 
 def _fits(entry: Published, shape: Shape) -> bool:

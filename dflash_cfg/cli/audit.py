@@ -11,31 +11,21 @@ from dflash_cfg import progress
 from dflash_cfg.cli.common_options import ALIASES, parsed
 from dflash_cfg.cli.output import say, write_whole
 from dflash_cfg.cli.parse_result import AuditArgs
-from dflash_cfg.commands.audit import (
-    DEFAULT_DEADLINE,
-    DEFAULT_JOBS,
-    MAX_JOBS,
-    AuditOptions,
-    audit,
-    exit_code,
-    write_output,
-)
-from dflash_cfg.report.audit import audit_json, audit_text, incomplete, written
-from dflash_cfg.report.audit_html import audit_html
+from dflash_cfg.model.catalog import HUB_DEADLINE, HUB_JOBS, HUB_MAX_JOBS
 
-RENDER = {"text": audit_text, "json": audit_json, "html": audit_html}
+FORMATS = ("text", "json", "html")
 
 
 @click.command("audit")
 @click.argument("targets", nargs=-1, required=True, metavar="AUTHOR|ORG/NAME[@REV]...")
 @click.option(
-    "--jobs", type=click.IntRange(1, MAX_JOBS), default=DEFAULT_JOBS, show_default=True, help="Repos read at once."
+    "--jobs", type=click.IntRange(1, HUB_MAX_JOBS), default=HUB_JOBS, show_default=True, help="Repos read at once."
 )
 @click.option(
     "--format",
     *ALIASES,
     "fmt",
-    type=click.Choice(tuple(RENDER)),
+    type=click.Choice(FORMATS),
     default="text",
     show_default=True,
     help="text: a table, one row per repo; json: every finding and revision (schemas/audit.schema.json); html: a "
@@ -51,7 +41,7 @@ RENDER = {"text": audit_text, "json": audit_json, "html": audit_html}
     "--deadline",
     metavar="SECONDS",
     type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_DEADLINE,
+    default=HUB_DEADLINE,
     show_default=True,
     help="End the run after this long: repos not done by then are rows saying so; a re-run goes on from there.",
 )
@@ -66,12 +56,18 @@ def audit_command(args: AuditArgs) -> int:
     Exits 1 when a repo has an error, 2 when nothing could be judged, else 0 (repos that could not be read are
     rows saying why).
     """
+    # Imported here: a `check` never pays for the imports of a run over the Hub.
+    from dflash_cfg.commands.audit import AuditOptions, audit, exit_code, write_output
+    from dflash_cfg.report.audit import audit_json, audit_text, incomplete, written
+    from dflash_cfg.report.audit_html import audit_html
+
+    render = {"text": audit_text, "json": audit_json, "html": audit_html}[args.fmt]
     options = AuditOptions(args.targets, args.jobs, args.deadline)
     # A report written to a file leaves stderr to the progress line, on a terminal (the group shows it for text).
     shown = args.output is not None and sys.stderr.isatty() and not progress.shown()
     with progress.shown_on(sys.stderr) if shown else contextlib.nullcontext():
         result = audit(options)
-    text = RENDER[args.fmt](result)
+    text = render(result)
     if args.output is not None:
         write_output(args.output, text)
         say(f"dflash-cfg: {written(result, args.output)}")

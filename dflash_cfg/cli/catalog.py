@@ -8,9 +8,8 @@ import click
 from dflash_cfg.cli.common_options import format_option, parsed
 from dflash_cfg.cli.output import say, write_whole
 from dflash_cfg.cli.parse_result import ShowArgs, UpdateArgs
-from dflash_cfg.commands.catalog import DEFAULT_DEADLINE, DEFAULT_JOBS, MAX_JOBS, UpdateOptions, show, update
 from dflash_cfg.errors import EXIT_OK, EXIT_USAGE
-from dflash_cfg.report.catalog import show_json, show_text, update_json, update_text
+from dflash_cfg.model.catalog import HUB_DEADLINE, HUB_JOBS, HUB_MAX_JOBS
 from dflash_cfg.version import __version__
 
 
@@ -28,8 +27,8 @@ def catalog_group() -> None:
 @click.option("--repo", "repos", metavar="ORG/NAME", multiple=True, help="Also read this repo (repeatable).")
 @click.option(
     "--jobs",
-    type=click.IntRange(1, MAX_JOBS),
-    default=DEFAULT_JOBS,
+    type=click.IntRange(1, HUB_MAX_JOBS),
+    default=HUB_JOBS,
     show_default=True,
     help="Repos read at once.",
 )
@@ -37,7 +36,7 @@ def catalog_group() -> None:
     "--deadline",
     metavar="SECONDS",
     type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_DEADLINE,
+    default=HUB_DEADLINE,
     show_default=True,
     help="End the run after this long: what is not done by then is reported (exit 2), what was read is kept.",
 )
@@ -51,6 +50,10 @@ def update_command(args: UpdateArgs) -> int:
     adds a revision, none is dropped. A re-run reads only what changed, and an interrupted run (Ctrl-C, the
     deadline) keeps what it read. Exits 0 when everything asked for was read, 2 when something was not.
     """
+    # Imported here: a `check` never pays for the imports of a run over the Hub.
+    from dflash_cfg.commands.catalog import UpdateOptions, update
+    from dflash_cfg.report.catalog import update_json, update_text
+
     options = UpdateOptions(args.authors, args.repos, args.jobs, args.deadline, args.offline)
     result = update(options)
     if args.fmt == "json":
@@ -72,6 +75,9 @@ def update_command(args: UpdateArgs) -> int:
 def show_command(args: ShowArgs) -> int:
     """The catalog: each drafter's method, shape, base model and revisions; with REPO, every revision's trained
     values. Works offline."""
+    from dflash_cfg.commands.catalog import show
+    from dflash_cfg.report.catalog import show_json, show_text
+
     view = show(args.repo)
     if args.fmt == "json":
         write_whole(show_json(view, __version__))

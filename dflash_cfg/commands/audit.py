@@ -67,6 +67,7 @@ from dflash_cfg.lint.published import engine_dict, same, trained_values
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.model import MISSING, Report, Severity, Target
 from dflash_cfg.model.audit import AuditResult, AuditRow, AuditTarget, AuthorNote, Noted, Step, Values
+from dflash_cfg.model.catalog import HUB_DEADLINE, HUB_JOBS, HUB_MAX_JOBS
 from dflash_cfg.sources import audit_hub, hub, publishers
 from dflash_cfg.sources.atomic import replace_atomically
 from dflash_cfg.sources.cache import default_root
@@ -75,9 +76,6 @@ from dflash_cfg.sources.publishers import CARD, Deadline, Listed, NotFound, Repo
 from dflash_cfg.sources.views import transformers_version
 from dflash_cfg.version import __version__
 
-DEFAULT_JOBS = 8  # as catalog update: the Hub answers a few requests at once per client well
-MAX_JOBS = 64
-DEFAULT_DEADLINE = 600.0  # seconds for the whole run; a re-run goes on from the journal
 # Commits of each repo's history read for the trained values (the current one included): enough to show a retrain,
 # at one request for the list and one GET a commit. Older revisions are shown, never judged: the exit code is about
 # what the repo publishes now (or at the REV asked for).
@@ -117,14 +115,14 @@ def parse_argument(text: str) -> Asked:
 @dataclass(frozen=True)
 class AuditOptions:
     targets: tuple[str, ...]  # AUTHOR, ORG/NAME or ORG/NAME@REV, as given
-    jobs: int = DEFAULT_JOBS
-    deadline: float = DEFAULT_DEADLINE
+    jobs: int = HUB_JOBS
+    deadline: float = HUB_DEADLINE
 
     def __post_init__(self) -> None:
         if not self.targets:
             raise UsageError("name an AUTHOR (a Hub user or organisation) or a repo ORG/NAME[@REV] to audit")
-        if not 1 <= self.jobs <= MAX_JOBS:
-            raise UsageError(f"--jobs {self.jobs}: give 1 to {MAX_JOBS}")
+        if not 1 <= self.jobs <= HUB_MAX_JOBS:
+            raise UsageError(f"--jobs {self.jobs}: give 1 to {HUB_MAX_JOBS}")
         if not self.deadline > 0:
             raise UsageError(f"--deadline {self.deadline:g}: give a number of seconds above 0")
         for text in self.targets:

@@ -34,7 +34,16 @@ from dflash_cfg.errors import CatalogError, DflashCfgError, HubError, UsageError
 from dflash_cfg.jsondoc.document import parse
 from dflash_cfg.lint.linter import classify
 from dflash_cfg.lint.published import revision_of, target_shape
-from dflash_cfg.model.catalog import Catalog, Published, Revision, Shape, TargetShape
+from dflash_cfg.model.catalog import (
+    HUB_DEADLINE,
+    HUB_JOBS,
+    HUB_MAX_JOBS,
+    Catalog,
+    Published,
+    Revision,
+    Shape,
+    TargetShape,
+)
 from dflash_cfg.model.catalog_update import AuthorTally, BaseNote, CatalogView, NewRevision, RepoNote, UpdateResult
 from dflash_cfg.sources import hub, publishers
 from dflash_cfg.sources.catalog import (
@@ -50,9 +59,6 @@ from dflash_cfg.sources.catalog import (
 )
 from dflash_cfg.sources.publishers import CARD, Deadline, Listed, RepoInfo
 
-DEFAULT_JOBS = 8  # the Hub answers a few requests at once per client well; more mostly meets its rate limit
-MAX_JOBS = 64
-DEFAULT_DEADLINE = 600.0  # seconds for the whole run
 SAVE_EVERY = 8  # new revisions between two writes of the user's catalog
 SAVE_INTERVAL = 2.0  # seconds: and at least this often while any are unsaved
 # Tags a publisher puts on a drafter: with one of these, a repo is read whatever its indexed config says.
@@ -65,15 +71,15 @@ EMPTY = Catalog(drafters=())
 class UpdateOptions:
     authors: tuple[str, ...]
     repos: tuple[str, ...] = ()
-    jobs: int = DEFAULT_JOBS
-    deadline: float = DEFAULT_DEADLINE
+    jobs: int = HUB_JOBS
+    deadline: float = HUB_DEADLINE
     offline: bool = False
 
     def __post_init__(self) -> None:
         if not self.authors and not self.repos:
             raise UsageError("name an AUTHOR (a Hub user or organisation) or a --repo ORG/NAME to update from")
-        if not 1 <= self.jobs <= MAX_JOBS:
-            raise UsageError(f"--jobs {self.jobs}: give 1 to {MAX_JOBS}")
+        if not 1 <= self.jobs <= HUB_MAX_JOBS:
+            raise UsageError(f"--jobs {self.jobs}: give 1 to {HUB_MAX_JOBS}")
         if not self.deadline > 0:
             raise UsageError(f"--deadline {self.deadline:g}: give a number of seconds above 0")
         for author in self.authors:

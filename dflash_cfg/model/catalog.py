@@ -12,6 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+# A run over many Hub repos (`catalog update`, `audit`): repos read at once (the Hub answers a few requests at once
+# per client well; more mostly meets its rate limit), the most a user may ask for, and the whole run's deadline in
+# seconds (what is not done by then is reported; a re-run goes on from what was kept).
+HUB_JOBS = 8
+HUB_MAX_JOBS = 64
+HUB_DEADLINE = 600.0
+
 # How a file's upstream was found, in the order the check tries: named on the command line (--from-hub), the project
 # config's `upstream`, the Hugging Face cache snapshot the file lives in, the lock dflash-cfg wrote, the catalog.
 FoundBy = Literal["option", "project", "cache", "lock", "hf-path", "catalog"]

@@ -342,6 +342,24 @@ def test_a_deleted_working_directory_is_one_line(
     assert (drafter / "config.json").read_bytes() == before
 
 
+# Imported first by the child (sitecustomize): when the run reaches the engine's config class (transformers, imported
+# on the first uncached view: well inside the check), it says so in a file and waits there to be interrupted. The
+# test signals once it sees the file, so the Ctrl-C lands inside the run on a fast machine and on a loaded one.
+_INSIDE_THE_RUN = """
+import sys, time
+
+class InsideTheRun:
+    def find_spec(self, name, path=None, target=None):
+        if name == "transformers":
+            sys.meta_path.remove(self)
+            open(MARK, "w").close()
+            time.sleep(120)  # the signal ends it
+        return None
+
+sys.meta_path.insert(0, InsideTheRun())
+"""
+
+
 @pytest.mark.slow  # the CLI in a child process, signalled or blocked
 def test_ctrl_c_is_exit_2_aborted(tmp_path: Path) -> None:
     import signal
@@ -349,7 +367,11 @@ def test_ctrl_c_is_exit_2_aborted(tmp_path: Path) -> None:
 
     drafter = tmp_path / "drafter"
     write_config(drafter, REAL_DATA)
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    mark = tmp_path / "inside the run"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(f"MARK = {str(mark)!r}\n{_INSIDE_THE_RUN}", encoding="utf-8")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1", "PYTHONPATH": str(hooks)}
     child = subprocess.Popen(
         [sys.executable, "-m", "dflash_cfg", "check", str(drafter), "--no-cache"],
         stdout=subprocess.PIPE,
@@ -357,7 +379,10 @@ def test_ctrl_c_is_exit_2_aborted(tmp_path: Path) -> None:
         text=True,
         env=env,
     )
-    time.sleep(1.0)  # inside the run (importing transformers for the view)
+    deadline = time.monotonic() + 120
+    while not mark.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # polling for the child's word, not a guess at its speed
+    assert mark.exists(), f"the run never reached the config class: exit {child.poll()}"
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
     assert child.returncode == 2, (child.returncode, err[-2000:])

@@ -10,11 +10,13 @@ import re
 import shutil
 from pathlib import Path
 
+import click
 import pytest
 from checkpoints import lfs_pointer, save, small_config, small_shapes
 from helpers import FIXTURES, ROOT, mutated, write_config
 from installed import Installed
 
+from dflash_cfg.cli import cli
 from dflash_cfg.lint.rules import ALL
 
 INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
@@ -232,9 +234,23 @@ def test_output_format_is_format(installed: Installed, command: tuple[str, ...])
     assert json.loads(alias.stdout) == json.loads(plain.stdout)
 
 
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command of the CLI as the words that run it (a group's subcommands under it): from the group itself,
+    so a new command is held to the test without anyone listing it."""
+    out: list[tuple[str, ...]] = []
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            out += _commands(command, (*prefix, name))
+        else:
+            out.append((*prefix, name))
+    return out
+
+
 def test_output_format_in_every_help_that_has_format(installed: Installed) -> None:
-    for command in ("check", "diff", "fix", "verify", "where", "preflight", "probe", "rules", "engines"):
-        shown = installed.run("dflash-cfg", command, "--help").stdout
+    commands = _commands(cli)
+    assert ("check",) in commands and ("catalog", "update") in commands
+    for command in commands:
+        shown = installed.run("dflash-cfg", *command, "--help").stdout
         assert ("--format" in shown) == ("--format, --output-format" in shown), command
 
 

@@ -8,19 +8,16 @@ import sys
 import click
 
 from dflash_cfg import progress
-from dflash_cfg.cli.common_options import ALIASES, parsed
+from dflash_cfg.cli.common_options import ALIASES, deadline_option, jobs_option, parsed
 from dflash_cfg.cli.output import say, write_whole
 from dflash_cfg.cli.parse_result import AuditArgs
-from dflash_cfg.model.catalog import HUB_DEADLINE, HUB_JOBS, HUB_MAX_JOBS
 
 FORMATS = ("text", "json", "html")
 
 
 @click.command("audit")
 @click.argument("targets", nargs=-1, required=True, metavar="AUTHOR|ORG/NAME[@REV]...")
-@click.option(
-    "--jobs", type=click.IntRange(1, HUB_MAX_JOBS), default=HUB_JOBS, show_default=True, help="Repos read at once."
-)
+@jobs_option
 @click.option(
     "--format",
     *ALIASES,
@@ -37,14 +34,7 @@ FORMATS = ("text", "json", "html")
     type=click.Path(dir_okay=False, path_type=str),
     help="Write the report to FILE (replaced whole) instead of stdout; a one-line summary goes to stderr.",
 )
-@click.option(
-    "--deadline",
-    metavar="SECONDS",
-    type=click.FloatRange(min=0, min_open=True),
-    default=HUB_DEADLINE,
-    show_default=True,
-    help="End the run after this long: repos not done by then are rows saying so; a re-run goes on from there.",
-)
+@deadline_option("End the run after this long: repos not done by then are rows saying so; a re-run goes on from there.")
 @parsed(AuditArgs)
 def audit_command(args: AuditArgs) -> int:
     """Check the DFlash-family drafters of each AUTHOR, and each repo ORG/NAME (at REV), on the Hub.

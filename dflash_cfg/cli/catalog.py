@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import click
 
-from dflash_cfg.cli.common_options import format_option, parsed
+from dflash_cfg.cli.common_options import deadline_option, format_option, jobs_option, parsed
 from dflash_cfg.cli.output import say, write_whole
 from dflash_cfg.cli.parse_result import ShowArgs, UpdateArgs
 from dflash_cfg.errors import EXIT_OK, EXIT_USAGE
-from dflash_cfg.model.catalog import HUB_DEADLINE, HUB_JOBS, HUB_MAX_JOBS
 from dflash_cfg.version import __version__
 
 
@@ -25,21 +24,8 @@ def catalog_group() -> None:
 @catalog_group.command("update")
 @click.argument("authors", nargs=-1, metavar="[AUTHOR]...")
 @click.option("--repo", "repos", metavar="ORG/NAME", multiple=True, help="Also read this repo (repeatable).")
-@click.option(
-    "--jobs",
-    type=click.IntRange(1, HUB_MAX_JOBS),
-    default=HUB_JOBS,
-    show_default=True,
-    help="Repos read at once.",
-)
-@click.option(
-    "--deadline",
-    metavar="SECONDS",
-    type=click.FloatRange(min=0, min_open=True),
-    default=HUB_DEADLINE,
-    show_default=True,
-    help="End the run after this long: what is not done by then is reported (exit 2), what was read is kept.",
-)
+@jobs_option
+@deadline_option("End the run after this long: what is not done by then is reported (exit 2), what was read is kept.")
 @click.option("--offline", is_flag=True, help="As HF_HUB_OFFLINE=1: update then refuses, saying what the catalog has.")
 @format_option(help="json: per author, what was listed, recorded, skipped and not read, as data.")
 @parsed(UpdateArgs)

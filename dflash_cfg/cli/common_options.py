@@ -12,6 +12,7 @@ from typing import Any, TypeVar, cast
 import click
 
 from dflash_cfg.cli.parse_result import CiArgs, HubArgs, ProjectArgs
+from dflash_cfg.model.catalog import HUB_DEADLINE, HUB_JOBS, HUB_MAX_JOBS
 from dflash_cfg.report.formats import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -62,6 +63,23 @@ def format_option(help: str | None = None) -> Callable[[F], F]:
         "fmt",
         type=click.Choice(("text", "json")),
         default="text",
+        show_default=True,
+        help=help,
+    )
+
+
+jobs_option = click.option(
+    "--jobs", type=click.IntRange(1, HUB_MAX_JOBS), default=HUB_JOBS, show_default=True, help="Repos read at once."
+)
+
+
+def deadline_option(help: str) -> Callable[[F], F]:
+    """--deadline of a run over many Hub repos (`catalog update`, `audit`): `help` says what is kept at the end."""
+    return click.option(
+        "--deadline",
+        metavar="SECONDS",
+        type=click.FloatRange(min=0, min_open=True),
+        default=HUB_DEADLINE,
         show_default=True,
         help=help,
     )

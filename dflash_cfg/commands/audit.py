@@ -232,13 +232,6 @@ class _Outcome:
 
 
 @dataclass(frozen=True)
-class _Listing:
-    author: str
-    rows: tuple[Listed, ...] = ()
-    error: str | None = None
-
-
-@dataclass(frozen=True)
 class _Base:
     target: Target | None
     note: AuditTarget
@@ -535,7 +528,9 @@ class _Run:
         for one in asked:
             if one.author is not None and one.author.lower() not in self.tallies:
                 self.tallies[one.author.lower()] = _Tally(one.author)
-                self._submit(one.author, functools.partial(_list, one.author, self.reader))
+                self._submit(
+                    one.author, functools.partial(publishers.listing, one.author, self.reader.s, self.reader.deadline)
+                )
 
     def _submit(self, what: _Task | str, work: Callable[[], object]) -> None:
         key = next(self._keys)
@@ -563,7 +558,7 @@ class _Run:
         self._submit(task, functools.partial(self.reader.read, task))
 
     def take(self, out: object) -> None:
-        if isinstance(out, _Listing):
+        if isinstance(out, publishers.Listing):
             self._listing(out)
             return
         assert isinstance(out, _Outcome)
@@ -580,7 +575,7 @@ class _Run:
         if task.author is not None:
             self.tallies[task.author.lower()].drafters += 1
 
-    def _listing(self, out: _Listing) -> None:
+    def _listing(self, out: publishers.Listing) -> None:
         tally = self.tallies[out.author.lower()]
         if out.error is not None:
             tally.error = out.error
@@ -618,13 +613,6 @@ class _Run:
             if what.author is not None:
                 self.tallies[what.author.lower()].drafters += 1
         self.outstanding.clear()
-
-
-def _list(author: str, reader: _Reader) -> _Listing:
-    try:
-        return _Listing(author, publishers.list_author(author, reader.s, reader.deadline))
-    except DflashCfgError as exc:
-        return _Listing(author, error=str(exc))
 
 
 def audit(options: AuditOptions, environ: Mapping[str, str] | None = None) -> AuditResult:

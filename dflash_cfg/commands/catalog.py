@@ -132,13 +132,6 @@ def listing_says_no(row: Listed) -> str | None:
 
 
 @dataclass(frozen=True)
-class _Listing:
-    author: str
-    rows: tuple[Listed, ...] = ()
-    error: str | None = None
-
-
-@dataclass(frozen=True)
 class _Read:
     author: str
     repo: str
@@ -155,13 +148,6 @@ class _Base:
     repo: str
     shape: TargetShape | None
     why: str | None
-
-
-def _list(author: str, s: hub.Settings, deadline: Deadline) -> _Listing:
-    try:
-        return _Listing(author, publishers.list_author(author, s, deadline))
-    except DflashCfgError as exc:
-        return _Listing(author, error=str(exc))
 
 
 def _read(author: str, repo: str, known: frozenset[str], s: hub.Settings, deadline: Deadline) -> _Read:
@@ -325,7 +311,7 @@ class _Run:
     def start(self) -> None:
         for author in self.options.authors:
             self.tally(author)
-            self._submit("list", author, functools.partial(_list, author, self.s, self.deadline))
+            self._submit("list", author, functools.partial(publishers.listing, author, self.s, self.deadline))
         for repo in self.options.repos:
             self._repo(repo.split("/")[0], repo, None)
 
@@ -380,14 +366,14 @@ class _Run:
     # -- what came back
 
     def take(self, out: object) -> None:
-        if isinstance(out, _Listing):
+        if isinstance(out, publishers.Listing):
             self._listing(out)
         elif isinstance(out, _Read):
             self._read(out)
         elif isinstance(out, _Base):
             self._base(out)
 
-    def _listing(self, out: _Listing) -> None:
+    def _listing(self, out: publishers.Listing) -> None:
         tally = self.tally(out.author)
         if out.error is not None:
             tally.error = out.error

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from dflash_cfg.errors import HubError, causes
+from dflash_cfg.errors import DflashCfgError, HubError, causes
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.sources.hfenv import import_hub
 from dflash_cfg.sources.hub import COMMIT, CONFIG, Settings, _endpoint, _explain
@@ -224,6 +224,23 @@ def _api(s: Settings) -> Any:
     from huggingface_hub import HfApi
 
     return HfApi(endpoint=s.endpoint, token=s.token or None)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """An author's listing as a run over the Hub goes on with it: its repos, or why there are none."""
+
+    author: str
+    rows: tuple[Listed, ...] = ()
+    error: str | None = None
+
+
+def listing(author: str, s: Settings, deadline: Deadline) -> Listing:
+    """`list_author` for a thread of a run: a failure is the author's row (the other authors go on), never raised."""
+    try:
+        return Listing(author, list_author(author, s, deadline))
+    except DflashCfgError as exc:
+        return Listing(author, error=str(exc))
 
 
 def list_author(author: str, s: Settings, deadline: Deadline) -> tuple[Listed, ...]:

@@ -88,6 +88,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+import pytest
 import yaml
 
 if sys.version_info >= (3, 11):
@@ -1675,3 +1676,12 @@ def publish_fixtures(hub: PublisherHub, root: Path = FIXTURES, *, gated: Iterabl
         files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
         targets[repo] = hub.publish(repo, files, gated=repo in gate or None)
     return PublishedFixtures(drafters, targets, bases, paths)
+
+
+def use(hub: PublisherHub, monkeypatch: pytest.MonkeyPatch, *, token: bool = False) -> None:
+    """Point huggingface_hub at `hub` for this test (HF_ENDPOINT), with its token or with none."""
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    if token:
+        monkeypatch.setenv("HF_TOKEN", hub.token)
+    else:
+        monkeypatch.delenv("HF_TOKEN", raising=False)

@@ -11,17 +11,17 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import ROOT, Result
 from jsonschema import Draft202012Validator
-from publisherhub import FIXTURE_BASE_MODELS, Population, PublisherHub, populate, publish_fixtures
+from publisherhub import FIXTURE_BASE_MODELS, Population, PublisherHub, publish_fixtures, use
 
+from commands.conftest import settle
 from dflash_cfg.commands.audit import AuditOptions, config_paths, history, parse_argument
 from dflash_cfg.errors import HubError, UsageError
 from dflash_cfg.jsondoc.document import parse
@@ -31,52 +31,6 @@ from dflash_cfg.model.audit import AuditRow, AuditTarget, Noted, Step
 
 Run = Callable[..., Result]
 SCHEMA: dict[str, Any] = json.loads(schema_dir().joinpath("audit.schema.json").read_text(encoding="utf-8"))
-
-
-def settle(timeout: float = 60.0) -> None:
-    """Wait for the reads an audit left behind at its deadline (its threads are daemons: a CLI process just exits)
-    to finish, while their hub still answers: a test never inherits another's requests."""
-    end = time.monotonic() + timeout
-    for thread in threading.enumerate():
-        if thread.name.startswith("dflash-cfg-audit-"):
-            thread.join(max(0.0, end - time.monotonic()))
-
-
-@pytest.fixture(autouse=True)
-def settled() -> Iterator[None]:
-    yield
-    settle()
-
-
-@pytest.fixture(scope="module")
-def big() -> Iterator[tuple[PublisherHub, Population]]:
-    """The whole population (200 repos of five authors and their targets); never changed by a test."""
-    with PublisherHub() as hub:
-        yield hub, populate(hub, seed=0, count=200)
-
-
-@pytest.fixture
-def small() -> Iterator[tuple[PublisherHub, Population]]:
-    """40 repos (with every special case) on a hub of this test's own: faults and new commits stay here."""
-    with PublisherHub() as hub:
-        yield hub, populate(hub, seed=1, count=40)
-        settle()
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This test's cache dirs; the journal lands under the returned dir's dflash-cfg/audit/."""
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    return tmp_path / "xdg"
-
-
-def use(hub: PublisherHub, monkeypatch: pytest.MonkeyPatch, *, token: bool = False) -> None:
-    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    if token:
-        monkeypatch.setenv("HF_TOKEN", hub.token)
-    else:
-        monkeypatch.delenv("HF_TOKEN", raising=False)
 
 
 def report(result: Result) -> dict[str, Any]:

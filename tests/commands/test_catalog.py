@@ -10,15 +10,14 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import ROOT, Result
-from publisherhub import Population, PublisherHub, git_blob_id, populate, publish_fixtures
+from publisherhub import Population, PublisherHub, git_blob_id, publish_fixtures, use
 
 from dflash_cfg.commands.catalog import UpdateOptions, listing_says_no
 from dflash_cfg.errors import UsageError
@@ -28,49 +27,6 @@ from dflash_cfg.sources.catalog import from_json, shipped
 from dflash_cfg.sources.publishers import Listed
 
 Run = Callable[..., Result]
-
-
-def settle() -> None:
-    """Wait for the reads a run left behind at its deadline. They end soon (a read never retries past the deadline),
-    but must not outlive their hub: a refused connection makes huggingface_hub close its shared client, under the
-    next test's run."""
-    for thread in threading.enumerate():
-        if thread.name.startswith("dflash-cfg-catalog-"):
-            thread.join(timeout=30)
-            assert not thread.is_alive(), f"{thread.name} outlived its run by 30 s"
-
-
-@pytest.fixture(scope="module")
-def big() -> Iterator[tuple[PublisherHub, Population]]:
-    """The whole population (200 repos of five authors and their targets); never changed by a test."""
-    with PublisherHub() as hub:
-        yield hub, populate(hub, seed=0, count=200)
-        settle()
-
-
-@pytest.fixture
-def small() -> Iterator[tuple[PublisherHub, Population]]:
-    """A population of 40 repos (with every special case) on a hub of this test's own: faults and new commits
-    stay here."""
-    with PublisherHub() as hub:
-        yield hub, populate(hub, seed=1, count=40)
-        settle()
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This test's cache dirs: the user's catalog lands in the returned dir's dflash-cfg/catalog.json."""
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    return tmp_path / "xdg"
-
-
-def use(hub: PublisherHub, monkeypatch: pytest.MonkeyPatch, *, token: bool = False) -> None:
-    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    if token:
-        monkeypatch.setenv("HF_TOKEN", hub.token)
-    else:
-        monkeypatch.delenv("HF_TOKEN", raising=False)
 
 
 def catalog_file(cache: Path) -> dict[str, Any]:

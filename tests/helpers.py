@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -247,3 +247,18 @@ def _hwm_kib(pid: int) -> int:
     except OSError:
         return 0
     return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+
+
+def recording(variable: str) -> bool:
+    """Whether `variable`=record asks a test to rewrite its expectation from what the code does now. Refused where CI
+    runs (CI set, as .ci/run and CI services set it): there an expectation is checked, never made."""
+    if os.environ.get(variable) != "record":
+        return False
+    if os.environ.get("CI"):
+        pytest.fail(f"{variable}=record rewrites expectations; CI checks them (unset {variable})")
+    return True
+
+
+def recorded(what: str, variable: str) -> NoReturn:
+    """End a recording run as failed: an expectation just written from the code is compared with itself."""
+    pytest.fail(f"recorded {what}: run again without {variable}=record to check it", pytrace=False)

@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT, recorded, recording
 from installed import Installed
 
 README = ROOT / "README.md"
@@ -54,9 +54,10 @@ def test_samples_are_what_the_code_prints(page: Path, installed: Installed, tmp_
         out = (result.stdout + result.stderr).replace(str(scratch), SCRATCH)
         # Absolute paths (diff and fix print them, to be checked on another host) as seen from the root.
         produced.append(out.replace(f"{ROOT}{os.sep}", ""))
-    if os.environ.get("DFLASH_CFG_README") == "record":
+    if recording("DFLASH_CFG_README"):
         outputs = iter(produced)
         text = SAMPLE.sub(lambda m: f"```\n$ {m['command']}\n{next(outputs)}```\n", text)
         page.write_text(text, encoding="utf-8")
+        recorded(f"the samples of {page.name}", "DFLASH_CFG_README")
     for match, out in zip(SAMPLE.finditer(page.read_text(encoding="utf-8")), produced, strict=True):
         assert _normalise(match["out"]) == _normalise(out), match["command"]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, ROOT, Result
+from helpers import FIXTURES, ROOT, Result, recorded, recording
 
 from dflash_cfg.model import display
 from dflash_cfg.pinned import is_checked
@@ -89,11 +89,11 @@ def test_the_repaired_file_with_the_same_target_reads_as_written(
     assert rows["layer_types"].count("S S S S F") == 3
     assert "*" not in rows["target_layer_ids"] + rows["mask_token_id"] + rows["layer_types"]
     assert text.rstrip().endswith("every engine reads what the file says")
-    if os.environ.get("DFLASH_CFG_README") == "record":
+    if recording("DFLASH_CFG_README"):
         page = ENGINES_PAGE.read_text(encoding="utf-8")
         fresh = f"<!-- engine-sample: {sample['args']} -->\n```\n{text}```\n"
         ENGINES_PAGE.write_text(page.replace(sample.group(0), fresh), encoding="utf-8")
-        return
+        recorded("the engines page's sample", "DFLASH_CFG_README")
     # Held apart from the engines' versions: a release changes them (and the columns' width), not the behaviour
     # the sample shows; release day re-records it. A staged release (DFLASH_CFG_ENGINES_LOCK) also says it was not
     # checked, which the page's sample of checked releases does not.

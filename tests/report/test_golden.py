@@ -14,12 +14,11 @@ Regenerate (only when a change of output is intended, and say so in the commit):
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from importlib import metadata
 
 import pytest
-from helpers import ROOT, Result
+from helpers import ROOT, Result, recorded, recording
 
 RECORD = ROOT / "tests" / "golden" / "check.json"
 WANT: dict[str, dict[str, object]] = json.loads(RECORD.read_text(encoding="utf-8"))
@@ -35,7 +34,8 @@ def test_reports_are_unchanged(dflash: Callable[..., Result], monkeypatch: pytes
     for command in sorted(WANT):
         result = dflash(*command.split())
         got[command] = {"code": result.code, "out": _normalise(result.out), "err": _normalise(result.err)}
-    if os.environ.get("DFLASH_CFG_GOLDEN") == "record":
+    if recording("DFLASH_CFG_GOLDEN"):
         RECORD.write_text(json.dumps(got, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        recorded(str(RECORD.relative_to(ROOT)), "DFLASH_CFG_GOLDEN")
     for command, expected in WANT.items():
         assert got[command] == expected, command

@@ -55,7 +55,8 @@ def values_differ(ctx: Context) -> Iterator[Problem]:
     taken for a copy of it, and each value that no revision has is reported with the closest revision's value:
     a stale or guessed copy (the incident: taps, mask and layout) is found without naming the upstream. A
     warning, as the stale-file signature is: the gates fail on it. An info when the closest published copy is a
-    partial one (the keys it lacks are unknown). A drafter of your own with a published shape: set
+    partial one (the keys it lacks are unknown). A newer revision the catalog has not read looks the same:
+    ``dflash-cfg catalog update AUTHOR`` reads it. A drafter of your own with a published shape: set
     ``upstream = "none"`` for it; ``--from-hub`` or ``upstream`` compares with one repo instead. A check of
     dflash-cfg's own: no engine compares a drafter with its published revisions.
 
@@ -69,11 +70,14 @@ def values_differ(ctx: Context) -> Iterator[Problem]:
     others = f"; the shape of {', '.join(found.others)} too" if found.others else ""
     level = None if revision.complete else Severity.INFO
     partial = "" if revision.complete else " (a partial copy: only the keys it has are compared)"
+    # A same-name retrain the catalog has not read yet looks the same: say how to learn it.
+    newer = f"; a newer revision? `dflash-cfg catalog update {entry.repo.split('/')[0]}` reads it"
     for d in found.differences:
         yield Problem(
             d.pointer,
             f"{_label(d.name)} {_value(d.local)} {'match' if d.name == 'target_layer_ids' else 'matches'} no "
-            f"published revision of {entry.repo} ({_short(revision)}: {_value(d.published)}){partial}{others}",
+            f"published revision of {entry.repo} ({_short(revision)}: {_value(d.published)}){partial}{others}"
+            f"{newer}",
             severity=level,
         )
 

@@ -55,8 +55,15 @@ from dflash_cfg.version import __version__
     "the project's `engines`). A finding about other engines only fails no gate; with none known, a warning "
     "about some engines only is shown and fails nothing.",
 )
-@click.option("--select", metavar="IDS", help="Only these rules: comma-separated ids or prefixes (DF2 = DF2xx).")
-@click.option("--ignore", metavar="IDS", help="Skip these rules: comma-separated ids or prefixes.")
+@click.option(
+    "--select",
+    metavar="IDS",
+    multiple=True,
+    help="Only these rules: comma-separated ids, prefixes (DF2 = DF2xx) or names; repeatable, the lists add up.",
+)
+@click.option(
+    "--ignore", metavar="IDS", multiple=True, help="Skip these rules: ids, prefixes or names; repeatable, as --select."
+)
 @click.option(
     "--no-cache",
     "no_cache",
@@ -72,8 +79,9 @@ def check_command(args: CheckArgs) -> int:
     report = api.check(
         paths,
         target=args.target,
-        select=args.select,
-        ignore=args.ignore,
+        # Repeated options add up, as ruff's do (and as --engine does): one comma-separated list each.
+        select=",".join(args.select) if args.select else None,
+        ignore=",".join(args.ignore) if args.ignore else None,
         from_hub=None if hub is None else hub.repo or "",
         revision=args.hub.revision,
         offline=args.hub.offline,

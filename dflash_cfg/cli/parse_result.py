@@ -81,8 +81,8 @@ class CheckArgs:
     project: ProjectArgs
     gate: bool
     engine: tuple[str, ...]  # --engine, as given (each may be comma-separated)
-    select: str | None
-    ignore: str | None
+    select: tuple[str, ...]  # --select, as given (each may be comma-separated)
+    ignore: tuple[str, ...]
     no_cache: bool
 
 

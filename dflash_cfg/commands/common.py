@@ -31,10 +31,12 @@ class HubOptions:
 
 
 def select_rules(select: str | None, ignore: str | None) -> tuple[Rule, ...]:
-    """--select/--ignore: comma-separated ids or id prefixes (``DF2`` = every DF2xx rule)."""
+    """--select/--ignore: comma-separated ids, id prefixes (``DF2`` = every DF2xx rule) or rule names."""
+
+    names = {r.name: r.id for r in ALL}  # a rule's kebab name (`window-without-sliding`), as `rules NAME` takes it
 
     def parse(spec: str) -> list[str]:
-        items = [s.strip().upper() for s in spec.split(",") if s.strip()]
+        items = [names.get(s.strip().lower(), s.strip().upper()) for s in spec.split(",") if s.strip()]
         unknown = [i for i in items if not any(r.id.startswith(i) for r in ALL)]
         if unknown:
             raise UsageError(f"unknown rule id {', '.join(unknown)} (see `dflash-cfg rules`)")

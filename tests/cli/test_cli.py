@@ -679,3 +679,15 @@ def test_published_drafters_in_every_format(dflash: Run, path: Path) -> None:
     text = dflash("check", path).out
     assert text.splitlines()[0].startswith(str(path))
     assert re.search(r"^  (layers|taps) ", text, re.M), text
+
+
+def test_repeated_select_and_ignore_add_up_and_take_rule_names(dflash: Run, two_error_config: Path) -> None:
+    """--select DF104 --select DF204 selects both (each used to replace the last, silently); a rule's kebab name
+    (as `rules NAME` takes it) selects it as its id does."""
+    both = rule_ids(dflash("check", two_error_config, "--format", "json", "--select", "DF104", "--select", "DF204"))
+    assert both == {"DF104", "DF204"}
+    assert rule_ids(dflash("check", two_error_config, "--format", "json", "--select", "window-dropped")) == {"DF204"}
+    ignored = rule_ids(dflash("check", two_error_config, "--format", "json", "--ignore", "DF1", "--ignore", "DF3,DF6"))
+    assert ignored == {"DF204"}
+    bad = dflash("check", two_error_config, "--select", "window-droped")
+    assert bad.code == 2 and "unknown rule id WINDOW-DROPED" in bad.err, bad.err

@@ -49,6 +49,7 @@ from pathlib import Path
 from dflash_cfg import progress
 from dflash_cfg.commands.catalog import listing_says_no
 from dflash_cfg.commands.common import Views
+from dflash_cfg.commands.readers import Readers
 from dflash_cfg.errors import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -314,7 +315,7 @@ class _Reader:
         if deadline.remaining() <= 0:
             return late
         try:
-            info = audit_hub.repo_at(task.repo, task.revision, s, deadline)
+            info = publishers.repo_info(task.repo, s, deadline, task.revision)
         except DflashCfgError as exc:
             return _Outcome(task, replace(blank, reason=str(exc)), lasting=False)
         found = self.journal.get(task.repo, task.revision, info.sha)
@@ -459,40 +460,6 @@ def _changed(new: Values | None, old: Values | None) -> tuple[str, ...]:
 # --- the run ---------------------------------------------------------------------------------------------------
 
 
-class _Pool:
-    """`jobs` daemon threads; results come back on one queue as they finish. Daemons: a read still waiting on the
-    Hub when the run ends (the deadline, Ctrl-C) is left behind, not waited for."""
-
-    def __init__(self, jobs: int) -> None:
-        self.tasks: queue.Queue[tuple[int, Callable[[], object]] | None] = queue.Queue()
-        self.results: queue.Queue[tuple[int, object]] = queue.Queue()
-        self.stopped = threading.Event()
-        for i in range(jobs):
-            threading.Thread(target=self._work, name=f"dflash-cfg-audit-{i}", daemon=True).start()
-        self.jobs = jobs
-
-    def submit(self, key: int, work: Callable[[], object]) -> None:
-        self.tasks.put((key, work))
-
-    def _work(self) -> None:
-        while (task := self.tasks.get()) is not None and not self.stopped.is_set():
-            key, work = task
-            try:
-                out: object = work()
-            except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it as a bug
-                out = exc
-            if not self.stopped.is_set():
-                self.results.put((key, out))
-
-    def close(self) -> None:
-        self.stopped.set()
-        with contextlib.suppress(queue.Empty):
-            while True:
-                self.tasks.get_nowait()
-        for _ in range(self.jobs):
-            self.tasks.put(None)
-
-
 @dataclass
 class _Tally:
     author: str
@@ -508,7 +475,7 @@ class _Run:
     options: AuditOptions
     reader: _Reader
     journal: Journal
-    pool: _Pool
+    pool: Readers
     count: progress.Count
     # Keyed by (repo, revision) as the Hub spells the id: the Hub's ids are unique regardless of case, a test hub's
     # need not be.
@@ -628,7 +595,7 @@ def audit(options: AuditOptions, environ: Mapping[str, str] | None = None) -> Au
     reader = _Reader(s, deadline, journal)
     finished = False
     with publishers.counting_retries() as retries, progress.counting(0, "audit", "repos") as count:
-        run = _Run(options, reader, journal, _Pool(options.jobs), count)
+        run = _Run(options, reader, journal, Readers(options.jobs, "dflash-cfg-audit"), count)
         try:
             run.start()
             finished = run.loop(deadline)

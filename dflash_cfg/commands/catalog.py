@@ -21,7 +21,6 @@ import functools
 import os
 import queue
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from dflash_cfg import progress
+from dflash_cfg.commands.readers import Readers
 from dflash_cfg.errors import CatalogError, DflashCfgError, HubError, UsageError
 from dflash_cfg.jsondoc.document import parse
 from dflash_cfg.lint.linter import classify
@@ -193,42 +193,6 @@ def _base(repo: str, s: hub.Settings, deadline: Deadline) -> _Base:
     return _Base(repo, shape, None if shape is not None else "its config.json gives no depth, width or vocabulary")
 
 
-class _Pool:
-    """`jobs` daemon threads running the reads; results come back on one queue, in the order they finish."""
-
-    def __init__(self, jobs: int) -> None:
-        self.tasks: queue.Queue[tuple[int, Callable[[], object]] | None] = queue.Queue()
-        self.results: queue.Queue[tuple[int, object]] = queue.Queue()
-        self.stopped = threading.Event()
-        self.threads = [
-            threading.Thread(target=self._work, name=f"dflash-cfg-catalog-{i}", daemon=True) for i in range(jobs)
-        ]
-        for thread in self.threads:
-            thread.start()
-
-    def submit(self, key: int, read: Callable[[], object]) -> None:
-        self.tasks.put((key, read))
-
-    def _work(self) -> None:
-        while (task := self.tasks.get()) is not None and not self.stopped.is_set():
-            key, read = task
-            try:
-                out: object = read()
-            except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises a bug
-                out = exc
-            if not self.stopped.is_set():
-                self.results.put((key, out))
-
-    def close(self) -> None:
-        """No more reads start; those running finish in the background and are dropped."""
-        self.stopped.set()
-        with contextlib.suppress(queue.Empty):
-            while True:
-                self.tasks.get_nowait()
-        for _ in self.threads:
-            self.tasks.put(None)
-
-
 # --- the run --------------------------------------------------------------------------------------------------
 
 
@@ -284,7 +248,7 @@ class _Run:
         self.unsaved = 0
         self.saved_at = time.monotonic()
         self._keys = iter(range(1 << 62))
-        self.pool: _Pool | None = None
+        self.pool: Readers | None = None
         self.count: progress.Count | None = None
 
     def tally(self, author: str) -> _Tally:
@@ -510,7 +474,7 @@ def update(options: UpdateOptions, environ: Mapping[str, str] | None = None) -> 
     run = _Run(options, path, user, s, deadline)
     finished = False
     with publishers.counting_retries() as retries, _progress(run):
-        run.pool = _Pool(options.jobs)
+        run.pool = Readers(options.jobs, "dflash-cfg-catalog")
         try:
             run.start()
             finished = run.loop()

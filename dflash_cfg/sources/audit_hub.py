@@ -1,7 +1,7 @@
-"""What `audit` reads from the Hub beyond what sources/publishers.py offers: a repo at a revision (publishers.repo_info
-reads main only), a commit's recent history (`HfApi.list_repo_commits`), and a base model as a Target, read into
-memory at its current commit. Listing an author's repos and reading a file at a commit are publishers.py's
-(`list_author`, `fetch_file`); this module adds to them and does not repeat them.
+"""What `audit` reads from the Hub beyond what sources/publishers.py offers: a commit's recent history
+(`HfApi.list_repo_commits`), and a base model as a Target, read into memory at its current commit. Listing an
+author's repos, a repo at a revision and a file at a commit are publishers.py's (`list_author`, `repo_info`,
+`fetch_file`); this module adds to them and does not repeat them.
 
 Retries and failures are publishers.py's, so `catalog update` and `audit` treat the Hub alike: model_info through its
 `_retrying` (Retry-After honoured, never past the run's deadline), the commit list through huggingface_hub's own
@@ -13,58 +13,18 @@ cache: a base model is read into a Target value, not downloaded into anyone's ca
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from dflash_cfg.errors import HubError, TargetError
 from dflash_cfg.model import Target
 from dflash_cfg.sources import target as target_files
 from dflash_cfg.sources.hub import COMMIT, CONFIG, Settings
-from dflash_cfg.sources.publishers import (
-    Deadline,
-    RepoInfo,
-    _api,
-    _classified,
-    _retrying,
-    _timeout,
-    fetch_file,
-    first_model,
-)
+from dflash_cfg.sources.publishers import Deadline, _api, _classified, fetch_file, iso, repo_info
 
 
 @dataclass(frozen=True, kw_only=True)
 class Commit:
     commit: str
     date: str | None  # ISO-8601
-
-
-def repo_at(repo: str, revision: str, s: Settings, deadline: Deadline) -> RepoInfo:
-    """model_info of `repo` at `revision` (a branch, tag or commit): its commit, date, gating, card and files with
-    their blob ids, in one request. publishers.repo_info, at any revision."""
-    api = _api(s)
-    try:
-        info = _retrying(
-            lambda: api.model_info(repo, revision=revision, files_metadata=True, timeout=_timeout(s, deadline)),
-            deadline,
-        )
-    except Exception as exc:  # noqa: BLE001 - every failure becomes one line (hub._explain)
-        raise _classified(exc, repo, revision, s) from None
-    sha = str(info.sha or "")
-    if not COMMIT.match(sha):
-        raise HubError(f"{s.endpoint} answered {repo}@{revision} without a commit id (40 hex digits)")
-    card = info.card_data
-    siblings = info.siblings
-    return RepoInfo(
-        repo=repo,
-        sha=sha,
-        date=None if info.last_modified is None else _iso(info.last_modified),
-        gated=bool(info.gated),
-        base_model=None if card is None else first_model(card.get("base_model")),
-        card=card is not None,
-        files=None if siblings is None else tuple(str(f.rfilename) for f in siblings),
-        blobs={
-            str(f.rfilename): str(f.blob_id) for f in (siblings or ()) if isinstance(getattr(f, "blob_id", None), str)
-        },
-    )
 
 
 def recent_commits(repo: str, commit: str, limit: int, s: Settings) -> tuple[Commit, ...]:
@@ -80,7 +40,7 @@ def recent_commits(repo: str, commit: str, limit: int, s: Settings) -> tuple[Com
         sha = str(item.commit_id)
         if not COMMIT.match(sha):
             raise HubError(f"{s.endpoint} listed a commit of {repo} that is not a commit id (40 hex digits)")
-        out.append(Commit(commit=sha, date=None if item.created_at is None else _iso(item.created_at)))
+        out.append(Commit(commit=sha, date=None if item.created_at is None else iso(item.created_at)))
     return tuple(out)
 
 
@@ -89,7 +49,7 @@ def read_target(repo: str, s: Settings, deadline: Deadline) -> tuple[Target, str
     generation_config.json and tokenizer_config.json where it has them, as `check --target ORG/NAME` reads them.
     tokenizer.json is not read (10-35 MB for a real target; check does not fetch it either): the added tokens of
     tokenizer_config.json are what the mask id is checked against."""
-    info = repo_at(repo, "main", s, deadline)
+    info = repo_info(repo, s, deadline, "main")
     has = set(info.files) if info.files is not None else None
     at = f"{repo}@{info.sha[:12]}"
 
@@ -131,7 +91,3 @@ def _is_drafter(config: dict[str, object]) -> bool:
     archs = config.get("architectures")
     names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
     return "dflash_config" in config or "speculators_model_type" in config or any("dflash" in n.lower() for n in names)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")

@@ -285,22 +285,27 @@ def _listed(info: Any) -> Listed:
     )
 
 
-def repo_info(repo: str, s: Settings, deadline: Deadline) -> RepoInfo:
-    """model_info of `repo` now: its commit, date, gating, card and files with their blob ids (one request)."""
+def repo_info(repo: str, s: Settings, deadline: Deadline, revision: str | None = None) -> RepoInfo:
+    """model_info of `repo` at `revision` (a branch, tag or commit; None: its default branch now): its commit, date,
+    gating, card and files with their blob ids (one request)."""
     api = _api(s)
     try:
-        info = _retrying(lambda: api.model_info(repo, files_metadata=True, timeout=_timeout(s, deadline)), deadline)
+        info = _retrying(
+            lambda: api.model_info(repo, revision=revision, files_metadata=True, timeout=_timeout(s, deadline)),
+            deadline,
+        )
     except Exception as exc:  # noqa: BLE001
-        raise _classified(exc, repo, "main", s) from None
+        raise _classified(exc, repo, revision or "main", s) from None
     sha = str(info.sha or "")
     if not COMMIT.match(sha):
-        raise HubError(f"{s.endpoint} answered {repo} without a commit id (40 hex digits)")
+        at = repo if revision is None else f"{repo}@{revision}"
+        raise HubError(f"{s.endpoint} answered {at} without a commit id (40 hex digits)")
     card = info.card_data
     siblings = info.siblings
     return RepoInfo(
         repo=repo,
         sha=sha,
-        date=None if info.last_modified is None else info.last_modified.isoformat().replace("+00:00", "Z"),
+        date=None if info.last_modified is None else iso(info.last_modified),
         gated=bool(info.gated),
         base_model=None if card is None else first_model(card.get("base_model")),
         card=card is not None,
@@ -309,6 +314,11 @@ def repo_info(repo: str, s: Settings, deadline: Deadline) -> RepoInfo:
             str(f.rfilename): str(f.blob_id) for f in (siblings or ()) if isinstance(getattr(f, "blob_id", None), str)
         },
     )
+
+
+def iso(moment: datetime) -> str:
+    """A Hub timestamp as the catalog and audit write it (ISO-8601, UTC as Z)."""
+    return moment.isoformat().replace("+00:00", "Z")
 
 
 def first_model(value: Any) -> str | None:

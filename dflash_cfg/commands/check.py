@@ -295,21 +295,57 @@ def gather(
     if upstream is None and settings.identify and facts.edited_snapshot is None:
         upstream = snapshot_upstream(path, doc.raw)
         found_by = "cache" if upstream is not None else None
-    upstream_doc = parse(upstream.data) if upstream is not None else None
-    return Inputs(
+    return drafter_inputs(
         path=shown,
         doc=doc,
         explicit=explicit,
+        settings=settings,
         target=target,
-        weights=weights,
-        weights_error=weights_error,
+        weights=(weights, weights_error),
+        views=views,
+        upstream=upstream,
+        found_by=found_by,
+        facts=facts,
+        published=published,
+        launch=options.launch,
+        engine=options.engine,
+    )
+
+
+def drafter_inputs(
+    *,
+    path: str,
+    doc: Document,
+    explicit: bool,
+    settings: FileSettings,
+    target: Target | None,
+    weights: tuple[Weights | None, str | None],
+    views: Views | None,
+    upstream: HubFile | None,
+    found_by: FoundBy | None,
+    facts: Integrity | None,
+    published: Catalog | None,
+    launch: Launch | None = None,
+    engine: EngineCheck | None = None,
+) -> Inputs:
+    """A drafter file's Inputs from what was read about it: the engine's view of it and of its upstream copy, and
+    the catalog where the file takes part in identification. Shared by `check` and `fix`'s re-check, so the two
+    lint the same inputs."""
+    upstream_doc = parse(upstream.data) if upstream is not None else None
+    return Inputs(
+        path=path,
+        doc=doc,
+        explicit=explicit,
+        target=target,
+        weights=weights[0],
+        weights_error=weights[1],
         view=views.of(doc) if views else None,
         upstream=upstream,
         upstream_doc=upstream_doc,
         upstream_view=views.of(upstream_doc) if views and upstream_doc else None,
         integrity=facts,
-        launch=options.launch,
-        engine=options.engine,
+        launch=launch,
+        engine=engine,
         catalog=published if settings.identify and needs(settings.rules, "catalog") else None,
         found_by=found_by,
         target_repo=target_repo(settings.target),

@@ -265,11 +265,11 @@ def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, S
     ignores, target, upstream and fail-on). A file left at the failing severity must not pass as repaired."""
     from dflash_cfg.commands.check import (
         CheckOptions,
+        drafter_inputs,
         integrity,
         resolved,
         served,
         settings_for,
-        target_repo,
         weights_beside,
     )
 
@@ -286,26 +286,20 @@ def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, S
             # The file is written by now; an unreachable Hub must not hide that. The comparison is left
             # to the next `check`, which says why it cannot make it.
             upstream = None
-    weights, weights_error = weights_beside(p.path.parent, {}) if needs(settings.rules, "weights") else (None, None)
-    doc = parse(p.new)
-    upstream_doc = parse(upstream.data) if upstream is not None else None
-    views = Views() if needs(settings.rules, "effective") else None
-    inputs = Inputs(
+    inputs = drafter_inputs(
         path=str(p.path),
-        doc=doc,
+        doc=parse(p.new),
         explicit=True,
+        settings=settings,
         target=target,
-        weights=weights,
-        weights_error=weights_error,
-        view=views.of(doc) if views else None,
+        weights=weights_beside(p.path.parent, {}) if needs(settings.rules, "weights") else (None, None),
+        views=Views() if needs(settings.rules, "effective") else None,
         upstream=upstream,
-        upstream_doc=upstream_doc,
-        upstream_view=views.of(upstream_doc) if views and upstream_doc else None,
+        found_by=None,
         # The lock as the write left it: an unwritten plan (a dry run) has no lock entry to match yet.
-        integrity=integrity(p.path, p.new, None) if written else None,
+        facts=integrity(p.path, p.new, None) if written else None,
         # As `check` compares a file no upstream is named for with the published drafters.
-        catalog=catalog.load() if settings.identify and needs(settings.rules, "catalog") else None,
-        target_repo=target_repo(settings.target),
+        published=catalog.load() if needs(settings.rules, "catalog") else None,
     )
     return lint(inputs, settings.rules), fail_on, served(given)
 

@@ -3,12 +3,17 @@ test's cache dirs, and a wait for the reads a run left in flight at its deadline
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 from publisherhub import Population, PublisherHub, populate
 
 # The threads of a run over the Hub (commands/catalog.py, commands/audit.py) are named so.
@@ -55,3 +60,30 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     return tmp_path / "xdg"
+
+
+def interrupted(args: list[str], ready: Callable[[], bool], hub: PublisherHub) -> None:
+    """`dflash-cfg ARGS` in a child process, against `hub` slowed down (50 ms a request) so the run lasts seconds,
+    interrupted with Ctrl-C once `ready()` says it has kept something (never after a fixed wait), and held to what an
+    interrupted run does: exit 2, "aborted", no report."""
+    hub.faults.latency = 0.05
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "dflash_cfg", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
+            cwd=ROOT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and child.poll() is None and not ready():
+            time.sleep(0.02)
+        assert child.poll() is None, "the run ended before it was interrupted"
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        hub.faults.latency = 0.0
+    assert child.returncode == 2, err
+    assert err.strip().splitlines()[-1] == "dflash-cfg: aborted"
+    assert out == ""  # no report of a run that was not made

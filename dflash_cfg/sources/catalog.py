@@ -178,11 +178,11 @@ def from_json(data: Any, origin: str) -> Catalog:
             drafters.append(
                 Published(
                     repo=node["repo"],
-                    shape=None if shape is None else Shape(**{k: shape[k] for k in Shape.__dataclass_fields__}),
+                    shape=None if shape is None else Shape(**_fields(shape, Shape, f"{where}.shape")),
                     base_model=_opt(node, "base_model", str, where),
                     base_shape=None
                     if base is None
-                    else TargetShape(**{k: base[k] for k in TargetShape.__dataclass_fields__}),
+                    else TargetShape(**_fields(base, TargetShape, f"{where}.base_shape")),
                     revisions=tuple(_revision(r, f"{where}.revisions") for r in revisions),
                     gated=bool(node.get("gated", False)),
                 )
@@ -191,6 +191,24 @@ def from_json(data: Any, origin: str) -> Catalog:
             raise CatalogError(f"{where}: malformed ({exc})") from None
     updated = data.get("updated")
     return Catalog(drafters=tuple(drafters), updated=updated if isinstance(updated, str) else None, origin=(origin,))
+
+
+# The text fields of a shape; every other field of a Shape or TargetShape is an integer (or null).
+_TEXT_FIELDS = ("method", "architecture", "model_type")
+
+
+def _fields(node: Any, kind: type[Shape] | type[TargetShape], where: str) -> dict[str, Any]:
+    """A shape's fields, each of its type: a shape is a lookup key, so a list where a number belongs would not only
+    be wrong but unhashable."""
+    if not isinstance(node, dict):
+        raise CatalogError(f"{where}: not an object")
+    out = {}
+    for key in kind.__dataclass_fields__:
+        text = key in _TEXT_FIELDS
+        out[key] = _opt(node, key, str if text else int, where)
+        if key == "method" and out[key] is None:
+            raise CatalogError(f"{where}: no method")
+    return out
 
 
 def _revision(node: Any, where: str) -> Revision:
@@ -241,7 +259,7 @@ def read_user(path: Path) -> Catalog | None:
         raise CatalogError(
             f"catalog {path} is not JSON ({exc}); remove it or run `dflash-cfg catalog update`"
         ) from None
-    return from_json(data, str(path))
+    return from_json(data, f"catalog {path}")
 
 
 def load(environ: Mapping[str, str] | None = None) -> Catalog:

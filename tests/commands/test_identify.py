@@ -77,9 +77,21 @@ def test_the_retrain_is_known_and_a_mix_of_both_is_not(dflash: Run, tmp_path: Pa
     assert "sliding_window 512 matches no published revision" in rules["DF604"]
 
 
-def test_a_corrupt_catalog_is_one_line(dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+SHAPE = {"method": "dflash", "hidden_size": [2048], "num_hidden_layers": 5}  # a list where a number belongs
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"version": 1, "drafters": [',
+        json.dumps({"version": 1, "drafters": [{"repo": "o/n", "shape": SHAPE, "revisions": []}]}),
+        json.dumps({"version": 1, "drafters": [{"repo": "o/n", "revisions": [{"trust": "hub", "values": 5}]}]}),
+    ],
+    ids=["truncated", "unhashable-shape", "values-not-an-object"],
+)
+def test_a_corrupt_catalog_is_one_line(dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
     bad = tmp_path / "catalog.json"
-    bad.write_text('{"version": 1, "drafters": [', encoding="utf-8")
+    bad.write_text(text, encoding="utf-8")
     monkeypatch.setenv("DFLASH_CFG_CATALOG", str(bad))
     result = dflash("check", write_config(tmp_path / "m", raw=LAGUNA.read_bytes()).parent)
     assert result.code == 2 and result.out == ""

@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         spans_old,
         spans_new,
         {k: r.source for k, r in READS.items()},
-        {r.id: (r.reads, r.doc) for r in ALL},
+        {r.id: (tuple(read.name for read in r.reads), r.doc) for r in ALL},
     )
     if adopted:
         # Untagged citations now name the new release: PINNED as just written, not as this process imported it.

@@ -4,9 +4,10 @@ Each `Read` is one key as one reader's code reads it (`Read.reader`, a model `En
 speculators translator, or transformers): where it looks (in order), the default when the key is absent, what a
 value of the wrong type does, and the file and commit (or the snapshot the index holds) it was read from. A few rows
 are about something other than one key (how config.json itself is parsed, how the checkpoint's tensors are loaded,
-a launch option); their `key` says what they are about. Rules name the reads behind them (`Rule.reads`: keys of
-`READS`, "vLLM:target_layer_ids"), and `dflash-cfg rules ID` shows them. "transformers" rows are the library both
-engines load config.json through (`AutoConfig`), so what it does the engines get.
+a launch option); their `key` says what they are about. Each row is a constant of its reader's module
+(`vllm.TARGET_LAYER_IDS`); rules name the rows behind them (`Rule.reads`), and `dflash-cfg rules ID` shows them.
+"transformers" rows are the library both engines load config.json through (`AutoConfig`), so what it does the
+engines get.
 Re-read the code before relying on a row: these engines change monthly.
 
 The rows are in the module of their reader (`vllm`, `sglang`, `transformers`, `speculators`), each with the code it
@@ -37,7 +38,7 @@ from dflash_cfg.lint.engines.read import (
     describe,
     unexecutable,
 )
-from dflash_cfg.model import NAMES, Engine
+from dflash_cfg.model import Engine
 
 __all__ = [
     "CHECKED",
@@ -55,11 +56,9 @@ __all__ = [
     "unexecutable",
 ]
 
-# Every row by its key, "vLLM:target_layer_ids" (the reader as prose names it), in catalogue order: vLLM, SGLang,
+# Every row by its name, "vLLM:target_layer_ids" (what reports call it), in catalogue order: vLLM, SGLang,
 # transformers (how both get config.json), vLLM's speculators translator.
-READS: dict[str, Read] = {
-    f"{NAMES[r.reader]}:{r.key}": r for r in (*vllm.ROWS, *sglang.ROWS, *transformers.ROWS, *speculators.ROWS)
-}
+READS: dict[str, Read] = {r.name: r for r in (*vllm.ROWS, *sglang.ROWS, *transformers.ROWS, *speculators.ROWS)}
 
 # Architectures an engine registers for a DFlash drafter (an architecture no engine registers is refused).
 # Checked by running both engines on each (tests/engines/test_truth.py): vLLM registers DFlash2BeamDraftModel too,

@@ -48,6 +48,11 @@ class Read:
     bad_type: str  # what a value of the wrong type (or a wrong value) does
     source: str
 
+    @property
+    def name(self) -> str:
+        """The row as reports name it: the reader as prose names it, then the key ("vLLM:target_layer_ids")."""
+        return f"{NAMES[self.reader]}:{self.key}"
+
     def documented(self) -> ReadDoc:
         """The row as a rule's documentation gives it as fields (`dflash-cfg rules --format json`): the
         placeholders expanded, a field that does not apply None."""

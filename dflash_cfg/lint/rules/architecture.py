@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES
+from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES, sglang, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
 from dflash_cfg.model import NAMES, Engine, Problem, Severity
 
@@ -16,7 +16,7 @@ DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selecto
     "DF131",
     "architecture",
     Severity.ERROR,
-    reads=("vLLM:architectures", "SGLang:architectures"),
+    reads=(vllm.ARCHITECTURES, sglang.ARCHITECTURES),
     severities=(Severity.WARNING,),
 )
 def architecture(ctx: Context) -> Iterator[Problem]:
@@ -62,7 +62,7 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF132", "architectures-missing", Severity.ERROR, reads=("vLLM:architectures", "SGLang:architectures"))
+@rule("DF132", "architectures-missing", Severity.ERROR, reads=(vllm.ARCHITECTURES, sglang.ARCHITECTURES))
 def architectures_missing(ctx: Context) -> Iterator[Problem]:
     """No ``architectures``: the engines have no drafter class to build.
 
@@ -84,7 +84,7 @@ def architectures_missing(ctx: Context) -> Iterator[Problem]:
     "DF133",
     "one-engine-architecture",
     Severity.ERROR,
-    reads=("vLLM:architectures", "SGLang:architectures"),
+    reads=(vllm.ARCHITECTURES, sglang.ARCHITECTURES),
     severities=(Severity.WARNING,),
 )
 def one_engine_architecture(ctx: Context) -> Iterator[Problem]:
@@ -113,7 +113,7 @@ def one_engine_architecture(ctx: Context) -> Iterator[Problem]:
             yield from _one_engine(ctx, archs, builders[0])
 
 
-@rule("DF134", "dflash2-labelled-dflash", Severity.ERROR, reads=("vLLM:architectures", "SGLang:dflash2_keys"))
+@rule("DF134", "dflash2-labelled-dflash", Severity.ERROR, reads=(vllm.ARCHITECTURES, sglang.DFLASH2_KEYS))
 def dflash2_labelled_dflash(ctx: Context) -> Iterator[Problem]:
     """A DFlash2 checkpoint labelled ``DFlashDraftModel``: the engines build the plain DFlash model.
 
@@ -142,7 +142,7 @@ def dflash2_labelled_dflash(ctx: Context) -> Iterator[Problem]:
     "data",
     "effective",
     kinds=ENGINE_FORMAT,  # vLLM builds a bare PretrainedConfig from a speculators file's translation
-    reads=("vLLM:model_type", "SGLang:model_type"),
+    reads=(vllm.MODEL_TYPE, sglang.MODEL_TYPE),
 )
 def model_type(ctx: Context) -> Iterator[Problem]:
     """The installed transformers' ``AutoConfig`` cannot load ``model_type``.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from dflash_cfg.lint.engines import sglang, speculators, transformers, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
@@ -43,7 +44,7 @@ def _swa_window(ctx: Context) -> int | None:
     "DF201",
     "layer-types-length",
     Severity.ERROR,
-    reads=("transformers:layer_types", "vLLM:layer_types", "SGLang:layer_types"),
+    reads=(transformers.LAYER_TYPES, vllm.LAYER_TYPES, sglang.LAYER_TYPES),
 )
 def layer_types_length(ctx: Context) -> Iterator[Problem]:
     """``len(layer_types)`` differs from ``num_hidden_layers``.
@@ -65,7 +66,7 @@ def layer_types_length(ctx: Context) -> Iterator[Problem]:
     "DF202",
     "unknown-layer-type",
     Severity.ERROR,
-    reads=("transformers:layer_types", "vLLM:layer_types", "SGLang:layer_types"),
+    reads=(transformers.LAYER_TYPES, vllm.LAYER_TYPES, sglang.LAYER_TYPES),
     severities=(Severity.WARNING,),
     fix=True,
 )
@@ -105,7 +106,7 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
     "DF203",
     "sliding-without-window",
     Severity.ERROR,
-    reads=("vLLM:sliding_window", "SGLang:sliding_window", "speculators:sliding_window"),
+    reads=(vllm.SLIDING_WINDOW, sglang.SLIDING_WINDOW, speculators.SLIDING_WINDOW),
 )
 def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     """Layers are ``sliding_attention`` but no positive ``sliding_window`` gives their window.
@@ -143,21 +144,21 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
         return
     state = "absent" if "sliding_window" not in ctx.data else show(value)
     if is_int(value) and value < 0:
-        sglang = "SGLang runs them unwindowed"
-        vllm = f"vLLM builds them with window {value} as written"
+        on_sglang = "SGLang runs them unwindowed"
+        on_vllm = f"vLLM builds them with window {value} as written"
     elif is_int(value) and value == 0:
-        sglang = "SGLang runs them unwindowed (window 0 - 1 = -1)"
-        vllm = "vLLM refuses the file (no window size)"
+        on_sglang = "SGLang runs them unwindowed (window 0 - 1 = -1)"
+        on_vllm = "vLLM refuses the file (no window size)"
     else:
-        sglang = "SGLang reads only sliding_window and refuses the file"
-        vllm = "vLLM refuses the file"
+        on_sglang = "SGLang reads only sliding_window and refuses the file"
+        on_vllm = "vLLM refuses the file"
     if swa is not None:
         yield Problem(
             "/sliding_window",
-            f"{layers} and sliding_window is {state}: vLLM takes dflash_config.swa_window_size {swa}, {sglang}",
+            f"{layers} and sliding_window is {state}: vLLM takes dflash_config.swa_window_size {swa}, {on_sglang}",
         )
     else:
-        yield Problem("/sliding_window", f"{layers} but sliding_window is {state}: {vllm}, {sglang}; {upstream}")
+        yield Problem("/sliding_window", f"{layers} but sliding_window is {state}: {on_vllm}, {on_sglang}; {upstream}")
 
 
 @rule(
@@ -166,7 +167,7 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "effective",
-    reads=("transformers:config class", "vLLM:sliding_window", "SGLang:sliding_window"),
+    reads=(transformers.CONFIG_CLASS, vllm.SLIDING_WINDOW, sglang.SLIDING_WINDOW),
     fix=True,
 )
 def window_dropped(ctx: Context) -> Iterator[Problem]:
@@ -205,7 +206,7 @@ def window_dropped(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF205", "window-without-sliding", Severity.WARNING, reads=("vLLM:layer_types", "SGLang:layer_types"))
+@rule("DF205", "window-without-sliding", Severity.WARNING, reads=(vllm.LAYER_TYPES, sglang.LAYER_TYPES))
 def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     """A sliding window is configured and enabled but every layer is ``full_attention``.
 
@@ -234,7 +235,7 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     Severity.INFO,
     "data",
     "effective",
-    reads=("transformers:config class", "vLLM:layer_types", "SGLang:layer_types"),
+    reads=(transformers.CONFIG_CLASS, vllm.LAYER_TYPES, sglang.LAYER_TYPES),
     severities=(Severity.ERROR,),
 )
 def layer_types_absent(ctx: Context) -> Iterator[Problem]:
@@ -289,7 +290,7 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF207", "dflash2-causality", Severity.ERROR, reads=("vLLM:is_causal", "SGLang:is_causal"))
+@rule("DF207", "dflash2-causality", Severity.ERROR, reads=(vllm.IS_CAUSAL, sglang.IS_CAUSAL))
 def dflash2_causality(ctx: Context) -> Iterator[Problem]:
     """A DFlash2 drafter with every layer sliding does not set ``is_causal: false``.
 
@@ -312,7 +313,7 @@ def dflash2_causality(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF208", "swa-without-window", Severity.ERROR, kinds=ENGINE_FORMAT, reads=("vLLM:use_swa", "vLLM:sliding_window"))
+@rule("DF208", "swa-without-window", Severity.ERROR, kinds=ENGINE_FORMAT, reads=(vllm.USE_SWA, vllm.SLIDING_WINDOW))
 def swa_without_window(ctx: Context) -> Iterator[Problem]:
     """``dflash_config.use_swa`` turns sliding attention on for every layer but no window is given anywhere.
 
@@ -337,7 +338,7 @@ def swa_without_window(ctx: Context) -> Iterator[Problem]:
     "engines-disagree-attention",
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
-    reads=("vLLM:sliding_window", "SGLang:sliding_window", "vLLM:use_swa", "SGLang:layer_types"),
+    reads=(vllm.SLIDING_WINDOW, sglang.SLIDING_WINDOW, vllm.USE_SWA, sglang.LAYER_TYPES),
     severities=(Severity.WARNING,),
 )
 def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
@@ -384,7 +385,7 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
     "attention-sink",
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
-    reads=("vLLM:attention_sink_bias", "SGLang:attention_sink_bias"),
+    reads=(vllm.ATTENTION_SINK_BIAS, sglang.ATTENTION_SINK_BIAS),
     fix=True,
 )
 def attention_sink(ctx: Context) -> Iterator[Problem]:
@@ -439,7 +440,7 @@ def _neox(data: dict[str, object], keys: tuple[str, ...]) -> bool:
     "DF211",
     "neox-style",
     Severity.ERROR,
-    reads=("vLLM:is_neox_style", "SGLang:is_neox_style"),
+    reads=(vllm.IS_NEOX_STYLE, sglang.IS_NEOX_STYLE),
     severities=(Severity.INFO,),
 )
 def neox_style(ctx: Context) -> Iterator[Problem]:
@@ -459,16 +460,16 @@ def neox_style(ctx: Context) -> Iterator[Problem]:
     present = [key for key in NEOX_KEYS if key in ctx.data]
     if not present:
         return
-    vllm, sglang = _neox(ctx.data, ("is_neox_style",)), _neox(ctx.data, NEOX_KEYS)
-    if vllm and sglang:
+    on_vllm, on_sglang = _neox(ctx.data, ("is_neox_style",)), _neox(ctx.data, NEOX_KEYS)
+    if on_vllm and on_sglang:
         return
     key = present[0]
     said = ", ".join(f"{k} {json.dumps(ctx.data[k])}" for k in present)
-    if vllm != sglang:
+    if on_vllm != on_sglang:
         yield Problem(
             f"/{key}",
-            f"{said}: SGLang rotates {'NeoX' if sglang else 'non-NeoX'} (it reads rope_is_neox_style first), "
-            f"vLLM rotates {'NeoX' if vllm else 'non-NeoX'} (it reads only is_neox_style): one of them drafts "
+            f"{said}: SGLang rotates {'NeoX' if on_sglang else 'non-NeoX'} (it reads rope_is_neox_style first), "
+            f"vLLM rotates {'NeoX' if on_vllm else 'non-NeoX'} (it reads only is_neox_style): one of them drafts "
             "with another RoPE layout than the one trained; give both keys the trained value",
         )
         return
@@ -480,7 +481,7 @@ def neox_style(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF212", "attention-value-scale", Severity.ERROR, kinds=ENGINE_FORMAT, reads=("SGLang:attention_value_scale",))
+@rule("DF212", "attention-value-scale", Severity.ERROR, kinds=ENGINE_FORMAT, reads=(sglang.ATTENTION_VALUE_SCALE,))
 def attention_value_scale(ctx: Context) -> Iterator[Problem]:
     """``dflash_config.attention_value_scale`` is not a number.
 
@@ -507,7 +508,7 @@ _ROPE_TYPE_ALIASES = (("su", "longrope"), ("mrope", "default"))
     "DF213",
     "rope-type-conflict",
     Severity.ERROR,
-    reads=("vLLM:rope_scaling", "SGLang:rope_scaling"),
+    reads=(vllm.ROPE_SCALING, sglang.ROPE_SCALING),
 )
 def rope_type_conflict(ctx: Context) -> Iterator[Problem]:
     """``rope_scaling`` (or ``rope_parameters``) gives a modern ``rope_type`` and a legacy ``type`` that

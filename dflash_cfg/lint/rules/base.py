@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from dflash_cfg.jsondoc.document import Document
+from dflash_cfg.lint.engines.read import Read
 from dflash_cfg.model import (
     Effective,
     EngineCheck,
@@ -32,7 +33,6 @@ from dflash_cfg.model import (
 from dflash_cfg.pinned import expand
 
 if TYPE_CHECKING:
-    from dflash_cfg.lint.engines import Read
     from dflash_cfg.lint.published import Judgement
     from dflash_cfg.model.catalog import Published
 
@@ -165,7 +165,8 @@ class Rule:
     needs: tuple[Needs, ...]
     check: Check = field(compare=False)
     kinds: tuple[Kind, ...] = ("dflash", "dflash2", "speculators")
-    reads: tuple[str, ...] = ()  # keys of lint.engines.READS: the engine behaviour behind the rule
+    # The engine behaviour behind the rule: rows of lint.engines (`vllm.MASK_TOKEN_ID`), in the order it names them.
+    reads: tuple[Read, ...] = ()
     # Every severity a finding of this rule may have, highest first (the default among them), and whether
     # a finding may carry a fix (always a safe one). The linter refuses a finding outside the declaration,
     # so the doc sections built from it cannot drift from what the rule does.
@@ -183,7 +184,7 @@ class Rule:
         from dflash_cfg.lint import engines
 
         text = self.docstring + "\n" + self.severity_line + "\n" + self.fix_line
-        behind = [engines.describe(read) for read in self.engine_reads]
+        behind = [engines.describe(read) for read in self.reads]
         return text + "\n\nWhat the engines do:\n" + "\n".join(f"- {b}" for b in behind) if behind else text
 
     @property
@@ -215,13 +216,6 @@ class Rule:
         return tuple(pairs)
 
     @property
-    def engine_reads(self) -> tuple[Read, ...]:
-        """The engine behaviour behind the rule (lint.engines.READS rows), in the order the rule names it."""
-        from dflash_cfg.lint.engines import READS
-
-        return tuple(READS[key] for key in self.reads)
-
-    @property
     def severity_line(self) -> str:
         others = [s.label for s in self.severities if s != self.severity]
         also = f"; {' or '.join(others)} for some findings" if others else ""
@@ -243,7 +237,7 @@ class Rule:
             summary=self.summary,
             description=self.description,
             examples=self.examples,
-            reads=tuple(read.documented() for read in self.engine_reads),
+            reads=tuple(read.documented() for read in self.reads),
             doc=self.doc,
         )
 
@@ -271,7 +265,7 @@ def rule(
     severity: Severity,
     *needs: Needs,
     kinds: tuple[Kind, ...] = ALL_KINDS,
-    reads: tuple[str, ...] = (),
+    reads: tuple[Read, ...] = (),
     severities: tuple[Severity, ...] = (),
     fix: bool = False,
     own_check: bool = False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
+from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.releases import VLLM_0_34
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.model import Problem, Severity
@@ -12,7 +13,7 @@ from dflash_cfg.model import Problem, Severity
 DFLASH2_PAIRS = (("conv_kernel_size", "conv_group_size"), ("selector_rank", "selector_top_k"))
 
 
-@rule("DF141", "dflash2-keys", Severity.ERROR, reads=("SGLang:dflash2_keys",))
+@rule("DF141", "dflash2-keys", Severity.ERROR, reads=(sglang.DFLASH2_KEYS,))
 def dflash2_keys(ctx: Context) -> Iterator[Problem]:
     """A DFlash2 drafter lacks one of ``conv_kernel_size``, ``conv_group_size``, ``selector_rank``,
     ``selector_top_k``, or ``hidden_size`` is not a multiple of ``conv_group_size``.
@@ -49,7 +50,7 @@ ROPE_EVERYWHERE = (VLLM_0_34.before, "sglang")
     "DF142",
     "dflash2-no-rope-layers",
     Severity.WARNING,
-    reads=("vLLM:no_rope_layers", "SGLang:no_rope_layers"),
+    reads=(vllm.NO_ROPE_LAYERS, sglang.NO_ROPE_LAYERS),
     severities=(Severity.ERROR,),
 )
 def no_rope_layers(ctx: Context) -> Iterator[Problem]:

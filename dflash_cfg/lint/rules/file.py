@@ -8,6 +8,7 @@ from typing import Any
 
 from dflash_cfg.jsondoc.document import MAX_BYTES, ParseProblem
 from dflash_cfg.lint import schema
+from dflash_cfg.lint.engines import transformers
 from dflash_cfg.lint.rules.base import Context, as_int, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
@@ -23,7 +24,7 @@ def _messages(ctx: Context, render: Mapping[str, Callable[[ParseProblem], str]])
 _FIXES = {"utf8-bom": "strip the UTF-8 byte-order mark"}
 
 
-@rule("DF001", "invalid-json", Severity.ERROR, "bytes", reads=("transformers:config.json",))
+@rule("DF001", "invalid-json", Severity.ERROR, "bytes", reads=(transformers.CONFIG_JSON,))
 def invalid_json(ctx: Context) -> Iterator[Problem]:
     """The file is not JSON: a syntax error, an empty file, or a truncated one.
 
@@ -48,7 +49,7 @@ def invalid_json(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF002", "duplicate-key", Severity.ERROR, "bytes", reads=("transformers:config.json duplicate keys",))
+@rule("DF002", "duplicate-key", Severity.ERROR, "bytes", reads=(transformers.CONFIG_JSON_DUPLICATE_KEYS,))
 def duplicate_key(ctx: Context) -> Iterator[Problem]:
     """An object has the same key twice.
 
@@ -69,7 +70,7 @@ def duplicate_key(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF003", "encoding", Severity.ERROR, "bytes", reads=("transformers:config.json",), fix=True)
+@rule("DF003", "encoding", Severity.ERROR, "bytes", reads=(transformers.CONFIG_JSON,), fix=True)
 def encoding(ctx: Context) -> Iterator[Problem]:
     """The file is not plain UTF-8: a byte-order mark, UTF-16/32, or invalid UTF-8 bytes.
 
@@ -96,7 +97,7 @@ def encoding(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF004", "non-finite-number", Severity.ERROR, "bytes", reads=("transformers:config.json numbers",))
+@rule("DF004", "non-finite-number", Severity.ERROR, "bytes", reads=(transformers.CONFIG_JSON_NUMBERS,))
 def non_finite(ctx: Context) -> Iterator[Problem]:
     """A number is NaN, Infinity or overflows to infinity (``1e400``).
 
@@ -116,7 +117,7 @@ def non_finite(ctx: Context) -> Iterator[Problem]:
     )
 
 
-@rule("DF005", "not-an-object", Severity.ERROR, "bytes", reads=("transformers:config.json",))
+@rule("DF005", "not-an-object", Severity.ERROR, "bytes", reads=(transformers.CONFIG_JSON,))
 def not_an_object(ctx: Context) -> Iterator[Problem]:
     """The top level of config.json is not a JSON object.
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import cast
 
 from dflash_cfg.jsondoc.pointer import last, parent, pointer
+from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.key_reads import Reader, closest, readers, recorded
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
 from dflash_cfg.model import NAMES, Engine, Problem, Severity
@@ -57,7 +58,7 @@ def _uses(ctx: Context, where: str) -> str:
     "key-not-read",
     Severity.INFO,
     kinds=ENGINE_FORMAT,
-    reads=("vLLM:config.json keys", "SGLang:config.json keys"),
+    reads=(vllm.CONFIG_JSON_KEYS, sglang.CONFIG_JSON_KEYS),
     severities=(Severity.WARNING,),
 )
 def key_not_read(ctx: Context) -> Iterator[Problem]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES
+from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES, sglang, speculators, vllm
 from dflash_cfg.lint.releases import VLLM_0_34, candidates, ordered, scope
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.lint.speculative_fields import FIELDS
@@ -33,7 +33,7 @@ def _block_size(ctx: Context) -> tuple[int, str]:
     Severity.ERROR,
     "data",
     "launch",
-    reads=("vLLM:num_speculative_tokens", "vLLM:block_size", "SGLang:block_size"),
+    reads=(vllm.NUM_SPECULATIVE_TOKENS, vllm.BLOCK_SIZE, sglang.BLOCK_SIZE),
 )
 def draft_tokens(ctx: Context) -> Iterator[Problem]:
     """The launch drafts a different number of tokens per step than the drafter's block was trained for.
@@ -73,7 +73,7 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "launch",
-    reads=("vLLM:num_attention_heads", "SGLang:num_attention_heads"),
+    reads=(vllm.NUM_ATTENTION_HEADS, sglang.NUM_ATTENTION_HEADS),
 )
 def tensor_parallel(ctx: Context) -> Iterator[Problem]:
     """The drafter's attention heads cannot be split over the launch's tensor-parallel size.
@@ -100,7 +100,7 @@ def tensor_parallel(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF803", "launch-method", Severity.ERROR, "data", "launch", reads=("vLLM:method",))
+@rule("DF803", "launch-method", Severity.ERROR, "data", "launch", reads=(vllm.METHOD,))
 def method(ctx: Context) -> Iterator[Problem]:
     """The launch's speculative method does not build this DFlash drafter: the engine refuses the launch, or
     builds a drafter of another kind around these weights.
@@ -158,7 +158,7 @@ def method(ctx: Context) -> Iterator[Problem]:
     "data",
     "launch",
     kinds=("speculators",),
-    reads=("SGLang:model_type",),
+    reads=(sglang.MODEL_TYPE,),
 )
 def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
     """An SGLang launch of a speculators-format drafter: SGLang cannot load it.
@@ -187,7 +187,7 @@ def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
     "data",
     "launch",
     kinds=("speculators",),
-    reads=("speculators:speculators_config",),
+    reads=(speculators.SPECULATORS_CONFIG,),
 )
 def speculators_tokens(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch that takes the drafts per step from a speculators-format file, whose
@@ -221,7 +221,7 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF806", "launch-v1-runner-mixed-attention", Severity.ERROR, "data", "launch", reads=("vLLM:layer_types",))
+@rule("DF806", "launch-v1-runner-mixed-attention", Severity.ERROR, "data", "launch", reads=(vllm.LAYER_TYPES,))
 def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch that runs the V1 model runner for a drafter that mixes sliding and full attention layers
     (vLLM before 0.34.0; 0.34.0 has no V1 runner and refuses such a launch whatever the drafter: DF811).
@@ -271,7 +271,7 @@ V2_ONLY = {
     Severity.ERROR,
     "data",
     "launch",
-    reads=("vLLM:architectures",),
+    reads=(vllm.ARCHITECTURES,),
 )
 def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch that runs the V1 model runner (as DF806 tells) for a drafter only the V2 runner serves:
@@ -308,7 +308,7 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "launch",
-    reads=("vLLM:VLLM_USE_V2_MODEL_RUNNER",),
+    reads=(vllm.VLLM_USE_V2_MODEL_RUNNER,),
 )
 def v1_runner_removed(ctx: Context) -> Iterator[Problem]:
     """A vLLM 0.34 launch that asks for the V1 model runner, which 0.34.0 removed: the server does not start,
@@ -342,7 +342,7 @@ def v1_runner_removed(ctx: Context) -> Iterator[Problem]:
     yield Problem("", said, engines=(VLLM_0_34.on,))
 
 
-@rule("DF808", "launch-draft-window", Severity.ERROR, "data", "launch", reads=("SGLang:block_size",))
+@rule("DF808", "launch-draft-window", Severity.ERROR, "data", "launch", reads=(sglang.BLOCK_SIZE,))
 def draft_window(ctx: Context) -> Iterator[Problem]:
     """An SGLang launch whose ``--speculative-draft-window-size`` is smaller than the block it drafts.
 
@@ -383,7 +383,7 @@ def draft_window(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "launch",
-    reads=("SGLang:pp_size", "SGLang:attn_dp_size"),
+    reads=(sglang.PP_SIZE, sglang.ATTN_DP_SIZE),
 )
 def sglang_dflash_parallelism(ctx: Context) -> Iterator[Problem]:
     """An SGLang DFLASH launch with a parallel layout SGLang refuses for DFLASH.
@@ -435,7 +435,7 @@ PRESCALED_ROPE = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn",
     Severity.WARNING,
     "data",
     "launch",
-    reads=("vLLM:max_position_embeddings",),
+    reads=(vllm.MAX_POSITION_EMBEDDINGS,),
 )
 def draft_context(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch whose ``--max-model-len`` is longer than a drafter with scaled RoPE can serve: vLLM serves
@@ -478,7 +478,7 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "launch",
-    reads=("vLLM:speculative_config keys",),
+    reads=(vllm.SPECULATIVE_CONFIG_KEYS,),
     severities=(Severity.INFO,),
 )
 def speculative_config_keys(ctx: Context) -> Iterator[Problem]:
@@ -527,7 +527,7 @@ def speculative_config_keys(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "launch",
-    reads=("vLLM:draft_decode_context_parallel_size",),
+    reads=(vllm.DRAFT_DECODE_CONTEXT_PARALLEL_SIZE,),
 )
 def draft_dcp_sliding(ctx: Context) -> Iterator[Problem]:
     """A vLLM 0.34 launch that splits the drafter's decode context (``draft_decode_context_parallel_size`` > 1 in

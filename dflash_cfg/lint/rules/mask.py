@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
@@ -16,7 +17,7 @@ from dflash_cfg.model import Fix, PatchOp, Problem, Severity
     "DF111",
     "mask-token-id-missing",
     Severity.ERROR,
-    reads=("vLLM:mask_token_id", "SGLang:mask_token_id"),
+    reads=(vllm.MASK_TOKEN_ID, sglang.MASK_TOKEN_ID),
     severities=(Severity.INFO,),
     fix=True,
 )
@@ -58,7 +59,7 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     "DF112",
     "mask-token-id-range",
     Severity.ERROR,
-    reads=("SGLang:mask_token_id", "vLLM:mask_token_id"),
+    reads=(sglang.MASK_TOKEN_ID, vllm.MASK_TOKEN_ID),
     severities=(Severity.WARNING,),
 )
 def mask_token_id_range(ctx: Context) -> Iterator[Problem]:

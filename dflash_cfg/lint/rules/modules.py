@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
+from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
 from dflash_cfg.model import Problem, Severity
 
@@ -16,7 +17,7 @@ from dflash_cfg.model import Problem, Severity
 QWEN_STACK = ("DFlashDraftModel", "DFlash2DraftModel")
 
 
-@rule("DF151", "hidden-act", Severity.ERROR, reads=("SGLang:hidden_act", "vLLM:hidden_act"))
+@rule("DF151", "hidden-act", Severity.ERROR, reads=(sglang.HIDDEN_ACT, vllm.HIDDEN_ACT))
 def hidden_act(ctx: Context) -> Iterator[Problem]:
     """``hidden_act`` is not ``silu`` on a Qwen-stack drafter (``DFlashDraftModel``/``DFlash2DraftModel``).
 
@@ -44,7 +45,7 @@ def hidden_act(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF152", "laguna-draft-vocab", Severity.ERROR, reads=("vLLM:draft_vocab_size",))
+@rule("DF152", "laguna-draft-vocab", Severity.ERROR, reads=(vllm.DRAFT_VOCAB_SIZE,))
 def laguna_draft_vocab(ctx: Context) -> Iterator[Problem]:
     """A ``DFlashLagunaForCausalLM`` drafter has no ``draft_vocab_size``.
 
@@ -63,7 +64,7 @@ def laguna_draft_vocab(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF153", "aux-hidden-state-off", Severity.ERROR, reads=("vLLM:use_aux_hidden_state",))
+@rule("DF153", "aux-hidden-state-off", Severity.ERROR, reads=(vllm.USE_AUX_HIDDEN_STATE,))
 def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
     """``use_aux_hidden_state`` is false where vLLM reads it.
 
@@ -95,7 +96,7 @@ def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
     "target-hidden-size-differs",
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
-    reads=("vLLM:target_hidden_size", "SGLang:hidden_size", "SGLang:checkpoint tensors"),
+    reads=(vllm.TARGET_HIDDEN_SIZE, sglang.HIDDEN_SIZE, sglang.CHECKPOINT_TENSORS),
 )
 def target_hidden_size_differs(ctx: Context) -> Iterator[Problem]:
     """``target_hidden_size`` is set and differs from ``hidden_size`` on a ``DFlashDraftModel`` drafter.
@@ -120,7 +121,7 @@ def target_hidden_size_differs(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF155", "laguna-mixed-layers", Severity.ERROR, reads=("vLLM:layer_types",))
+@rule("DF155", "laguna-mixed-layers", Severity.ERROR, reads=(vllm.LAYER_TYPES,))
 def laguna_mixed_layers(ctx: Context) -> Iterator[Problem]:
     """A ``DFlashLagunaForCausalLM`` drafter mixes full and sliding layers in ``layer_types``.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES
+from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES, sglang, speculators, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, as_int, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
@@ -25,7 +25,7 @@ def _read_int(value: Any) -> Any:
     "DF121",
     "block-size",
     Severity.ERROR,
-    reads=("SGLang:block_size", "vLLM:block_size", "speculators:block_size"),
+    reads=(sglang.BLOCK_SIZE, vllm.BLOCK_SIZE, speculators.BLOCK_SIZE),
     severities=(Severity.WARNING, Severity.INFO),
     fix=True,
 )
@@ -84,7 +84,7 @@ def block_size(ctx: Context) -> Iterator[Problem]:
     "num-target-layers",
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
-    reads=("SGLang:num_target_layers",),
+    reads=(sglang.NUM_TARGET_LAYERS,),
     severities=(Severity.WARNING,),
 )
 def num_target_layers(ctx: Context) -> Iterator[Problem]:
@@ -133,7 +133,7 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     "DF123",
     "sample-from-anchor",
     Severity.ERROR,
-    reads=("vLLM:sample_from_anchor", "SGLang:sample_from_anchor", "speculators:sample_from_anchor"),
+    reads=(vllm.SAMPLE_FROM_ANCHOR, sglang.SAMPLE_FROM_ANCHOR, speculators.SAMPLE_FROM_ANCHOR),
 )
 def sample_from_anchor(ctx: Context) -> Iterator[Problem]:
     """``dflash_config.sample_from_anchor`` is true: the block's DSpark layout, which no DFlash engine drafts.

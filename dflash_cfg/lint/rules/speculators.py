@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dflash_cfg.lint.engines import sglang, speculators
 from dflash_cfg.lint.rules.base import Context, rule, show
 from dflash_cfg.model import Problem, Severity
 
@@ -19,10 +20,10 @@ SPECULATORS_REQUIRED = (
     Severity.ERROR,
     kinds=("speculators",),
     reads=(
-        "speculators:aux_hidden_state_layer_ids",
-        "speculators:mask_token_id",
-        "speculators:transformer_layer_config",
-        "speculators:speculators_config",
+        speculators.AUX_HIDDEN_STATE_LAYER_IDS,
+        speculators.MASK_TOKEN_ID,
+        speculators.TRANSFORMER_LAYER_CONFIG,
+        speculators.SPECULATORS_CONFIG,
     ),
 )
 def speculators_structure(ctx: Context) -> Iterator[Problem]:
@@ -84,7 +85,7 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF162", "speculators-not-sglang", Severity.WARNING, kinds=("speculators",), reads=("SGLang:model_type",))
+@rule("DF162", "speculators-not-sglang", Severity.WARNING, kinds=("speculators",), reads=(sglang.MODEL_TYPE,))
 def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
     """A speculators-format drafter: SGLang cannot load it.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
@@ -34,7 +35,7 @@ def _where_taps(ctx: Context) -> str:
     "dflash-config-missing",
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
-    reads=("vLLM:mask_token_id", "vLLM:target_layer_ids", "SGLang:target_layer_ids"),
+    reads=(vllm.MASK_TOKEN_ID, vllm.TARGET_LAYER_IDS, sglang.TARGET_LAYER_IDS),
 )
 def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
     """The file has no ``dflash_config`` object.
@@ -58,7 +59,7 @@ def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
     "DF102",
     "target-layer-ids-missing",
     Severity.ERROR,
-    reads=("vLLM:target_layer_ids", "SGLang:target_layer_ids"),
+    reads=(vllm.TARGET_LAYER_IDS, sglang.TARGET_LAYER_IDS),
     severities=(Severity.WARNING,),
     fix=True,
 )
@@ -113,7 +114,7 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     "DF103",
     "taps-invalid",
     Severity.ERROR,
-    reads=("vLLM:target_layer_ids", "vLLM:target_layer_ids capture", "SGLang:target_layer_ids"),
+    reads=(vllm.TARGET_LAYER_IDS, vllm.TARGET_LAYER_IDS_CAPTURE, sglang.TARGET_LAYER_IDS),
     severities=(Severity.WARNING,),
     fix=True,
 )
@@ -178,7 +179,7 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
     "DF104",
     "tap-out-of-range",
     Severity.ERROR,
-    reads=("SGLang:target_layer_ids", "SGLang:num_target_layers", "vLLM:target_layer_ids capture"),
+    reads=(sglang.TARGET_LAYER_IDS, sglang.NUM_TARGET_LAYERS, vllm.TARGET_LAYER_IDS_CAPTURE),
 )
 def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
     """A tap is ≥ ``num_target_layers``: it names a target layer that does not exist.
@@ -212,7 +213,7 @@ SGLANG_NO_LAST_LAYER_CAPTURE = ("qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "
     "DF105",
     "tap-on-last-layer",
     Severity.WARNING,
-    reads=("vLLM:target_layer_ids capture", "SGLang:target_layer_ids capture"),
+    reads=(vllm.TARGET_LAYER_IDS_CAPTURE, sglang.TARGET_LAYER_IDS_CAPTURE),
     severities=(Severity.INFO,),
 )
 def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
@@ -296,7 +297,7 @@ def taps_not_standard(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF107", "eagle-aux-mismatch", Severity.ERROR, reads=("vLLM:target_layer_ids",))
+@rule("DF107", "eagle-aux-mismatch", Severity.ERROR, reads=(vllm.TARGET_LAYER_IDS,))
 def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
     """``eagle_aux_hidden_state_layer_ids`` is present and is not ``target_layer_ids`` + 1.
 
@@ -334,7 +335,7 @@ DFLASH2_ONLY = ("output_multiplier", "final_logit_softcapping")
     "dflash-key-top-level",
     Severity.ERROR,
     kinds=ENGINE_FORMAT,
-    reads=("vLLM:dflash_config-only keys", "SGLang:dflash_config-only keys"),
+    reads=(vllm.DFLASH_CONFIG_ONLY_KEYS, sglang.DFLASH_CONFIG_ONLY_KEYS),
     fix=True,
 )
 def dflash_key_top_level(ctx: Context) -> Iterator[Problem]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Literal
 
+from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.lint.rules.taps import SGLANG_NO_LAST_LAYER_CAPTURE
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity, Target
@@ -22,7 +23,7 @@ def _target(ctx: Context) -> Target:
     Severity.ERROR,
     "data",
     "target",
-    reads=("vLLM:hidden_size", "vLLM:target_hidden_size", "SGLang:hidden_size"),
+    reads=(vllm.HIDDEN_SIZE, vllm.TARGET_HIDDEN_SIZE, sglang.HIDDEN_SIZE),
 )
 def target_hidden_size(ctx: Context) -> Iterator[Problem]:
     """The drafter's ``hidden_size`` (or ``target_hidden_size``) differs from the target's.
@@ -62,7 +63,7 @@ PADDING_ROWS = 1024
     Severity.ERROR,
     "data",
     "target",
-    reads=("vLLM:vocab_size", "vLLM:draft_vocab_size"),
+    reads=(vllm.VOCAB_SIZE, vllm.DRAFT_VOCAB_SIZE),
     severities=(Severity.WARNING, Severity.INFO),
 )
 def target_vocab_size(ctx: Context) -> Iterator[Problem]:
@@ -133,7 +134,7 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
 PORTS = ("mlx", "reference")
 
 
-@rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=("SGLang:num_target_layers",), fix=True)
+@rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=(sglang.NUM_TARGET_LAYERS,), fix=True)
 def target_depth(ctx: Context) -> Iterator[Problem]:
     """``num_target_layers`` differs from the target's number of decoder layers (``text_config`` for
     composite models such as Qwen3.6-27B's ``qwen3_5``).
@@ -185,7 +186,7 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "target",
-    reads=("SGLang:mask_token_id", "vLLM:mask_token_id"),
+    reads=(sglang.MASK_TOKEN_ID, vllm.MASK_TOKEN_ID),
     severities=(Severity.WARNING, Severity.INFO),
 )
 def mask_token(ctx: Context) -> Iterator[Problem]:
@@ -254,7 +255,7 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "target",
-    reads=("SGLang:target_layer_ids", "vLLM:target_layer_ids capture"),
+    reads=(sglang.TARGET_LAYER_IDS, vllm.TARGET_LAYER_IDS_CAPTURE),
 )
 def taps_past_target(ctx: Context) -> Iterator[Problem]:
     """A tap is ≥ the target's real depth, whatever ``num_target_layers`` in the file says.
@@ -284,7 +285,7 @@ def taps_past_target(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "target",
-    reads=("SGLang:target_layer_ids capture", "vLLM:target_layer_ids capture"),
+    reads=(sglang.TARGET_LAYER_IDS_CAPTURE, vllm.TARGET_LAYER_IDS_CAPTURE),
 )
 def tap_on_last_target_layer(ctx: Context) -> Iterator[Problem]:
     """A tap reads the last layer of a Qwen3.5-family target, which SGLang cannot capture.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from dflash_cfg.lint.engines import sglang, transformers, vllm
 from dflash_cfg.lint.rules.attention import SLIDING, strip
 from dflash_cfg.lint.rules.base import Context, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
@@ -28,7 +29,7 @@ def _stated_theta(data: dict[str, Any]) -> tuple[Any, Any]:
     Severity.ERROR,
     "data",
     "effective",
-    reads=("vLLM:model_type", "transformers:config class"),
+    reads=(vllm.MODEL_TYPE, transformers.CONFIG_CLASS),
 )
 def config_class_rejects(ctx: Context) -> Iterator[Problem]:
     """The installed transformers' config class for the file (``Qwen3Config`` for qwen3) refuses it.
@@ -64,7 +65,7 @@ _COMPARED = ("layer_types", "sliding_window", "num_key_value_heads", "head_dim",
     Severity.ERROR,
     "data",
     "effective",
-    reads=("transformers:config class",),
+    reads=(transformers.CONFIG_CLASS,),
     severities=(Severity.INFO,),
 )
 def effective_differs(ctx: Context) -> Iterator[Problem]:
@@ -151,7 +152,7 @@ def transformers_warning(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "effective",
-    reads=("vLLM:rope_theta", "SGLang:rope_theta"),
+    reads=(vllm.ROPE_THETA, sglang.ROPE_THETA),
     severities=(Severity.INFO, Severity.WARNING),
     fix=True,
 )

@@ -11,6 +11,7 @@ import re
 import shlex
 from collections.abc import Iterator
 
+from dflash_cfg.lint.engines import sglang, transformers, vllm
 from dflash_cfg.lint.rules.base import Context, is_int, rule
 from dflash_cfg.model import Problem, Severity, Weights
 
@@ -28,7 +29,7 @@ def _weights(ctx: Context) -> Weights:
     Severity.ERROR,
     "data",
     "weights",
-    reads=("vLLM:checkpoint tensors", "SGLang:checkpoint tensors"),
+    reads=(vllm.CHECKPOINT_TENSORS, sglang.CHECKPOINT_TENSORS),
 )
 def weights_unreadable(ctx: Context) -> Iterator[Problem]:
     """A safetensors file (or its index) beside config.json cannot be read: a corrupt or truncated
@@ -49,7 +50,7 @@ def weights_unreadable(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "weights",
-    reads=("vLLM:target_hidden_size", "SGLang:hidden_size", "vLLM:checkpoint tensors", "SGLang:checkpoint tensors"),
+    reads=(vllm.TARGET_HIDDEN_SIZE, sglang.HIDDEN_SIZE, vllm.CHECKPOINT_TENSORS, sglang.CHECKPOINT_TENSORS),
 )
 def fc_width(ctx: Context) -> Iterator[Problem]:
     """``fc.weight`` does not have K × hidden input features (K = number of taps, hidden =
@@ -87,7 +88,7 @@ def fc_width(ctx: Context) -> Iterator[Problem]:
     Severity.ERROR,
     "data",
     "weights",
-    reads=("vLLM:checkpoint tensors", "SGLang:checkpoint tensors"),
+    reads=(vllm.CHECKPOINT_TENSORS, sglang.CHECKPOINT_TENSORS),
 )
 def layer_count(ctx: Context) -> Iterator[Problem]:
     """The checkpoint's number of ``layers.N`` differs from ``num_hidden_layers``.
@@ -134,10 +135,10 @@ def _ranges(indices: tuple[int, ...]) -> str:
     "data",
     "weights",
     reads=(
-        "transformers:config class",
-        "SGLang:intermediate_size",
-        "vLLM:checkpoint tensors",
-        "SGLang:checkpoint tensors",
+        transformers.CONFIG_CLASS,
+        sglang.INTERMEDIATE_SIZE,
+        vllm.CHECKPOINT_TENSORS,
+        sglang.CHECKPOINT_TENSORS,
     ),
 )
 def layer_shapes(ctx: Context) -> Iterator[Problem]:
@@ -347,7 +348,7 @@ def min_parameters(ctx: Context) -> tuple[int, str]:
     Severity.ERROR,
     "data",
     "weights",
-    reads=("vLLM:checkpoint tensors", "SGLang:checkpoint tensors"),
+    reads=(vllm.CHECKPOINT_TENSORS, sglang.CHECKPOINT_TENSORS),
 )
 def weights_too_small(ctx: Context) -> Iterator[Problem]:
     """The weights' Git LFS pointer files record fewer bytes in all than the config's shapes need.

@@ -78,8 +78,8 @@ def test_every_rule_names_its_engine_reads_or_is_a_tool_level_check() -> None:
     from dflash_cfg.lint.engines import READS
 
     for r in ALL:
-        unknown = [key for key in r.reads if key not in READS]
-        assert not unknown, f"{r.id} reads keys lint.engines.READS lacks: {unknown}"
+        unknown = [read.name for read in r.reads if READS.get(read.name) is not read]
+        assert not unknown, f"{r.id} names reads that are no row of lint.engines.READS: {unknown}"
         if r.own_check:
             assert not r.reads, f"{r.id} names engine reads, so it is not a check of dflash-cfg's own"
             assert OWN_CHECK in " ".join(r.doc.split()), f"{r.id} does not say it is a check of dflash-cfg's own"
@@ -91,7 +91,7 @@ def test_every_rule_names_its_engine_reads_or_is_a_tool_level_check() -> None:
 def test_every_engine_read_is_named_by_some_rule() -> None:
     from dflash_cfg.lint.engines import READS
 
-    used = {key for r in ALL for key in r.reads}
+    used = {read.name for r in ALL for read in r.reads}
     assert sorted(set(READS) - used) == [], "READS rows no rule names (dead data, or a rule that forgot them)"
 
 
@@ -221,7 +221,7 @@ def test_the_json_catalogue_gives_plain_fields_and_markdown() -> None:
         labels = [x["label"] for x in e["examples"]]
         assert labels[0].startswith("Fail") and labels[-1].startswith("Pass"), labels
         assert all(x["text"] and "\n" not in x["text"] for x in e["examples"])
-        assert [f"{x['reader']}:{x['key']}" for x in e["reads"]] == list(r.reads)
+        assert [f"{x['reader']}:{x['key']}" for x in e["reads"]] == [read.name for read in r.reads]
         assert all(x["source"] and x["order"] for x in e["reads"])
         assert e["markdown"] == markdown(r.doc)
         # The plain fields show code as `code`, never the docstring's reST ``code``.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 from dflash_cfg.lint.releases import applies
-from dflash_cfg.model import Finding, Report, Served, Severity, display, requirement
+from dflash_cfg.model import NAMES, Finding, Report, Served, Severity
 
 # A file proven byte-identical to a published revision: its upstream's copy (DF603), or the catalog's (DF605).
 IDENTICAL = ("DF603", "DF605")
@@ -89,9 +89,8 @@ def _note(unscoped: list[tuple[str, Finding]]) -> str:
         return ""
     names: list[str] = []
     for _, x in unscoped:
-        for text in x.engines:
-            found = requirement(text)
-            name = display(found[0]) if found else text
+        for r in x.engines:
+            name = NAMES[r.engine]
             if name not in names:
                 names.append(name)
     counts = [

@@ -13,14 +13,21 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from dflash_cfg.lint.engine_keys import KEYS
-from dflash_cfg.lint.releases import release
+from dflash_cfg.model import Engine, is_engine, release
 
-Reader = tuple[str, str]  # (engine, release), as lint.engine_keys names them: ("vllm", "0.34.0")
+Reader = tuple[Engine, str]  # (engine, release), as lint.engine_keys names them: ("vllm", "0.34.0")
+
+
+def _engine(name: str) -> Engine:
+    """An engine of the generated table; any other name is a broken generator, refused at import."""
+    if not is_engine(name):
+        raise ValueError(f"lint.engine_keys names no engine {name!r}")
+    return name
 
 
 # Every recorded (engine, release), engine by engine, each engine's releases in release order.
 _RELEASES: tuple[Reader, ...] = tuple(
-    (engine, r) for engine in sorted(KEYS) for r in sorted(KEYS[engine], key=lambda v: release(v) or ())
+    (_engine(engine), r) for engine in sorted(KEYS) for r in sorted(KEYS[engine], key=lambda v: release(v) or ())
 )
 
 

@@ -8,34 +8,15 @@ holds for (`Problem.engines`), so the user running one of them reads which one a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from dflash_cfg.model import Launch, requirement
-
-_RELEASE = re.compile(r"\s*v?(\d+(?:\.\d+)*)")
-
-
-def release(version: str) -> tuple[int, ...] | None:
-    """`0.34.0` -> (0, 34, 0); a pre-release or local build counts as its release (`0.34.0rc1`, `0.34.0+cpu`:
-    the changes of a release land before its final tag). None: not a version."""
-    found = _RELEASE.match(version)
-    return tuple(int(p) for p in found.group(1).split(".")) if found else None
-
-
-def _key(version: str) -> tuple[int, ...]:
-    """What releases compare by: the numbers without trailing zeros, so that 0.34 and 0.34.0 are one release
-    and plain tuple order is release order (0.34 < 0.34.1, 0.9 < 0.10)."""
-    parts = list(release(version) or ())
-    while parts and parts[-1] == 0:
-        parts.pop()
-    return tuple(parts)
+from dflash_cfg.model import Engine, Launch, Requirement, release, release_order
 
 
 def ordered(releases: Iterable[str]) -> list[str]:
     """Oldest first, as releases compare (0.9 before 0.10)."""
-    return sorted(releases, key=_key)
+    return sorted(releases, key=release_order)
 
 
 def candidates(launch: Launch, engine: str, known: Iterable[str]) -> tuple[str, ...]:
@@ -45,12 +26,12 @@ def candidates(launch: Launch, engine: str, known: Iterable[str]) -> tuple[str, 
     known = ordered(known)
     if launch.engine != engine or launch.engine_version is None or release(launch.engine_version) is None:
         return tuple(known)
-    running = _key(launch.engine_version)
-    before = [r for r in known if _key(r) <= running]
+    running = release_order(launch.engine_version)
+    before = [r for r in known if release_order(r) <= running]
     return (before[-1],) if before else tuple(known[:1])
 
 
-def scope(engine: str, holds: Mapping[str, bool]) -> tuple[str, ...] | None:
+def scope(engine: Engine, holds: Mapping[str, bool]) -> tuple[Requirement, ...] | None:
     """The releases of a table for which something holds, as `Problem.engines`: () when it holds for each,
     None when for none; `engine>=R` when from R on, `engine<R` when before R, else `engine==R` for each."""
     every = ordered(holds)
@@ -60,53 +41,41 @@ def scope(engine: str, holds: Mapping[str, bool]) -> tuple[str, ...] | None:
     if len(yes) == len(every):
         return ()
     if yes == every[len(every) - len(yes) :]:
-        return (f"{engine}>={yes[0]}",)
+        return (Requirement(engine, ">=", yes[0]),)
     if yes == every[: len(yes)]:
-        return (f"{engine}<{every[len(yes)]}",)
-    return tuple(f"{engine}=={r}" for r in yes)
+        return (Requirement(engine, "<", every[len(yes)]),)
+    return tuple(Requirement(engine, "==", r) for r in yes)
 
 
-def applies(engines: Iterable[str], engine: str, version: str | None) -> bool:
+def applies(engines: Iterable[Requirement], engine: str, version: str | None) -> bool:
     """Whether a finding that holds for `engines` (`Problem.engines`; empty: for every engine) holds for `engine`
     at release `version` (None: not known, so any release of it may be the one)."""
-    requirements = list(engines)
-    if not requirements:
-        return True
-    for text in requirements:
-        found = requirement(text)
-        if found is None or found[0] != engine:
-            continue
-        _, op, bound = found
-        if not op or version is None or release(version) is None or release(bound) is None:
-            return True
-        running, edge = _key(version), _key(bound)
-        if (op == ">=" and running >= edge) or (op == "<" and running < edge) or (op == "==" and running == edge):
-            return True
-    return False
+    requirements = tuple(engines)
+    return not requirements or any(r.admits(engine, version) for r in requirements)
 
 
 @dataclass(frozen=True)
 class Since:
     """A behaviour of `engine` from release `version` on."""
 
-    engine: str
+    engine: Engine
     version: str
 
     @property
-    def on(self) -> str:
+    def on(self) -> Requirement:
         """The requirement for the releases that have it (`Problem.engines`)."""
-        return f"{self.engine}>={self.version}"
+        return Requirement(self.engine, ">=", self.version)
 
     @property
-    def before(self) -> str:
+    def before(self) -> Requirement:
         """The requirement for the releases that do not."""
-        return f"{self.engine}<{self.version}"
+        return Requirement(self.engine, "<", self.version)
 
     def includes(self, version: str) -> bool | None:
         """Whether release `version` of the engine has the behaviour; None when `version` is not a release."""
         if release(version) is None or release(self.version) is None:
             return None
-        return _key(version) >= _key(self.version)
+        return release_order(version) >= release_order(self.version)
 
     def holds(self, launch: Launch) -> bool | None:
         """Whether the launch's engine has the behaviour; None when its release is not known (or the launch runs

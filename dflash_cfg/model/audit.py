@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from dflash_cfg.model.engines import Requirement
 from dflash_cfg.model.findings import JSON, Kind, Severity
 
 # judged: linted; unreadable: the Hub would not give its config.json (gated, not found, failing); not-a-drafter: a
@@ -37,7 +38,7 @@ class Noted:
     severity: Severity
     pointer: str
     message: str
-    engines: tuple[str, ...] = ()  # the engine releases it holds for (empty: whatever serves the file)
+    engines: tuple[Requirement, ...] = ()  # the engine releases it holds for (empty: whatever serves the file)
 
     def to_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {
@@ -48,7 +49,7 @@ class Noted:
             "message": self.message,
         }
         if self.engines:
-            out["engines"] = list(self.engines)
+            out["engines"] = [str(r) for r in self.engines]
         return out
 
     @classmethod
@@ -59,7 +60,7 @@ class Noted:
             severity=Severity[_str(data["severity"]).upper()],
             pointer=_str(data["pointer"]),
             message=_str(data["message"]),
-            engines=tuple(_str(e) for e in _list(data.get("engines", []))),
+            engines=tuple(Requirement.parse(_str(e)) for e in _list(data.get("engines", []))),
         )
 
 

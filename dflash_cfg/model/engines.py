@@ -49,14 +49,76 @@ def display(engine: str, version: str | None = None) -> str:
     return f"{name} {version}" if version else name
 
 
+_RELEASE = re.compile(r"\s*v?(\d+(?:\.\d+)*)")
+
+
+def release(version: str) -> tuple[int, ...] | None:
+    """`0.34.0` -> (0, 34, 0); a pre-release or local build counts as its release (`0.34.0rc1`, `0.34.0+cpu`:
+    the changes of a release land before its final tag). None: not a version."""
+    found = _RELEASE.match(version)
+    return tuple(int(p) for p in found.group(1).split(".")) if found else None
+
+
+def release_order(version: str) -> tuple[int, ...]:
+    """What releases compare by: the numbers without trailing zeros, so that 0.34 and 0.34.0 are one release
+    and plain tuple order is release order (0.34 < 0.34.1, 0.9 < 0.10)."""
+    parts = list(release(version) or ())
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+# How a requirement compares a release with its bound ("" : any release).
+Operator = Literal["", ">=", "<", "=="]
+_OPERATORS: tuple[Operator, ...] = (">=", "<", "==")
+_SAID: Mapping[Operator, str] = MappingProxyType({">=": "{} {} and later", "<": "{} before {}", "==": "{} {}"})
 _REQUIREMENT = re.compile(r"([a-z0-9_.-]+)\s*(>=|<|==)?\s*(\S*)")
 
 
-def requirement(text: str) -> tuple[str, str, str] | None:
-    """`vllm>=0.34.0` -> ("vllm", ">=", "0.34.0"); `sglang` -> ("sglang", "", ""); None: not one. The form of
-    `Problem.engines` (the releases a finding holds for): lint.releases writes and compares them, reports say them."""
-    found = _REQUIREMENT.fullmatch(text)
-    return (found.group(1), found.group(2) or "", found.group(3)) if found else None
+@dataclass(frozen=True)
+class Requirement:
+    """The releases of one engine something holds for (`Problem.engines`): `vllm>=0.34.0`, `vllm<0.34.0`,
+    `vllm==0.33.0`, or `sglang` (any release). Written in JSON reports as that text; parsed back only by `parse`,
+    and refused when it is not one, so a malformed scope cannot silently apply to no engine."""
+
+    engine: Engine
+    op: Operator = ""
+    version: str = ""
+
+    def __post_init__(self) -> None:
+        if not is_engine(self.engine):
+            raise ValueError(f"not an engine: {self.engine!r} (one of {', '.join(NAMES)})")
+        if bool(self.op) != bool(self.version) or (self.op and self.op not in _OPERATORS):
+            raise ValueError(f"an engine requirement needs an operator and a release together: {self}")
+        if self.version and release(self.version) is None:
+            raise ValueError(f"not a release: {self.version!r} in {self}")
+
+    def __str__(self) -> str:
+        return f"{self.engine}{self.op}{self.version}"
+
+    @classmethod
+    def parse(cls, text: str) -> Requirement:
+        """`vllm>=0.34.0` -> Requirement("vllm", ">=", "0.34.0"); ValueError, with the cause, for anything else."""
+        found = _REQUIREMENT.fullmatch(text.strip())
+        if found is None:
+            raise ValueError(f"not an engine requirement: {text!r} (ENGINE, or ENGINE>=, < or == a release)")
+        op = found.group(2) or ""
+        return cls(found.group(1), op, found.group(3))  # type: ignore[arg-type]  # __post_init__ checks both
+
+    def admits(self, engine: str, version: str | None) -> bool:
+        """Whether `engine` at release `version` is one of these (None, or not a release: any may be the one)."""
+        if engine != self.engine:
+            return False
+        if not self.op or version is None or release(version) is None:
+            return True
+        running, edge = release_order(version), release_order(self.version)
+        return running >= edge if self.op == ">=" else running < edge if self.op == "<" else running == edge
+
+    @property
+    def said(self) -> str:
+        """As prose says it: "vLLM 0.34.0 and later", "vLLM before 0.34.0", "SGLang"."""
+        name = NAMES[self.engine]
+        return _SAID[self.op].format(name, self.version) if self.op else name
 
 
 # --- What an adapter answers (sources.adapters parses it) ------------------------------------------------

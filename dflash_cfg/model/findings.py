@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from dflash_cfg.model.catalog import Identity
+
+if TYPE_CHECKING:
+    from dflash_cfg.model.engines import Requirement
 
 JSON = Union[None, bool, int, float, str, list[Any], dict[str, Any]]  # noqa: UP007 - runtime alias on 3.10
 
@@ -75,9 +78,8 @@ class Problem:
     severity: Severity | None = None
     # Line and column, when the pointer cannot give them (the decoder's position of a syntax error).
     at: tuple[int, int] | None = None
-    # The engine releases the finding holds for, as requirements ("vllm>=0.34.0", "vllm<0.34.0"); empty: any
-    # engine that serves the file.
-    engines: tuple[str, ...] = ()
+    # The engine releases the finding holds for (vllm>=0.34.0, vllm<0.34.0); empty: any engine that serves the file.
+    engines: tuple[Requirement, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class Finding:
     column: int | None
     message: str
     fix: Fix | None = field(default=None, compare=False)
-    engines: tuple[str, ...] = ()  # Problem.engines: the releases it holds for (empty: whatever serves the file)
+    engines: tuple[Requirement, ...] = ()  # Problem.engines: the releases it holds for (empty: whatever serves it)
 
     def to_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {
@@ -104,7 +106,7 @@ class Finding:
             "fix": self.fix.to_json() if self.fix else None,
         }
         if self.engines:  # absent, not empty, for a finding about the file: the reports of before stay as they were
-            out["engines"] = list(self.engines)
+            out["engines"] = [str(r) for r in self.engines]
         return out
 
 

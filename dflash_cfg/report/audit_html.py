@@ -245,7 +245,7 @@ def _details(row: AuditRow) -> str:
     if row.findings:
         lines = ["<table class=inner><tr><th>severity</th><th>rule</th><th>pointer</th><th>message</th></tr>"]
         for f in row.findings:
-            scope = f" <i>({_e(', '.join(f.engines))})</i>" if f.engines else ""
+            scope = f" <i>({_e(', '.join(str(r) for r in f.engines))})</i>" if f.engines else ""
             lines.append(
                 f"<tr><td class=sev-{f.severity.label}>{f.severity.label}</td>"
                 f"<td><code>{_e(f.rule)}</code> {_e(f.name)}</td><td><code>{_e(f.pointer or '/')}</code></td>"

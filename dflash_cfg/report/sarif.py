@@ -91,7 +91,7 @@ def _results(f: FileReport, index: dict[str, int]) -> Iterable[dict[str, Any]]:
                 }
             ],
             "partialFingerprints": fingerprints,
-            "properties": {"pointer": x.pointer, **({"engines": list(x.engines)} if x.engines else {})},
+            "properties": {"pointer": x.pointer, **({"engines": [str(r) for r in x.engines]} if x.engines else {})},
         }
         if x.fix is not None:
             fix, why = _fix(x.fix, location, text)

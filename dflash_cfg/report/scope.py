@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from dflash_cfg.model import Finding, display, requirement
-
-_SAID = {">=": "{} {} and later", "<": "{} before {}", "==": "{} {}"}
+from dflash_cfg.model import Finding, Requirement
 
 
-def label(engines: tuple[str, ...]) -> str:
-    """("vllm>=0.34.0",) -> "vLLM 0.34.0 and later"; ("vllm<0.34.0", "sglang") -> "vLLM before 0.34.0, SGLang"."""
-    said = []
-    for text in engines:
-        found = requirement(text)
-        if found is None:
-            said.append(text)
-            continue
-        name, op, version = found
-        shown = display(name)
-        said.append(_SAID[op].format(shown, version) if op else shown)
-    return ", ".join(said)
+def label(engines: tuple[Requirement, ...]) -> str:
+    """(vllm>=0.34.0,) -> "vLLM 0.34.0 and later"; (vllm<0.34.0, sglang) -> "vLLM before 0.34.0, SGLang"."""
+    return ", ".join(r.said for r in engines)
 
 
 def message(x: Finding) -> str:

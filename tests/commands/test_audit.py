@@ -21,7 +21,7 @@ from dflash_cfg.commands.audit import AuditOptions, config_paths, history, parse
 from dflash_cfg.errors import HubError, UsageError
 from dflash_cfg.jsondoc.document import parse
 from dflash_cfg.lint.schema import schema_dir
-from dflash_cfg.model import Severity
+from dflash_cfg.model import Requirement, Severity
 from dflash_cfg.model.audit import AuditRow, AuditTarget, Noted, Step
 
 Run = Callable[..., Result]
@@ -415,7 +415,12 @@ def test_a_row_reads_back_from_its_journal_form() -> None:
         target=AuditTarget(repo="Qwen/Y", status="read", commit="cd" * 20),
         findings=(
             Noted(
-                rule="DF104", name="tap-range", severity=Severity.ERROR, pointer="/x", message="m", engines=("vllm",)
+                rule="DF104",
+                name="tap-range",
+                severity=Severity.ERROR,
+                pointer="/x",
+                message="m",
+                engines=(Requirement("vllm"),),
             ),
         ),
         fails=True,

@@ -30,7 +30,7 @@ from helpers import FIXTURES
 import dflash_cfg
 from dflash_cfg.lint.engine_reads import differences, file_says
 from dflash_cfg.lint.releases import applies
-from dflash_cfg.model import Adapted, EngineRecord, Reads, Severity, requirement
+from dflash_cfg.model import Adapted, EngineRecord, Reads, Requirement, Severity
 from dflash_cfg.sources import adapters
 from dflash_cfg.sources.adapters import Request
 from engines import build, key_mutants
@@ -132,7 +132,7 @@ def _run_engines(python: Path, cases: Sequence[Case]) -> dict[tuple[str, str], E
 
 @dataclass(frozen=True)
 class Lint:
-    errors: tuple[tuple[str, str, tuple[str, ...]], ...]  # (rule, message, the releases it holds for)
+    errors: tuple[tuple[str, str, tuple[Requirement, ...]], ...]  # (rule, message, the releases it holds for)
     summary: str
 
     def held(self, engine: str, version: str | None) -> list[tuple[str, str]]:
@@ -227,14 +227,14 @@ class Entry:
     ids: tuple[str, ...]
     conditions: tuple[str, ...]
     engines: tuple[str, ...]  # empty: any
-    # The engine releases it is about ("vllm>=0.34.0"; empty: every one): with another release installed, it
+    # The engine releases it is about (vllm>=0.34.0; empty: every one): with another release installed, it
     # neither matches nor goes stale.
-    releases: tuple[str, ...] = ()
+    releases: tuple[Requirement, ...] = ()
 
     @property
     def active(self) -> bool:
         running = build.locked()
-        return all(applies((r,), name, running.get(name)) for r in self.releases if (name := _name(r)))
+        return all(r.admits(r.engine, running.get(r.engine)) for r in self.releases)
 
     def matches(self, d: Disagreement) -> bool:
         return (
@@ -259,7 +259,7 @@ def _entries() -> list[Entry]:
                     tuple(entry["ids"]),
                     tuple([conditions] if isinstance(conditions, str) else conditions),
                     tuple(entry.get("engines", ())),
-                    tuple(entry.get("releases", ())),
+                    tuple(Requirement.parse(r) for r in entry.get("releases", ())),
                 )
             )
     return entries
@@ -340,11 +340,6 @@ def test_no_published_drafter_is_read_other_than_its_file_says(differential: Out
         data = json.loads((path / "config.json" if path.is_dir() else path).read_text(encoding="utf-8"))
         misread += [f"{case} {engine}: {d}" for d in differences(file_says(data), reads) if d.critical]
     assert misread == []
-
-
-def _name(requirement_text: str) -> str:
-    found = requirement(requirement_text)
-    return found[0] if found else requirement_text
 
 
 def test_the_generator_is_deterministic_and_yields_enough_mutants() -> None:

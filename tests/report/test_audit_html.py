@@ -19,7 +19,7 @@ import pytest
 from helpers import Result
 from publisherhub import Population, PublisherHub, populate
 
-from dflash_cfg.model import Severity
+from dflash_cfg.model import Requirement, Severity
 from dflash_cfg.model.audit import AuditResult, AuditRow, AuditTarget, AuthorNote, Noted, Step
 from dflash_cfg.report.audit_html import CSP, audit_html
 
@@ -79,7 +79,14 @@ def _judged(repo: str, errors: int, warnings: int = 0) -> AuditRow:
         Noted(rule="DF104", name="tap-range", severity=Severity.ERROR, pointer="/dflash_config", message=HOSTILE)
         for _ in range(errors)
     ) + tuple(
-        Noted(rule="DF403", name="target-depth", severity=Severity.WARNING, pointer="", message="m", engines=("mlx",))
+        Noted(
+            rule="DF403",
+            name="target-depth",
+            severity=Severity.WARNING,
+            pointer="",
+            message="m",
+            engines=(Requirement("mlx"),),
+        )
         for _ in range(warnings)
     )
     return AuditRow(

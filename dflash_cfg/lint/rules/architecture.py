@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES, sglang, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
-from dflash_cfg.model import NAMES, Engine, Problem, Severity
+from dflash_cfg.model import NAMES, Engine, Problem, Requirement, Severity
 
 # The DFlash2 convolution and selector sizes (0 or absent: off).
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
@@ -173,7 +173,7 @@ def _one_engine(ctx: Context, archs: list[str], builder: Engine) -> Iterator[Pro
     builds, refuses = NAMES[builder], NAMES[refuser]
     said = f"architectures {show(archs)}: only {builds} builds {archs[0]}; {refuses} refuses the file"
     if ctx.launch is None:
-        yield Problem("/architectures", said, severity=Severity.WARNING, engines=(refuser,))
+        yield Problem("/architectures", said, severity=Severity.WARNING, engines=(Requirement(refuser),))
     elif ctx.launch.engine == refuser:
         yield Problem("/architectures", f"{said}, and this launch is {refuses}'s: serve it with {builds}")
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import sglang, speculators, transformers, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
-from dflash_cfg.model import Fix, PatchOp, Problem, Severity
+from dflash_cfg.model import Fix, PatchOp, Problem, Requirement, Severity
 
 SLIDING, FULL = "sliding_attention", "full_attention"
 KNOWN = (SLIDING, FULL)
@@ -376,7 +376,7 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
             "dflash_config.use_swa without layer_types: vLLM slides every layer, SGLang (which does not read "
             "use_swa) runs every layer as full attention; serve this drafter with vLLM",
             severity=Severity.WARNING,
-            engines=("sglang",),
+            engines=(Requirement("sglang"),),
         )
 
 

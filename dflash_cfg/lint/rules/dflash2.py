@@ -8,7 +8,7 @@ from dflash_cfg.jsondoc.pointer import pointer
 from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.releases import VLLM_0_34
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
-from dflash_cfg.model import Problem, Severity
+from dflash_cfg.model import Problem, Requirement, Severity
 
 DFLASH2_PAIRS = (("conv_kernel_size", "conv_group_size"), ("selector_rank", "selector_top_k"))
 
@@ -43,7 +43,7 @@ def dflash2_keys(ctx: Context) -> Iterator[Problem]:
 
 
 # The engines that run RoPE on every layer of a DFlash2 drafter, whatever no_rope_layers says.
-ROPE_EVERYWHERE = (VLLM_0_34.before, "sglang")
+ROPE_EVERYWHERE = (VLLM_0_34.before, Requirement("sglang"))
 
 
 @rule(

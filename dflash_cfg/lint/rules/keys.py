@@ -9,7 +9,7 @@ from dflash_cfg.jsondoc.pointer import last, parent, pointer
 from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.key_reads import Reader, closest, readers, recorded
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
-from dflash_cfg.model import NAMES, Engine, Problem, Severity
+from dflash_cfg.model import NAMES, Engine, Problem, Requirement, Severity
 
 # The engines that serve a z-lab-format drafter: a key both read concerns whatever serves the file.
 _SERVING = ("vllm", "sglang")
@@ -88,7 +88,7 @@ def key_not_read(ctx: Context) -> Iterator[Problem]:
         if meant is not None and not _present(ctx, meant):
             who = [r for r in readers(meant) if r[0] in _SERVING]
             engines = sorted({e for e, _ in who})
-            scope = () if set(engines) >= set(_SERVING) or not engines else tuple(engines)
+            scope = () if set(engines) >= set(_SERVING) or not engines else tuple(Requirement(e) for e in engines)
             yield Problem(
                 where,
                 f"{show_key(name)} is read by no engine: {_releases(who)} read {_dotted(meant)}"

@@ -12,7 +12,7 @@ from typing import Any
 
 from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES, sglang, speculators, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, as_int, is_int, rule, show
-from dflash_cfg.model import Fix, PatchOp, Problem, Severity
+from dflash_cfg.model import Fix, PatchOp, Problem, Requirement, Severity
 
 
 def _read_int(value: Any) -> Any:
@@ -113,7 +113,7 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
             "num_target_layers missing: SGLang bounds the taps by max(taps) + 1 and runs, the April reference "
             "and MLX require it; take it from the target",
             severity=Severity.WARNING,
-            engines=("mlx", "reference"),
+            engines=(Requirement("mlx"), Requirement("reference")),
         )
     elif not is_int(value) or value < 1:
         yield Problem(where, f"num_target_layers {show(value)} must be a positive integer")

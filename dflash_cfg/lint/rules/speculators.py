@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import sglang, speculators
 from dflash_cfg.lint.rules.base import Context, rule, show
-from dflash_cfg.model import Problem, Severity
+from dflash_cfg.model import Problem, Requirement, Severity
 
 SPECULATORS_REQUIRED = (
     ("/aux_hidden_state_layer_ids", "aux_hidden_state_layer_ids"),
@@ -105,7 +105,7 @@ def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
             "/speculators_model_type",
             "a speculators-format drafter: SGLang refuses the directory (no top-level model_type; it loads only "
             "the z-lab format); serve it with vLLM",
-            engines=("sglang",),
+            engines=(Requirement("sglang"),),
         )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
-from dflash_cfg.model import Fix, PatchOp, Problem, Severity
+from dflash_cfg.model import Fix, PatchOp, Problem, Requirement, Severity
 
 TAPS = "/dflash_config/target_layer_ids"
 MAX_STANDARD_DEPTH = 1_000_000
@@ -251,21 +251,21 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
             where,
             f"{head}: whether SGLang captures it depends on the target's model code (Qwen3.5's cannot: "
             "IndexError; give --target to know), vLLM does; a guessed or shifted list often ends here",
-            engines=("sglang",),
+            engines=(Requirement("sglang"),),
         )
     elif family in SGLANG_NO_LAST_LAYER_CAPTURE:
         yield Problem(
             where,
             f"{head}: SGLang's Qwen3.5 target cannot capture it (IndexError), vLLM does; "
             "a guessed or shifted list often ends here",
-            engines=("sglang",),
+            engines=(Requirement("sglang"),),
         )
     else:
         yield Problem(
             where,
             f"{head}: vLLM captures it; whether SGLang's {family} target does is not checked",
             severity=Severity.INFO,
-            engines=("sglang",),
+            engines=(Requirement("sglang"),),
         )
 
 

@@ -9,7 +9,7 @@ from typing import Literal
 from dflash_cfg.lint.engines import sglang, vllm
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.lint.rules.taps import SGLANG_NO_LAST_LAYER_CAPTURE
-from dflash_cfg.model import Fix, PatchOp, Problem, Severity, Target
+from dflash_cfg.model import Fix, PatchOp, Problem, Requirement, Severity, Target
 
 
 def _target(ctx: Context) -> Target:
@@ -131,7 +131,7 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
 
 
 # The ports that size their capture with num_target_layers (vLLM does not read it; SGLang uses the target's depth).
-PORTS = ("mlx", "reference")
+PORTS = (Requirement("mlx"), Requirement("reference"))
 
 
 @rule("DF403", "target-depth", Severity.WARNING, "data", "target", reads=(sglang.NUM_TARGET_LAYERS,), fix=True)
@@ -310,7 +310,7 @@ def tap_on_last_target_layer(ctx: Context) -> Iterator[Problem]:
                 f"{where}/{i}",
                 f"tap {tap} is the last layer of the target ({target.model_type}, {depth} layers): SGLang's "
                 "Qwen3.5 model cannot capture it and stops at start-up (IndexError)",
-                engines=("sglang",),
+                engines=(Requirement("sglang"),),
             )
 
 

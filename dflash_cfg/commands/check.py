@@ -36,6 +36,7 @@ from dflash_cfg.model import (
     Severity,
     Target,
     Weights,
+    is_engine,
 )
 from dflash_cfg.sources import catalog, files, remote, storage
 from dflash_cfg.sources.hub import repo_from_cache_path
@@ -207,7 +208,8 @@ def served(options: CheckOptions) -> Served:
     project's `engines` (any release of each)."""
     if options.launch is not None:
         return ((options.launch.engine, options.launch.engine_version),)
-    return tuple((name, None) for name in options.engines or options.project.engines)
+    # Both were held to the served engines when the options were settled (`served_engines`): the filter only types.
+    return tuple((name, None) for name in options.engines or options.project.engines if is_engine(name))
 
 
 def _one_drafter_per_repo(repo: str, paths: list[tuple[storage.Where, bool]], project: ProjectConfig) -> None:

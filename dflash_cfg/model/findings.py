@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 from dflash_cfg.model.catalog import Identity
 
 if TYPE_CHECKING:
-    from dflash_cfg.model.engines import Requirement
+    from dflash_cfg.model.engines import Engine, Requirement
 
 JSON = Union[None, bool, int, float, str, list[Any], dict[str, Any]]  # noqa: UP007 - runtime alias on 3.10
 
@@ -153,7 +153,7 @@ class FileReport:
 
 # What serves a drafter, as (engine, release or None): the launch's engine (preflight), else --engine or the
 # project's `engines`; () not known. A finding scoped to other engines fails nothing (lint.gate).
-Served = tuple[tuple[str, str | None], ...]
+Served = tuple[tuple["Engine", str | None], ...]  # (engine, its release when known)
 
 
 @dataclass(frozen=True)

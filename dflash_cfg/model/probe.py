@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dflash_cfg.model.engines import Launched
 from dflash_cfg.model.findings import Report
 
 
@@ -17,7 +18,7 @@ class Acceptance:
     other labels, sorted (a federating endpoint's `instance`, SGLang's `tp_rank`): two records of one model
     and engine differ there."""
 
-    server: str
+    server: Launched
     model_name: str
     engine: str
     acceptance_rate: float | None

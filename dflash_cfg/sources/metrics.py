@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from prometheus_client.parser import text_string_to_metric_families
 
 from dflash_cfg.errors import NotReady, ProbeError
-from dflash_cfg.model import Acceptance
+from dflash_cfg.model import Acceptance, Launched
 
 _VLLM = "vllm:spec_decode_"
 _DRAFTS, _DRAFT_TOKENS, _ACCEPTED, _PER_POS = (
@@ -35,7 +35,7 @@ _SGLANG_LENGTH, _SGLANG_RATE = "sglang:spec_accept_length", "sglang:spec_accept_
 
 _MAX_POSITIONS = 1024
 Labels = tuple[tuple[str, str], ...]  # a series' other labels, sorted: a federation's `instance`, SGLang's tp_rank
-Key = tuple[str, str, str, Labels]  # (server, model_name, engine, the other labels)
+Key = tuple[Launched, str, str, Labels]  # (server, model_name, engine, the other labels)
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Scrape:
     gauges: Mapping[Key, tuple[float, float]]
 
 
-def _key(server: str, labels: Mapping[str, str], engine_label: str) -> Key:
+def _key(server: Launched, labels: Mapping[str, str], engine_label: str) -> Key:
     # Every label keeps a series apart: two engines behind one federating endpoint differ by `instance`
     # only, and one kept over the other would hide a collapse.
     rest = tuple(sorted((k, v) for k, v in labels.items() if k not in ("model_name", engine_label, "position")))

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dflash_cfg.errors import HubError, PathError, UsageError
-from dflash_cfg.model import Severity, Url
+from dflash_cfg.model import Engine, Severity, Url, is_engine
 from dflash_cfg.sources import files, remote
 from dflash_cfg.sources.hub import check_revision
 
@@ -95,7 +95,7 @@ class ProjectConfig:
     engine_check: bool = True
     # `engines = ["vllm"]`: what serves the project's drafters; () not said, so a finding about some engines only
     # is shown but fails no gate (lint.gate).
-    engines: tuple[str, ...] = ()
+    engines: tuple[Engine, ...] = ()
 
     def model_for(self, config: Path | Url) -> ModelEntry | None:
         return next((m for m in self.models if m.matches(config)), None)
@@ -235,16 +235,17 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
     )
 
 
-def served_engines(value: Any, bad: Callable[[str], Exception]) -> tuple[str, ...]:
+def served_engines(value: Any, bad: Callable[[str], Exception]) -> tuple[Engine, ...]:
     """`engines` of the project config, or `--engine` values: names of SERVED, as a tuple without repeats."""
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise bad(f"must be a list of engine names ({', '.join(SERVED)})")
-    out: list[str] = []
+    out: list[Engine] = []
     for name in value:
-        if not isinstance(name, str) or name.strip().lower() not in SERVED:
+        known = name.strip().lower() if isinstance(name, str) else None
+        if known not in SERVED or not is_engine(known):
             raise bad(f"{name!r} is not an engine dflash-cfg knows (known: {', '.join(SERVED)})")
-        if name.strip().lower() not in out:
-            out.append(name.strip().lower())
+        if known not in out:
+            out.append(known)
     return tuple(out)
 
 

@@ -30,6 +30,7 @@ from dflash_cfg.model import (
     Target,
     Upstream,
     Weights,
+    release_order,
 )
 from dflash_cfg.model.catalog import Catalog, FoundBy, Identity, Published
 
@@ -232,7 +233,7 @@ def identity(inputs: Inputs, judgement: Judgement | None) -> Identity | None:
 
 
 class UndeclaredFinding(Exception):
-    """A rule yielded a finding its `@rule` declaration does not allow (a severity or a fix): a bug in
+    """A rule yielded a finding its `@rule` declaration does not allow (a severity, a fix, a release bound): a bug in
     dflash-cfg, never the user's, so it is raised to the CLI's internal-error line, not reported as a
     finding."""
 
@@ -246,6 +247,11 @@ def declared(r: Rule, problem: Problem, severity: Severity) -> None:
     if problem.fix is not None and not (r.fix and problem.fix.safe):
         what = "an unsafe fix" if r.fix else "a fix"
         raise UndeclaredFinding(f"{r.id} yielded {what} it does not declare")
+    for req in problem.engines:
+        bound = release_order(req.version)
+        if req.op and not any(b.engine == req.engine and release_order(b.version) == bound for b in r.bounds(req.op)):
+            side = "since" if req.op == ">=" else "until" if req.op == "<" else "since or until"
+            raise UndeclaredFinding(f"{r.id} yielded a finding for {req}; it declares no change of it as {side}")
 
 
 def _into_file(problem: Problem, translation: Translation) -> Problem:

@@ -97,50 +97,42 @@ VLLM_0_34 = Since("vllm", "0.34.0")
 
 @dataclass(frozen=True)
 class Change:
-    """What a release changed that a drafter or its launch depends on, and the rules that say it (the release
-    report, docs/releases/, lists them)."""
+    """What a release changed that a drafter or its launch depends on. A rule declares the changes it knows
+    (`@rule(since=..., until=...)`); the release report (docs/releases/) lists each with the rules that declare it
+    (lint.rules.CHANGES), so the list cannot miss a rule."""
 
     since: Since
     what: str
-    rules: tuple[str, ...]
 
 
-CHANGES: tuple[Change, ...] = (
-    Change(
-        VLLM_0_34,
-        "The V1 model runner is removed: VLLM_USE_V2_MODEL_RUNNER set to anything but 1 refuses every launch, and "
-        "so does pipeline parallelism under --distributed-executor-backend external_launcher (0.33 ran V1 for it). "
-        "The V1 refusals of mixed sliding/full and candidate-head drafters are 0.33's only.",
-        ("DF811", "DF806", "DF807"),
-    ),
-    Change(
-        VLLM_0_34,
-        "The method comes from the drafter's class: with none given, a DFlash drafter in a folder whose name does "
-        "not say dflash is served as DFlash (0.33: a plain draft model); an explicit method other than 'dflash' "
-        "('draft_model' included, which 0.33 turned into dflash for a path saying dflash) is refused; an unknown "
-        "method is refused with the list of built-ins.",
-        ("DF803",),
-    ),
-    Change(
-        VLLM_0_34,
-        "SpeculativeConfig's keys: disable_padded_drafter_batch and use_heterogeneous_vocab are gone (refused), "
-        "draft_decode_context_parallel_size is new (0.33 refuses it), parallel_drafting is deprecated and ignored.",
-        ("DF812",),
-    ),
-    Change(
-        VLLM_0_34,
-        "draft_decode_context_parallel_size > 1 with a drafter that has sliding layers fails when the drafter loads.",
-        ("DF813",),
-    ),
-    Change(
-        VLLM_0_34,
-        "no_rope_layers on a DFlash2DraftModel (a list of layer indices) makes those layers run without RoPE "
-        "(RicursiveDFlash2ForCausalLM); 0.33 and SGLang ignore it.",
-        ("DF142",),
-    ),
-    Change(
-        VLLM_0_34,
-        "A DFlash2 drafter's candidate vocabulary is min(target vocabulary, vocab_size) (0.33: the target's).",
-        ("DF402",),
-    ),
+V1_RUNNER_GONE = Change(
+    VLLM_0_34,
+    "The V1 model runner is removed: VLLM_USE_V2_MODEL_RUNNER set to anything but 1 refuses every launch, and "
+    "so does pipeline parallelism under --distributed-executor-backend external_launcher (0.33 ran V1 for it). "
+    "The V1 refusals of mixed sliding/full and candidate-head drafters are 0.33's only.",
+)
+METHOD_FROM_CLASS = Change(
+    VLLM_0_34,
+    "The method comes from the drafter's class: with none given, a DFlash drafter in a folder whose name does "
+    "not say dflash is served as DFlash (0.33: a plain draft model); an explicit method other than 'dflash' "
+    "('draft_model' included, which 0.33 turned into dflash for a path saying dflash) is refused; an unknown "
+    "method is refused with the list of built-ins.",
+)
+SPECULATIVE_KEYS = Change(
+    VLLM_0_34,
+    "SpeculativeConfig's keys: disable_padded_drafter_batch and use_heterogeneous_vocab are gone (refused), "
+    "draft_decode_context_parallel_size is new (0.33 refuses it), parallel_drafting is deprecated and ignored.",
+)
+DRAFT_DCP_SLIDING = Change(
+    VLLM_0_34,
+    "draft_decode_context_parallel_size > 1 with a drafter that has sliding layers fails when the drafter loads.",
+)
+NO_ROPE_LAYERS = Change(
+    VLLM_0_34,
+    "no_rope_layers on a DFlash2DraftModel (a list of layer indices) makes those layers run without RoPE "
+    "(RicursiveDFlash2ForCausalLM); 0.33 and SGLang ignore it.",
+)
+CANDIDATE_VOCABULARY = Change(
+    VLLM_0_34,
+    "A DFlash2 drafter's candidate vocabulary is min(target vocabulary, vocab_size) (0.33: the target's).",
 )

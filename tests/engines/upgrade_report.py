@@ -1,7 +1,7 @@
 """Step 5 of `./dev engines --upgrade` (upgrade.py), pure: the release report, docs/releases/NAME-VERSION.md,
 rendered from a Report: the lock's moves and coexistence, what the engine does differently on the suite's
-drafters and launches, the cited engine code that changed, and what the rules say about the release (CHANGES
-of dflash_cfg/lint/releases.py). Sorted and grouped: a re-run writes the same file.
+drafters and launches, the cited engine code that changed, and what the rules say about the release (the changes
+they declare, dflash_cfg.lint.rules.CHANGES). Sorted and grouped: a re-run writes the same file.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dflash_cfg.lint.releases import CHANGES
+from dflash_cfg.lint.rules import CHANGES
 from dflash_cfg.model import display
 from engines.upgrade_compare import Cited
 from engines.upgrade_lock import Pin
@@ -195,14 +195,14 @@ def render(report: Report) -> str:
 
 def rules_section(name: str, version: str) -> list[str]:
     """What the release changed that a drafter or its launch depends on, and the rules that say it
-    (dflash_cfg/lint/releases.py CHANGES, written by hand when the behaviour changes are made)."""
-    said = [c for c in CHANGES if c.since.engine == name and c.since.version == version]
+    (dflash_cfg.lint.rules.CHANGES: the changes the rules declare with `@rule(since=..., until=...)`)."""
+    said = [(c, ids) for c, ids in CHANGES if c.since.engine == name and c.since.version == version]
     out = ["## What the rules say", ""]
     if not said:
-        return [*out, f"Nothing yet: no entry of dflash_cfg/lint/releases.py CHANGES is about {name} {version}."]
+        return [*out, f"Nothing yet: no rule declares a change of {name} {version} (`@rule(since=..., until=...)`)."]
     out += [
-        "From dflash_cfg/lint/releases.py CHANGES: each finding says the releases it holds for "
-        f"({name}>={version} or {name}<{version}).",
+        "From the rules' `since`/`until` declarations (dflash_cfg.lint.rules.CHANGES): each finding says the "
+        f"releases it holds for ({name}>={version} or {name}<{version}).",
         "",
     ]
-    return [*out, *(f"- {_md(c.what)} Rules: {', '.join(c.rules)}." for c in said)]
+    return [*out, *(f"- {_md(c.what)} Rules: {', '.join(ids)}." for c, ids in said)]

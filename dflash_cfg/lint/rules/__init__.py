@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dflash_cfg.lint.releases import Change
 from dflash_cfg.lint.rules import (
     architecture,
     attention,
@@ -50,10 +51,23 @@ ALL: tuple[Rule, ...] = (
 REGISTRY: dict[str, Rule] = {r.id: r for r in ALL}
 
 
+def changes(rules: Iterable[Rule] = ALL) -> tuple[tuple[Change, tuple[str, ...]], ...]:
+    """Each engine release change the rules declare (`since`/`until`), with the ids of the rules declaring it,
+    in catalogue order: what the release report says the rules know of a release."""
+    found: dict[Change, list[str]] = {}
+    for r in rules:
+        for change in r.changes:
+            found.setdefault(change, []).append(r.id)
+    return tuple((change, tuple(ids)) for change, ids in found.items())
+
+
+CHANGES = changes()
+
+
 def catalogue(rules: Iterable[Rule] = ALL) -> tuple[RuleDoc, ...]:
     """The rules' documentation as values, in the order given: what the renderers take (report/ never sees a
     Rule). Made on demand, not at import: each doc describes its engine reads with their cited lines."""
     return tuple(r.documented() for r in rules)
 
 
-__all__ = ["ALL", "REGISTRY", "Context", "Rule", "catalogue"]
+__all__ = ["ALL", "CHANGES", "REGISTRY", "Context", "Rule", "catalogue", "changes"]

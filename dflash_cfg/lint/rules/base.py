@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.lint.engines.read import Read
+from dflash_cfg.lint.releases import Change, Since
 from dflash_cfg.model import (
     Effective,
     EngineCheck,
@@ -175,6 +176,20 @@ class Rule:
     # A check of dflash-cfg's own rather than an engine read (the schema, the comparison with upstream, the
     # lock): such a rule names no `reads`, every other rule names the engine behaviour behind it.
     own_check: bool = False
+    # The engine release changes the rule knows: some findings hold from `since`'s release on, some before
+    # `until`'s (both: it says what each side does). The linter refuses a finding scoped to a release bound the
+    # rule does not declare, and the release report lists each change with the rules declaring it.
+    since: Change | None = None
+    until: Change | None = None
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        return tuple(dict.fromkeys(c for c in (self.since, self.until) if c is not None))
+
+    def bounds(self, op: str) -> tuple[Since, ...]:
+        """The release bounds a finding of this rule may be scoped by with `op` (">=": since, "<": until)."""
+        sides = {">=": (self.since,), "<": (self.until,), "==": (self.since, self.until)}.get(op, ())
+        return tuple(c.since for c in sides if c is not None)
 
     @property
     def doc(self) -> str:
@@ -269,14 +284,29 @@ def rule(
     severities: tuple[Severity, ...] = (),
     fix: bool = False,
     own_check: bool = False,
+    since: Change | None = None,
+    until: Change | None = None,
 ) -> Callable[[Check], Rule]:
     """Make `check` a Rule. `severity` is the default; `severities` adds the others its findings may have
     (a Problem that sets its own); `fix`: some findings carry a safe fix; `own_check`: a check of
-    dflash-cfg's own, which names no engine reads."""
+    dflash-cfg's own, which names no engine reads; `since`/`until`: the engine release changes it knows."""
 
     declared = tuple(sorted({severity, *severities}, reverse=True))
 
     def wrap(check: Check) -> Rule:
-        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads, declared, fix, own_check)
+        return Rule(
+            id=rule_id,
+            name=name,
+            severity=severity,
+            needs=needs or ("data",),
+            check=check,
+            kinds=kinds,
+            reads=reads,
+            severities=declared,
+            fix=fix,
+            own_check=own_check,
+            since=since,
+            until=until,
+        )
 
     return wrap

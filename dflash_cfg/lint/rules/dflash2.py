@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
 from dflash_cfg.lint.engines import sglang, vllm
-from dflash_cfg.lint.releases import VLLM_0_34
+from dflash_cfg.lint.releases import NO_ROPE_LAYERS, VLLM_0_34
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.model import Problem, Requirement, Severity
 
@@ -52,6 +52,8 @@ ROPE_EVERYWHERE = (VLLM_0_34.before, Requirement("sglang"))
     Severity.WARNING,
     reads=(vllm.NO_ROPE_LAYERS, sglang.NO_ROPE_LAYERS),
     severities=(Severity.ERROR,),
+    since=NO_ROPE_LAYERS,
+    until=NO_ROPE_LAYERS,
 )
 def no_rope_layers(ctx: Context) -> Iterator[Problem]:
     """A DFlash2 drafter with ``no_rope_layers``: the layers it lists run without RoPE in vLLM 0.34 only.

@@ -6,7 +6,16 @@ import json
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES, sglang, speculators, vllm
-from dflash_cfg.lint.releases import VLLM_0_34, candidates, ordered, scope
+from dflash_cfg.lint.releases import (
+    DRAFT_DCP_SLIDING,
+    METHOD_FROM_CLASS,
+    SPECULATIVE_KEYS,
+    V1_RUNNER_GONE,
+    VLLM_0_34,
+    candidates,
+    ordered,
+    scope,
+)
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.lint.speculative_fields import FIELDS
 from dflash_cfg.model import Launch, Problem, Severity
@@ -100,7 +109,16 @@ def tensor_parallel(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF803", "launch-method", Severity.ERROR, "data", "launch", reads=(vllm.METHOD,))
+@rule(
+    "DF803",
+    "launch-method",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=(vllm.METHOD,),
+    since=METHOD_FROM_CLASS,
+    until=METHOD_FROM_CLASS,
+)
 def method(ctx: Context) -> Iterator[Problem]:
     """The launch's speculative method does not build this DFlash drafter: the engine refuses the launch, or
     builds a drafter of another kind around these weights.
@@ -221,7 +239,15 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
         )
 
 
-@rule("DF806", "launch-v1-runner-mixed-attention", Severity.ERROR, "data", "launch", reads=(vllm.LAYER_TYPES,))
+@rule(
+    "DF806",
+    "launch-v1-runner-mixed-attention",
+    Severity.ERROR,
+    "data",
+    "launch",
+    reads=(vllm.LAYER_TYPES,),
+    until=V1_RUNNER_GONE,
+)
 def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch that runs the V1 model runner for a drafter that mixes sliding and full attention layers
     (vLLM before 0.34.0; 0.34.0 has no V1 runner and refuses such a launch whatever the drafter: DF811).
@@ -272,6 +298,7 @@ V2_ONLY = {
     "data",
     "launch",
     reads=(vllm.ARCHITECTURES,),
+    until=V1_RUNNER_GONE,
 )
 def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch that runs the V1 model runner (as DF806 tells) for a drafter only the V2 runner serves:
@@ -309,6 +336,7 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     "data",
     "launch",
     reads=(vllm.VLLM_USE_V2_MODEL_RUNNER,),
+    since=V1_RUNNER_GONE,
 )
 def v1_runner_removed(ctx: Context) -> Iterator[Problem]:
     """A vLLM 0.34 launch that asks for the V1 model runner, which 0.34.0 removed: the server does not start,
@@ -480,6 +508,8 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
     "launch",
     reads=(vllm.SPECULATIVE_CONFIG_KEYS,),
     severities=(Severity.INFO,),
+    since=SPECULATIVE_KEYS,
+    until=SPECULATIVE_KEYS,
 )
 def speculative_config_keys(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch whose ``--speculative-config`` holds a key the vLLM release it runs does not accept: the
@@ -528,6 +558,7 @@ def speculative_config_keys(ctx: Context) -> Iterator[Problem]:
     "data",
     "launch",
     reads=(vllm.DRAFT_DECODE_CONTEXT_PARALLEL_SIZE,),
+    since=DRAFT_DCP_SLIDING,
 )
 def draft_dcp_sliding(ctx: Context) -> Iterator[Problem]:
     """A vLLM 0.34 launch that splits the drafter's decode context (``draft_decode_context_parallel_size`` > 1 in

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Literal
 
 from dflash_cfg.lint.engines import sglang, vllm
+from dflash_cfg.lint.releases import CANDIDATE_VOCABULARY
 from dflash_cfg.lint.rules.base import Context, is_int, rule, show
 from dflash_cfg.lint.rules.taps import SGLANG_NO_LAST_LAYER_CAPTURE
 from dflash_cfg.model import Fix, PatchOp, Problem, Requirement, Severity, Target
@@ -65,6 +66,7 @@ PADDING_ROWS = 1024
     "target",
     reads=(vllm.VOCAB_SIZE, vllm.DRAFT_VOCAB_SIZE),
     severities=(Severity.WARNING, Severity.INFO),
+    until=CANDIDATE_VOCABULARY,
 )
 def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     """The drafter's ``vocab_size`` differs from the target's.

@@ -18,7 +18,8 @@ from helpers import REAL_DATA
 import dflash_cfg.lint.rules as rules_package
 from dflash_cfg.jsondoc.document import parse
 from dflash_cfg.lint.linter import Inputs, UndeclaredFinding, lint
-from dflash_cfg.lint.rules import ALL, REGISTRY, Context, Rule, catalogue
+from dflash_cfg.lint.releases import V1_RUNNER_GONE
+from dflash_cfg.lint.rules import ALL, CHANGES, REGISTRY, Context, Rule, catalogue
 from dflash_cfg.lint.rules.base import rule
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 from dflash_cfg.report.catalogue import catalogue_json, markdown
@@ -162,17 +163,35 @@ def _yields_an_unsafe_fix(ctx: Context) -> Iterator[Problem]:
     yield Problem("", "fixable", Fix("remove it", (PatchOp("remove", "/auto_map"),), safe=False))
 
 
+@rule("DF999", "test-rule", Severity.ERROR, until=V1_RUNNER_GONE)
+def _yields_a_release_it_does_not_declare(ctx: Context) -> Iterator[Problem]:
+    """A rule that knows the releases before a change and yields a finding for those after it."""
+    yield Problem("", "from 0.34 on", engines=(V1_RUNNER_GONE.since.on,))
+
+
 @pytest.mark.parametrize(
     ("bad", "says"),
     [
         (_yields_a_warning, "DF999 yielded a warning finding; it declares error"),
         (_yields_a_fix, "DF999 yielded a fix it does not declare"),
         (_yields_an_unsafe_fix, "DF999 yielded an unsafe fix it does not declare"),
+        (
+            _yields_a_release_it_does_not_declare,
+            "DF999 yielded a finding for vllm>=0.34.0; it declares no change of it as since",
+        ),
     ],
 )
 def test_the_linter_refuses_a_finding_outside_the_declaration(bad: Rule, says: str) -> None:
     with pytest.raises(UndeclaredFinding, match=says):
         lint(_context(), (bad,))
+
+
+def test_the_release_changes_are_the_rules_declarations() -> None:
+    """The release report's "what the rules say" is CHANGES: every change some rule declares, with those rules."""
+    said = {change: ids for change, ids in CHANGES}
+    assert set(said[V1_RUNNER_GONE]) == {"DF806", "DF807", "DF811"}
+    assert {rid for ids in said.values() for rid in ids} == {r.id for r in ALL if r.since or r.until}
+    assert all(change.what and change.since.engine == "vllm" for change in said)
 
 
 def test_a_declaration_holds_the_default_severity_first() -> None:

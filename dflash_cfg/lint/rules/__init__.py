@@ -14,6 +14,7 @@ from dflash_cfg.lint.rules import (
     integrity,
     keys,
     launch,
+    launch_vllm,
     mask,
     modules,
     published,
@@ -45,7 +46,7 @@ ALL: tuple[Rule, ...] = (
     *upstream.RULES,  # DF601-DF603
     *published.RULES,  # DF604-DF607
     *integrity.RULES,  # DF7xx
-    *launch.RULES,  # DF8xx
+    *sorted((*launch.RULES, *launch_vllm.RULES), key=lambda r: r.id),  # DF8xx, in id order
     *engine.RULES,  # DF9xx
 )
 REGISTRY: dict[str, Rule] = {r.id: r for r in ALL}

@@ -25,6 +25,7 @@ from dflash_cfg.model import (
     Integrity,
     Kind,
     Launch,
+    Launched,
     Problem,
     RuleDoc,
     Severity,
@@ -158,6 +159,22 @@ def as_int(value: Any) -> int | None:
 Check = Callable[[Context], Iterable[Problem]]
 
 
+@dataclass(frozen=True, kw_only=True)
+class LaunchCheck:
+    """A row of docs/launch-checks.md: a check an engine makes between a launch and its drafter, where its code
+    is, and what preflight does about it (naming the rules). Declared on the rule that answers it, so the page
+    cannot miss a launch rule; the rows of checks no rule answers stay in the page's template."""
+
+    engine: Launched
+    check: str
+    where: str
+    preflight: str
+
+    @property
+    def row(self) -> str:
+        return f"| {self.check} | {self.where} | {self.preflight} |"
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str
@@ -181,6 +198,7 @@ class Rule:
     # rule does not declare, and the release report lists each change with the rules declaring it.
     since: Change | None = None
     until: Change | None = None
+    checks: tuple[LaunchCheck, ...] = ()  # its rows of docs/launch-checks.md
 
     @property
     def changes(self) -> tuple[Change, ...]:
@@ -286,10 +304,12 @@ def rule(
     own_check: bool = False,
     since: Change | None = None,
     until: Change | None = None,
+    checks: tuple[LaunchCheck, ...] = (),
 ) -> Callable[[Check], Rule]:
     """Make `check` a Rule. `severity` is the default; `severities` adds the others its findings may have
     (a Problem that sets its own); `fix`: some findings carry a safe fix; `own_check`: a check of
-    dflash-cfg's own, which names no engine reads; `since`/`until`: the engine release changes it knows."""
+    dflash-cfg's own, which names no engine reads; `since`/`until`: the engine release changes it knows;
+    `checks`: the engine launch checks it answers (its rows of docs/launch-checks.md)."""
 
     declared = tuple(sorted({severity, *severities}, reverse=True))
 
@@ -307,6 +327,7 @@ def rule(
             own_check=own_check,
             since=since,
             until=until,
+            checks=checks,
         )
 
     return wrap

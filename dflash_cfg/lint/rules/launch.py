@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
-from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES, sglang, speculators, vllm
-from dflash_cfg.lint.releases import (
-    DRAFT_DCP_SLIDING,
-    METHOD_FROM_CLASS,
-    SPECULATIVE_KEYS,
-    V1_RUNNER_GONE,
-    VLLM_0_34,
-    candidates,
-    ordered,
-    scope,
-)
-from dflash_cfg.lint.rules.base import Context, is_int, rule, show
-from dflash_cfg.lint.speculative_fields import FIELDS
+from dflash_cfg.lint.engines import sglang, speculators, vllm
+from dflash_cfg.lint.rules.base import Context, LaunchCheck, is_int, rule
 from dflash_cfg.model import Launch, Problem, Severity
 
 DEFAULT_BLOCK_SIZE = 16  # what newer loaders assume when the file has no block_size
 
 
-def _launch(ctx: Context) -> Launch:
+def launched(ctx: Context) -> Launch:
     assert ctx.launch is not None
     return ctx.launch
 
@@ -43,6 +31,25 @@ def _block_size(ctx: Context) -> tuple[int, str]:
     "data",
     "launch",
     reads=(vllm.NUM_SPECULATIVE_TOKENS, vllm.BLOCK_SIZE, sglang.BLOCK_SIZE),
+    checks=(
+        LaunchCheck(
+            engine="vllm",
+            check="Drafts per step: vLLM never compares `num_speculative_tokens` with the drafter's block; it "
+            "drafts what the launch says",
+            where="`vllm/config/speculative.py` (no such check)",
+            preflight="DF801 (the launch's value), DF805 (a speculators file's `speculative_tokens`)",
+        ),
+        LaunchCheck(
+            engine="sglang",
+            check="Draft tokens taken from the drafter's `dflash_config.block_size`, else its `block_size`, "
+            "else 16; a launch value that differs is only logged",
+            where="`sglang/srt/arg_groups/speculative_hook.py:_handle_dflash` (when "
+            "`speculative_num_draft_tokens` is unset), "
+            '`sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2.__init__` ("DFLASH block size '
+            'mismatch")',
+            preflight="DF801",
+        ),
+    ),
 )
 def draft_tokens(ctx: Context) -> Iterator[Problem]:
     """The launch drafts a different number of tokens per step than the drafter's block was trained for.
@@ -55,7 +62,7 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
     Fail: vLLM ``"num_speculative_tokens": 7`` with ``"block_size": 16``
     Pass: vLLM ``"num_speculative_tokens": 15`` with ``"block_size": 16``
     """
-    launch = _launch(ctx)
+    launch = launched(ctx)
     size, said = _block_size(ctx)
     where = ctx.draft_pointer("block_size")
     if (
@@ -83,6 +90,29 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
     "data",
     "launch",
     reads=(vllm.NUM_ATTENTION_HEADS, sglang.NUM_ATTENTION_HEADS),
+    checks=(
+        LaunchCheck(
+            engine="vllm",
+            check="Draft heads divisible by the draft's TP size",
+            where='`vllm/config/model.py:ModelConfig.verify_with_parallel_config` ("Total number of attention '
+            'heads ... must be divisible"), called from '
+            "`vllm/config/speculative.py:SpeculativeConfig._verify_args`",
+            preflight="DF802; engine test",
+        ),
+        LaunchCheck(
+            engine="vllm",
+            check="DFlash attention: heads and KV heads against the TP world size (the drafter is built in the "
+            "target's TP group, whatever the draft TP size)",
+            where="`vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Attention.__init__` (its head asserts)",
+            preflight="DF802 (cited: building a TP > 1 model needs GPUs)",
+        ),
+        LaunchCheck(
+            engine="sglang",
+            check="DFlash attention heads and KV heads against `--tp-size`",
+            where="`sglang/srt/models/dflash.py:DFlashAttention.__init__` (its head asserts)",
+            preflight="DF802 (cited)",
+        ),
+    ),
 )
 def tensor_parallel(ctx: Context) -> Iterator[Problem]:
     """The drafter's attention heads cannot be split over the launch's tensor-parallel size.
@@ -94,7 +124,7 @@ def tensor_parallel(ctx: Context) -> Iterator[Problem]:
     Fail: 32 heads, 8 KV heads, ``--tensor-parallel-size 3``
     Pass: 32 heads, 8 KV heads, ``--tensor-parallel-size 4``
     """
-    tp = _launch(ctx).tensor_parallel_size
+    tp = launched(ctx).tensor_parallel_size
     heads, kv = ctx.int_field("num_attention_heads"), ctx.int_field("num_key_value_heads")
     if tp <= 1:
         return
@@ -110,66 +140,6 @@ def tensor_parallel(ctx: Context) -> Iterator[Problem]:
 
 
 @rule(
-    "DF803",
-    "launch-method",
-    Severity.ERROR,
-    "data",
-    "launch",
-    reads=(vllm.METHOD,),
-    since=METHOD_FROM_CLASS,
-    until=METHOD_FROM_CLASS,
-)
-def method(ctx: Context) -> Iterator[Problem]:
-    """The launch's speculative method does not build this DFlash drafter: the engine refuses the launch, or
-    builds a drafter of another kind around these weights.
-
-    vLLM 0.33 takes an explicit method as given; absent (or ``draft_model``), it chooses ``dflash`` only when
-    "dflash" is in the drafter's path, and otherwise builds a plain draft model that runs the DFlash checkpoint
-    as an autoregressive drafter, in silence
-    (``vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0``). vLLM 0.34 takes the method the
-    drafter's class declares (``dflash``, for DFlash2 too) when none is given, and refuses another explicit one:
-    "... is a 'dflash' checkpoint ... Pass a matching method or a matching draft checkpoint"
-    (``vllm/v1/worker/gpu/spec_decode/speculator_config.py:_resolve_checkpoint_config_class``). ``dflash2`` is a
-    method of neither release (0.34: "Unknown speculative method",
-    ``vllm/config/speculative.py:SpeculativeConfig._validate_method``), and both refuse EAGLE methods on these
-    weights. SGLang: an algorithm other than DFLASH builds another drafter.
-
-    Fail: vLLM ``"method": "eagle3"``; ``"method": "draft_model"`` (vLLM 0.34 refuses it; vLLM 0.33 serves a plain
-    draft model unless the path says dflash); no method and a drafter path without "dflash" (vLLM 0.33)
-    Pass: ``"method": "dflash"``, or no method and "dflash" in the drafter path
-    """
-    launch = _launch(ctx)
-    given = launch.method
-    if launch.engine != "vllm":
-        if given is not None and given.lower() not in ("dflash", "dflash2"):
-            yield Problem(
-                "/architectures",
-                f"the {launch.engine} launch uses speculative algorithm {show(given)} for a DFlash drafter",
-            )
-        return
-    if given == "dflash":
-        return
-    old, new = VLLM_0_34.sides(launch)
-    said_dflash = "dflash" in (launch.drafter or "").lower()
-    if given not in (None, "draft_model"):
-        yield Problem(
-            "/architectures",
-            f"vLLM refuses speculative method {show(given)} for a DFlash drafter (its method is 'dflash')",
-        )
-        return
-    plain = None if said_dflash else "vLLM 0.33 serves it as a plain draft model: its path does not say dflash"
-    refused = "vLLM 0.34 refuses method 'draft_model' for a DFlash drafter" if given == "draft_model" else None
-    sides = ((plain, VLLM_0_34.before, old), (refused, VLLM_0_34.on, new))
-    found = [(said, scope) for said, scope, runs in sides if said is not None and runs]
-    if not found:
-        return
-    how = f"speculative method {show(given)}" if given is not None else "no speculative method"
-    message = f"the vLLM launch gives {how}: " + "; ".join(said for said, _ in found) + '; pass "method": "dflash"'
-    # Said for each side of 0.34 it holds on; on both, it holds for every release (no scope).
-    yield Problem("/architectures", message, engines=() if len(found) == 2 else (found[0][1],))
-
-
-@rule(
     "DF804",
     "launch-speculators-sglang",
     Severity.ERROR,
@@ -177,6 +147,14 @@ def method(ctx: Context) -> Iterator[Problem]:
     "launch",
     kinds=("speculators",),
     reads=(sglang.MODEL_TYPE,),
+    checks=(
+        LaunchCheck(
+            engine="sglang",
+            check="A speculators-format drafter is refused (no top-level `model_type`)",
+            where="transformers `AutoConfig`",
+            preflight="DF804",
+        ),
+    ),
 )
 def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
     """An SGLang launch of a speculators-format drafter: SGLang cannot load it.
@@ -190,7 +168,7 @@ def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
     Pass: the same drafter served with vLLM, or a z-lab-format drafter with SGLang
     """
     doc = ctx.written
-    if _launch(ctx).engine == "sglang" and doc is not None and "model_type" not in doc:
+    if launched(ctx).engine == "sglang" and doc is not None and "model_type" not in doc:
         yield Problem(
             "/speculators_model_type",
             "the SGLang launch loads a speculators-format drafter, which SGLang refuses at start-up (no top-level"
@@ -220,7 +198,7 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
     Fail: ``"speculative_tokens": 8`` with ``"block_size": 8``
     Pass: ``"speculative_tokens": 7`` with ``"block_size": 8``
     """
-    launch = _launch(ctx)
+    launch = launched(ctx)
     doc = ctx.written
     if launch.engine != "vllm" or launch.num_speculative_tokens is not None or doc is None:
         return
@@ -240,137 +218,23 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
 
 
 @rule(
-    "DF806",
-    "launch-v1-runner-mixed-attention",
+    "DF808",
+    "launch-draft-window",
     Severity.ERROR,
     "data",
     "launch",
-    reads=(vllm.LAYER_TYPES,),
-    until=V1_RUNNER_GONE,
+    reads=(sglang.BLOCK_SIZE,),
+    checks=(
+        LaunchCheck(
+            engine="sglang",
+            check="`--speculative-draft-window-size` at least the draft tokens (the drafter's block when the "
+            "launch gives none)",
+            where="`sglang/srt/arg_groups/speculative_hook.py:_handle_dflash` "
+            '("--speculative-draft-window-size must be >= --speculative-num-draft-tokens")',
+            preflight="DF808; engine test (`_handle_dflash` run with the device said to be CUDA)",
+        ),
+    ),
 )
-def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
-    """A vLLM launch that runs the V1 model runner for a drafter that mixes sliding and full attention layers
-    (vLLM before 0.34.0; 0.34.0 has no V1 runner and refuses such a launch whatever the drafter: DF811).
-
-    vLLM 0.33's DFlash drafter needs one KV-cache group per attention kind, which only the V2 runner
-    has: ``qwen3_dflash.py`` raises NotImplementedError "DFlash drafters with mixed sliding/full attention
-    require the V2 model runner" at start-up. V1 runs when ``VLLM_USE_V2_MODEL_RUNNER`` is false, read as the
-    engine will get it (``NAME=value`` and ``env`` before the command, ``docker run -e``/``--env-file``, or
-    this environment); with the variable unset, when the launch asks for what V2 lacks: pipeline parallelism
-    with ``--distributed-executor-backend external_launcher``
-    (``vllm/config/vllm.py:VllmConfig._get_v2_model_runner_unsupported_features@0.33.0``).
-
-    Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``layer_types`` ``[sliding, full, ...]``;
-    ``--distributed-executor-backend external_launcher -pp 2`` with the same drafter
-    Pass: the same without the variable (or ``=1``), or a drafter whose layers are all of one kind
-    """
-    launch = _launch(ctx)
-    forced = _v1_forced(launch)
-    if forced is None or not VLLM_0_34.sides(launch)[0]:
-        return
-    types = ctx.data.get("layer_types")
-    if not isinstance(types, list):
-        return
-    sliding = sum(t == "sliding_attention" for t in types)
-    if 0 < sliding < len(types):
-        yield Problem(
-            "/layer_types",
-            f"{forced[0]} makes vLLM use its V1 model runner, which refuses a drafter mixing sliding and full"
-            f" attention ({sliding} of {len(types)} layers sliding); {forced[1]}",
-            engines=(VLLM_0_34.before,),
-        )
-
-
-# Drafters only vLLM's V2 model runner serves: vllm/config/vllm.py:VllmConfig._is_dflash_candidate_draft@0.33.0 and
-# SpeculativeConfig.is_xpress (vllm/config/speculative.py:XPRESS_ARCHITECTURES@0.33.0).
-V2_ONLY = {
-    "DFlash2DraftModel": "candidate head",
-    "DFlash2BeamDraftModel": "candidate head",
-    "LiLiCorrDraftModel": "candidate head",
-    **{name: "XPress refiner" for name in XPRESS_ARCHITECTURES},
-}
-
-
-@rule(
-    "DF807",
-    "launch-v1-runner-v2-only-drafter",
-    Severity.ERROR,
-    "data",
-    "launch",
-    reads=(vllm.ARCHITECTURES,),
-    until=V1_RUNNER_GONE,
-)
-def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
-    """A vLLM launch that runs the V1 model runner (as DF806 tells) for a drafter only the V2 runner serves:
-    one with a candidate head (DFlash2, its beam variant, LiLiCorr) or an XPress refiner (vLLM before 0.34.0;
-    0.34.0 has no V1 runner and refuses such a launch whatever the drafter: DF811).
-
-    Only the V2 runner's speculators call those parts; on V1 the same checkpoint would draft as a plain
-    DFlash drafter, so vLLM 0.33.0 refuses the launch while it builds its configuration
-    (``vllm/config/vllm.py:VllmConfig._validate_v1_model_runner@0.33.0``, with what
-    ``vllm/config/vllm.py:VllmConfig._get_v1_model_runner_unsupported_features@0.33.0`` lists: "Model Runner V1 does
-    not support: DFlash candidate-head drafts" / "xpress speculative decoding").
-
-    Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` with ``"architectures": ["DFlash2DraftModel"]``
-    Pass: the same without the variable (or ``=1``), or a ``DFlashDraftModel`` drafter
-    """
-    launch = _launch(ctx)
-    forced = _v1_forced(launch)
-    architectures = ctx.data.get("architectures")
-    if forced is None or not VLLM_0_34.sides(launch)[0] or not isinstance(architectures, list):
-        return
-    found = [a for a in architectures if isinstance(a, str) and a in V2_ONLY]
-    if found:
-        yield Problem(
-            "/architectures",
-            f"{forced[0]} makes vLLM use its V1 model runner, which refuses a {found[0]} drafter (its"
-            f" {V2_ONLY[found[0]]} runs only in the V2 runner); {forced[1]}",
-            engines=(VLLM_0_34.before,),
-        )
-
-
-@rule(
-    "DF811",
-    "launch-v1-runner-removed",
-    Severity.ERROR,
-    "data",
-    "launch",
-    reads=(vllm.VLLM_USE_V2_MODEL_RUNNER,),
-    since=V1_RUNNER_GONE,
-)
-def v1_runner_removed(ctx: Context) -> Iterator[Problem]:
-    """A vLLM 0.34 launch that asks for the V1 model runner, which 0.34.0 removed: the server does not start,
-    whatever the drafter.
-
-    ``VLLM_USE_V2_MODEL_RUNNER`` set to anything but ``1`` (read as DF806 reads it: before the command, ``env``,
-    ``docker run -e``, or this environment) is refused at start-up with ValueError "... is no longer supported:
-    Model Runner V1 has been removed. Unset this variable." (``vllm/platforms/interface.py:Platform.validate_environ``);
-    pipeline parallelism under ``--distributed-executor-backend external_launcher``, which made vLLM 0.33 fall
-    back to V1, is refused while vLLM builds its configuration: "The GPU model runner does not support:
-    pipeline parallelism with external_launcher". For a launch whose vLLM release preflight cannot read, the
-    finding holds for 0.34.0 and later, beside DF806/DF807's for the releases before.
-
-    Fail: ``VLLM_USE_V2_MODEL_RUNNER=0 vllm serve ...`` run by vLLM 0.34.0, with any drafter
-    Pass: the same without the variable (or ``=1``)
-    """
-    launch = _launch(ctx)
-    if launch.engine != "vllm" or not VLLM_0_34.sides(launch)[1]:
-        return
-    value = dict(launch.engine_env).get("VLLM_USE_V2_MODEL_RUNNER")
-    if value is not None and value != "1":  # 0.34 compares the string: "true" and "01" are refused too
-        said = f"vLLM 0.34 refuses to start with VLLM_USE_V2_MODEL_RUNNER={value}: its V1 model runner is removed;"
-        said += " unset the variable"
-    elif launch.distributed_executor_backend == "external_launcher" and launch.pipeline_parallel_size > 1:
-        said = (
-            f"vLLM 0.34 refuses --distributed-executor-backend external_launcher with pipeline parallel size"
-            f" {launch.pipeline_parallel_size}: its only model runner does not run pipeline parallelism there"
-        )
-    else:
-        return
-    yield Problem("", said, engines=(VLLM_0_34.on,))
-
-
-@rule("DF808", "launch-draft-window", Severity.ERROR, "data", "launch", reads=(sglang.BLOCK_SIZE,))
 def draft_window(ctx: Context) -> Iterator[Problem]:
     """An SGLang launch whose ``--speculative-draft-window-size`` is smaller than the block it drafts.
 
@@ -384,7 +248,7 @@ def draft_window(ctx: Context) -> Iterator[Problem]:
     Fail: ``--speculative-draft-window-size 8`` with ``"block_size": 16`` (and no draft tokens given)
     Pass: ``--speculative-draft-window-size 16`` with ``"block_size": 16``
     """
-    launch = _launch(ctx)
+    launch = launched(ctx)
     window = launch.draft_window_size
     if launch.engine != "sglang" or window is None or (launch.method or "").upper() != "DFLASH":
         return
@@ -412,6 +276,23 @@ def draft_window(ctx: Context) -> Iterator[Problem]:
     "data",
     "launch",
     reads=(sglang.PP_SIZE, sglang.ATTN_DP_SIZE),
+    checks=(
+        LaunchCheck(
+            engine="sglang",
+            check="Attention DP (`--attn-dp-size N`, or `--dp-size N --enable-dp-attention`) needs "
+            "`--enable-dp-lm-head`, no attention context parallel and "
+            "`SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION` off",
+            where='`sglang/srt/arg_groups/speculative_hook.py:_handle_dflash` ("DFLASH with dp attention '
+            'requires ...")',
+            preflight="DF809; engine test",
+        ),
+        LaunchCheck(
+            engine="sglang",
+            check="`--pp-size` must be 1",
+            where='`sglang/srt/arg_groups/speculative_hook.py:_handle_dflash` ("only supports pp_size == 1")',
+            preflight="DF809; engine test",
+        ),
+    ),
 )
 def sglang_dflash_parallelism(ctx: Context) -> Iterator[Problem]:
     """An SGLang DFLASH launch with a parallel layout SGLang refuses for DFLASH.
@@ -427,7 +308,7 @@ def sglang_dflash_parallelism(ctx: Context) -> Iterator[Problem]:
     Fail: ``--speculative-algorithm DFLASH --pp-size 2``; ``--dp-size 2 --enable-dp-attention``
     Pass: ``--speculative-algorithm DFLASH --tp-size 2``; ``--attn-dp-size 2 --enable-dp-lm-head``
     """
-    launch = _launch(ctx)
+    launch = launched(ctx)
     if launch.engine != "sglang" or (launch.method or "").upper() != "DFLASH":
         return
     refused = "SGLang refuses the launch at start-up"
@@ -464,6 +345,19 @@ PRESCALED_ROPE = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn",
     "data",
     "launch",
     reads=(vllm.MAX_POSITION_EMBEDDINGS,),
+    checks=(
+        LaunchCheck(
+            engine="vllm",
+            check="Drafter `max_position_embeddings` below the target's `max_model_len`: raised to it when "
+            "RoPE only sizes a cache; otherwise the V2 runner lowers the served `max_model_len` to the "
+            "drafter's (a warning)",
+            where="`vllm/config/speculative.py:SpeculativeConfig._maybe_override_draft_max_position_embeddings`, "
+            "`vllm/config/vllm.py:VllmConfig._limit_max_model_len_to_draft`",
+            preflight="DF810 (a warning) against `--max-model-len`; engine test. Without `--max-model-len` (the "
+            "target's own length, which only the engine derives): DF904, the engine step building the "
+            "launch's configuration with and without the drafter; engine test",
+        ),
+    ),
 )
 def draft_context(ctx: Context) -> Iterator[Problem]:
     """A vLLM launch whose ``--max-model-len`` is longer than a drafter with scaled RoPE can serve: vLLM serves
@@ -481,9 +375,9 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
     ``"max_position_embeddings": 4096``
     Pass: the same with ``"rope_scaling": null`` (default RoPE: vLLM raises the drafter's length)
     """
-    launch = _launch(ctx)
+    launch = launched(ctx)
     wanted = launch.max_model_len
-    if launch.engine != "vllm" or wanted is None or _v1_forced(launch) is not None:
+    if launch.engine != "vllm" or wanted is None or v1_forced(launch) is not None:
         return
     types, factor = _rope(ctx.data)
     positions = ctx.data.get("max_position_embeddings")
@@ -497,99 +391,6 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
             f"vLLM serves max_model_len {served}, not the launch's --max-model-len {wanted}: the drafter's RoPE"
             f" ({', '.join(sorted(types))}) is sized by max_position_embeddings {positions}{scaled}, and vLLM"
             " lowers the server's length to the drafter's",
-        )
-
-
-@rule(
-    "DF812",
-    "launch-speculative-config-key",
-    Severity.ERROR,
-    "data",
-    "launch",
-    reads=(vllm.SPECULATIVE_CONFIG_KEYS,),
-    severities=(Severity.INFO,),
-    since=SPECULATIVE_KEYS,
-    until=SPECULATIVE_KEYS,
-)
-def speculative_config_keys(ctx: Context) -> Iterator[Problem]:
-    """A vLLM launch whose ``--speculative-config`` holds a key the vLLM release it runs does not accept: the
-    server does not start.
-
-    vLLM builds its SpeculativeConfig with every key of the dict as a keyword, so a key that is not one of the
-    release's fields is refused: ValidationError "... Unexpected keyword argument". The fields of each checked
-    release are read from its SpeculativeConfig by the engine suite (``dflash_cfg/lint/speculative_fields.py``):
-    vLLM 0.34 dropped ``disable_padded_drafter_batch`` and ``use_heterogeneous_vocab`` and added
-    ``draft_decode_context_parallel_size``, which 0.33 refuses. When preflight cannot read the release, the
-    finding says which releases refuse the key. An info: ``parallel_drafting``, which vLLM 0.34 deprecates and
-    ignores (DFlash always drafts in parallel: ``vllm/config/speculative.py:SpeculativeConfig.__post_init__``).
-
-    Fail: ``{"method": "dflash", ..., "disable_padded_drafter_batch": true}`` run by vLLM 0.34.0
-    Pass: the same without the key
-    """
-    launch = _launch(ctx)
-    if launch.engine != "vllm":
-        return
-    runs = candidates(launch, "vllm", FIELDS)
-    for key, _ in launch.speculative_config:
-        refused = {r: key not in fields for r, fields in FIELDS.items()}
-        scoped = scope("vllm", refused)
-        if scoped is not None and any(refused[r] for r in runs):
-            names = [r for r in ordered(FIELDS) if refused[r]]
-            yield Problem(
-                "",
-                f"vLLM {' and '.join(names)} refuse{'s' if len(names) == 1 else ''} --speculative-config key"
-                f" {show(key)} (not a field of its SpeculativeConfig: the server does not start); drop it",
-                engines=scoped,
-            )
-        elif key == "parallel_drafting" and VLLM_0_34.sides(launch)[1]:
-            yield Problem(
-                "",
-                'vLLM 0.34 ignores --speculative-config key "parallel_drafting" (deprecated: DFlash always drafts'
-                " in parallel); drop it",
-                severity=Severity.INFO,
-                engines=(VLLM_0_34.on,),
-            )
-
-
-@rule(
-    "DF813",
-    "launch-draft-dcp-sliding",
-    Severity.ERROR,
-    "data",
-    "launch",
-    reads=(vllm.DRAFT_DECODE_CONTEXT_PARALLEL_SIZE,),
-    since=DRAFT_DCP_SLIDING,
-)
-def draft_dcp_sliding(ctx: Context) -> Iterator[Problem]:
-    """A vLLM 0.34 launch that splits the drafter's decode context (``draft_decode_context_parallel_size`` > 1 in
-    ``--speculative-config``) for a drafter with sliding-window layers: the server fails while it loads the
-    drafter.
-
-    The DFlash speculator refuses it once the layers are built, on the GPU worker: ValueError "DFlash draft
-    layers [...] use sliding-window attention, which cannot run at decode_context_parallel_size=N. Set
-    draft_decode_context_parallel_size=1."
-    (``vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.load_model``). A layer is sliding as
-    vLLM resolves it before the build (``vllm/model_executor/models/qwen3_dflash.py:dflash_has_any_sliding``):
-    ``dflash_config.use_swa``, or ``sliding_attention`` in ``layer_types``. Without the key vLLM picks 1 for such
-    a drafter. vLLM 0.33 has no such key (DF812).
-
-    Fail: ``"draft_decode_context_parallel_size": 2`` with ``layer_types`` ``[sliding, ..., full]``
-    Pass: the same with 1, or a drafter of full-attention layers only
-    """
-    launch = _launch(ctx)
-    value = json.loads(dict(launch.speculative_config).get("draft_decode_context_parallel_size", "null"))
-    if launch.engine != "vllm" or not is_int(value) or value <= 1 or not VLLM_0_34.sides(launch)[1]:
-        return
-    types = ctx.data.get("layer_types")
-    sliding = isinstance(types, list) and "sliding_attention" in types
-    use_swa = bool(ctx.dflash.get("use_swa", False))
-    if sliding or use_swa:
-        why = "dflash_config.use_swa" if use_swa and not sliding else "sliding_attention layers in layer_types"
-        yield Problem(
-            "/dflash_config/use_swa" if use_swa and not sliding else "/layer_types",
-            f"vLLM 0.34 fails to load this drafter at draft_decode_context_parallel_size {value}: its {why} cannot"
-            " run split over the decode context; set it to 1 (or leave it out)",
-            engines=(VLLM_0_34.on,),
         )
 
 
@@ -620,7 +421,7 @@ def _sglang_true(value: str | None) -> bool:
     return value is not None and value.lower() in ("true", "1", "yes", "y")
 
 
-def _v1_forced(launch: Launch) -> tuple[str, str] | None:
+def v1_forced(launch: Launch) -> tuple[str, str] | None:
     """Why a vLLM launch runs the V1 model runner, and what would change it; None when it runs V2.
     vllm/config/vllm.py:VllmConfig.use_v2_model_runner@0.33.0: the variable decides when it is set; unset, V1 is
     chosen for what V2 lacks that a launch line shows (pipeline parallelism under external_launcher)."""
@@ -647,15 +448,9 @@ def _false(value: str) -> bool:
 RULES = (
     draft_tokens,
     tensor_parallel,
-    method,
     speculators_with_sglang,
     speculators_tokens,
-    v1_runner_mixed_attention,
-    v1_runner_v2_only_drafter,
     draft_window,
     sglang_dflash_parallelism,
     draft_context,
-    v1_runner_removed,
-    speculative_config_keys,
-    draft_dcp_sliding,
 )

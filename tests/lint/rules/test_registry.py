@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
-from helpers import REAL_DATA
+from helpers import REAL_DATA, ROOT
 
 import dflash_cfg.lint.rules as rules_package
 from dflash_cfg.jsondoc.document import parse
@@ -192,6 +192,15 @@ def test_the_release_changes_are_the_rules_declarations() -> None:
     assert set(said[V1_RUNNER_GONE]) == {"DF806", "DF807", "DF811"}
     assert {rid for ids in said.values() for rid in ids} == {r.id for r in ALL if r.since or r.until}
     assert all(change.what and change.since.engine == "vllm" for change in said)
+
+
+def test_every_launch_rule_has_its_row_on_the_launch_checks_page() -> None:
+    """docs/launch-checks.md's rows that name a launch rule come from the rules' `checks`: each DF8xx rule is
+    named in one, and the template holds no hand-written row naming one (it would drift from the rule)."""
+    named = " ".join(c.preflight for r in ALL for c in r.checks)
+    assert [r.id for r in ALL if r.id.startswith("DF8") and r.id not in named] == []
+    template = (ROOT / "docs" / "src" / "launch-checks.md").read_text(encoding="utf-8")
+    assert [line for line in template.splitlines() if line.startswith("|") and "DF8" in line] == []
 
 
 def test_a_declaration_holds_the_default_severity_first() -> None:

@@ -203,6 +203,13 @@ def test_every_launch_rule_has_its_row_on_the_launch_checks_page() -> None:
     assert [line for line in template.splitlines() if line.startswith("|") and "DF8" in line] == []
 
 
+def test_no_rule_is_left_as_the_scaffold_wrote_it() -> None:
+    """`./dev new-rule` marks each text it cannot write TODO: a rule shipped with one documents nothing."""
+    for r in ALL:
+        texts = [r.docstring, *(c.what for c in r.changes), *(f"{c.check} {c.where}" for c in r.checks)]
+        assert not any("TODO" in t for t in texts), f"{r.id} still has the scaffold's TODOs"
+
+
 def test_a_declaration_holds_the_default_severity_first() -> None:
     assert REGISTRY["DF121"].severities == (Severity.ERROR, Severity.WARNING, Severity.INFO)
     assert REGISTRY["DF121"].severity == Severity.ERROR

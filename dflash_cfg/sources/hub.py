@@ -30,6 +30,8 @@ from dflash_cfg.sources.hfenv import import_hub, usable_url
 
 CONFIG = "config.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
+# A commit id cut short, as git, the Hub's web pages and dflash-cfg's own messages print it (28cadb796e2f).
+SHORT_COMMIT = re.compile(r"^[0-9a-f]{7,39}$")
 DEFAULT_TIMEOUT = 10.0  # seconds per request; HF_HUB_ETAG_TIMEOUT overrides, as for huggingface_hub
 _CACHE_REPO = re.compile(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/([0-9a-f]{40})(?:/|$)")
 _TRUE = {"1", "on", "yes", "true"}
@@ -115,6 +117,7 @@ def fetch_config(
     s = settings(offline, environ)
     if cache_dir is not None:
         s = replace(s, cache_dir=str(cache_dir))
+    revision = _expanded(repo, revision, s)
     if s.offline or COMMIT.match(revision):
         # Offline, a branch resolves to the commit dflash-cfg last saw for it online (its own record),
         # else to the cache's refs/ (what huggingface_hub last downloaded).
@@ -291,6 +294,19 @@ def _remember_ref(repo: str, revision: str, commit: str, s: Settings) -> None:
         pass  # an unwritable cache still answers online; only --offline by branch name needs the record
 
 
+def _expanded(repo: str, revision: str, s: Settings) -> str:
+    """A short commit id as the full one of the cache's snapshots it begins (one only), else as given: a branch
+    or tag may look like hex, and the Hub resolves those; a short id it cannot resolve is said by `_explain`."""
+    if not SHORT_COMMIT.match(revision):
+        return revision
+    snapshots = Path(s.cache_dir) / f"models--{repo.replace('/', '--')}" / "snapshots"
+    try:
+        found = sorted(p.name for p in snapshots.iterdir() if COMMIT.match(p.name) and p.name.startswith(revision))
+    except OSError:
+        return revision
+    return found[0] if len(found) == 1 else revision
+
+
 def _recorded_commit(repo: str, revision: str) -> str | None:
     root = _refs_root(repo)
     if root is None or COMMIT.match(revision):
@@ -311,7 +327,11 @@ def _explain(exc: BaseException, repo: str, revision: str, s: Settings) -> HubEr
     if isinstance(exc, errors.GatedRepoError):
         return HubError(f"{repo} is gated: accept its terms on the Hub and set HF_TOKEN to a token with access")
     if isinstance(exc, errors.RevisionNotFoundError):
-        return HubError(f"revision {revision!r} not found in {repo} (a branch, tag or commit of the repo)")
+        short = " (a short commit id is found only in the local cache: give all 40 hex digits)"
+        return HubError(
+            f"revision {revision!r} not found in {repo} (a branch, tag or commit of the repo)"
+            + (short if SHORT_COMMIT.match(revision) else "")
+        )
     if isinstance(exc, errors.EntryNotFoundError):  # RemoteEntryNotFoundError is a subclass
         return HubError(f"{where} has no {CONFIG}")
     if isinstance(exc, errors.RepositoryNotFoundError):

@@ -3,7 +3,11 @@ window; this writes each answer as it comes (text, a JSON document, or a watch's
 
 from __future__ import annotations
 
+import contextlib
+import json
+import signal
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
@@ -11,7 +15,8 @@ import click
 from dflash_cfg.cli.common_options import format_option, hub_options, parsed
 from dflash_cfg.cli.output import say, write_whole
 from dflash_cfg.cli.parse_result import ProbeArgs
-from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, NotReady, ProbeError
+from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, DflashCfgError, NotReady, ProbeError
+from dflash_cfg.report.commands import error_json
 from dflash_cfg.report.probe import diagnosis_text, probe_document, probe_json, probe_line, probe_text
 from dflash_cfg.version import __version__
 
@@ -70,18 +75,51 @@ def probe_command(args: ProbeArgs) -> int:
         _show(answer, args.fmt)
         return EXIT_FINDINGS if answer.window.collapsed else EXIT_OK
     code = EXIT_OK
-    for item in probe.probe_watch(s, check, args.keep_going, waiting=_waiting):
-        if isinstance(item, NotReady):
-            say(f"dflash-cfg: {item} (scraped again at the next interval)")
-            continue
-        if isinstance(item, ProbeError):
-            say(f"dflash-cfg: {item} (a new window starts from the counters now)")
-            continue
-        _show(item, args.fmt)
-        if item.window.collapsed:
-            code = EXIT_FINDINGS
-        sys.stdout.flush()  # a sidecar's log reader sees each window as it ends
+    try:
+        with _stop_on_sigterm():
+            for item in probe.probe_watch(s, check, args.keep_going, waiting=_waiting):
+                if isinstance(item, NotReady):
+                    say(f"dflash-cfg: {item} (scraped again at the next interval)")
+                    continue
+                if isinstance(item, ProbeError):
+                    say(f"dflash-cfg: {item} (a new window starts from the counters now)")
+                    continue
+                if item.window.collapsed:  # before it is shown: a stop that follows the line must see it
+                    code = EXIT_FINDINGS
+                _show(item, args.fmt)
+                sys.stdout.flush()  # a sidecar's log reader sees each window as it ends
+    except (DflashCfgError, KeyboardInterrupt) as ended:
+        if code != EXIT_FINDINGS:
+            raise  # nothing collapsed: an endpoint that fails is exit 2, a stop is "aborted"
+        # A --keep-going watch ends only this way: a window collapsed before, and that is what it exits with.
+        _ended(ended, args.fmt)
     return code
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """A supervisor stops a watch with SIGTERM: it ends as a Ctrl-C does, so the exit code says what was seen."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (an embedding program): its own handling stands
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _ended(ended: BaseException, fmt: str) -> None:
+    """Why a watch that saw a collapse ended: one line on stderr (and one JSON line in a watch's JSON lines)."""
+    why = "stopped" if isinstance(ended, KeyboardInterrupt) else f"error: {ended}"
+    if fmt == "json" and not isinstance(ended, KeyboardInterrupt):
+        write_whole(probe_json(json.loads(error_json("probe", __version__, str(ended))), lines=True))
+    say(f"dflash-cfg: {why} (exit 1: a window collapsed during the watch)")
 
 
 def _waiting(line: str) -> None:

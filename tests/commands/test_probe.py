@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -305,7 +308,7 @@ def test_watch_stops_on_the_first_collapse(endpoint: Endpoint, dflash: Callable[
 
 def test_watch_keeps_going_in_json_lines(endpoint: Endpoint, dflash: Callable[..., Result]) -> None:
     # idle, collapse, a restart (reported, then a new baseline), idle, a 503 (an engine reloading: reported,
-    # scraped again), idle, then the endpoint fails: exit 2.
+    # scraped again), idle, then the endpoint fails: the watch ends, with exit 1 for the collapse it saw.
     url = endpoint.serve(
         *map(metrics, (HEALTHY, HEALTHY, LATER, HEALTHY, HEALTHY)),
         Answer(b"", 503),
@@ -313,13 +316,50 @@ def test_watch_keeps_going_in_json_lines(endpoint: Endpoint, dflash: Callable[..
         Answer(b"", 500),
     )
     result = dflash("probe", url, "--watch", "--keep-going", "--interval", "0.01", "--format", "json")
-    assert result.code == 2, result
+    assert result.code == 1, result
     docs = [json.loads(line) for line in result.out.splitlines()]
     verdicts = [d["engines"][0]["verdict"] for d in docs if "engines" in d]
     assert verdicts == ["idle", "collapse", "idle", "idle"]
     assert all(d["version"] == 1 and d["url"] == url for d in docs if "engines" in d)
+    assert "HTTP 500" in docs[-1]["errors"][0]
     assert "went backwards" in result.err and "HTTP 500" in result.err
+    assert result.err.splitlines()[-1].endswith("(exit 1: a window collapsed during the watch)")
     assert "HTTP 503 Service Unavailable (the engine is not ready) (scraped again at the next interval)" in result.err
+
+
+def test_a_watch_that_saw_nothing_collapse_still_ends_with_exit_2(
+    endpoint: Endpoint, dflash: Callable[..., Result]
+) -> None:
+    url = endpoint.serve(metrics(HEALTHY), metrics(HEALTHY), Answer(b"", 500))
+    result = dflash("probe", url, "--watch", "--keep-going", "--interval", "0.01")
+    assert result.code == 2 and "HTTP 500" in result.err, result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_keep_going_watch_stopped_after_a_collapse_exits_1(endpoint: Endpoint, stop: signal.Signals) -> None:
+    """The sidecar's supervisor stops it; its exit code still says a window collapsed. Synchronised on the
+    collapse line the child prints, never on a sleep."""
+    url = endpoint.serve(metrics(HEALTHY), metrics(HEALTHY), metrics(LATER), metrics(LATER))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "dflash_cfg", "probe", url, "--watch", "--keep-going", "--interval", "0.05"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            if ": collapse: " in line:
+                break
+        else:
+            raise AssertionError(f"no collapse line: {child.communicate(timeout=60)}")
+        child.send_signal(stop)
+        _, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    assert child.returncode == 1, err
+    assert err.strip().splitlines()[-1] == "dflash-cfg: stopped (exit 1: a window collapsed during the watch)"
 
 
 def test_the_watch_explains_the_first_collapse_only(endpoint: Endpoint) -> None:

@@ -7,7 +7,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import click
@@ -85,7 +85,25 @@ def rule_docs(report: Report, fmt: str) -> dict[str, RuleDoc] | None:
     return {doc.id: doc for doc in catalogue(REGISTRY[rule_id] for rule_id in report.rule_ids())}
 
 
+@contextlib.contextmanager
+def reader_may_leave() -> Iterator[None]:
+    """Output into a pipe whose reader left (`| head`, `| true`): the rest is dropped, not the verdict. The run
+    goes on and exits with what it found (a `set -o pipefail` CI step must not fail on a clean file)."""
+    try:
+        yield
+    except BrokenPipeError:
+        # Later writes, and the flush at exit, go nowhere instead of failing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def show_report(report: Report, ci: CiArgs, extra: Mapping[str, Any] | None = None) -> None:
+    with reader_may_leave():
+        _show_report(report, ci, extra)
+
+
+def _show_report(report: Report, ci: CiArgs, extra: Mapping[str, Any] | None) -> None:
     chunks = render_chunks(
         _ci(report, ci.fmt),
         ci.fmt,

@@ -220,3 +220,28 @@ def test_the_incident_file_is_stopped_by_the_default_hook(repo: Path) -> None:
     git(repo, "add", "dflash-cfg.toml")
     relaxed = git(repo, "commit", "-m", "stale drafter, accepted", check=False)
     assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr
+
+
+def test_the_documented_local_hook_stops_the_incident(tmp_path: Path) -> None:
+    """docs/hooks.md's `repo: local` block, pasted as it is, runs the installed dflash-cfg and stops the stale
+    drafter."""
+    text = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "repo: local" in b)
+    path = tmp_path / "models-repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / ".pre-commit-config.yaml").write_text(block)
+    put(
+        path, "drafters/qwen36/config.json", (FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json").read_bytes()
+    )
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(STORE),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        [str(PRE_COMMIT), "run", "--all-files"], cwd=path, capture_output=True, text=True, check=False, env=env
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1 and re.search(r"dflash-cfg check.*Failed", out), out
+    assert "DF205 window-without-sliding" in out

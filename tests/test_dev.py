@@ -27,6 +27,7 @@ def test_demo_runs_each_step_once_and_judges_that_run() -> None:
     repair = out.split("== 4. ", 1)[1].split("== 5. ", 1)[0]
     assert "wrote $TMP/Qwen3.6-27B-DFlash/config.json" in repair
     assert "demo: expected exit" not in done.stderr
+    assert out.rstrip().endswith("demo passed: 6 steps, each with the exit it should have")
 
 
 def test_the_fast_loop_builds_no_engine_venv(tmp_path: Path) -> None:

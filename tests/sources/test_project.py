@@ -66,6 +66,26 @@ def test_fail_on_and_per_file_ignores_decide_the_gate(dflash: Run, project: Path
     assert dflash("check", "--gate", "--fail-on", "warning", "models/stale").code == 1  # the option wins
 
 
+@pytest.mark.parametrize(
+    ("glob", "ignored"),
+    [
+        ("*/config.json", False),  # `*` stays within one dir, as in .gitignore: models/stale/ is two down
+        ("*/*/config.json", True),
+        ("**/config.json", True),
+        ("models/**", True),
+        ("stale/", True),  # no `/` but the trailing one: a dir of that name at any depth
+        ("models/stale", True),  # a dir, without the trailing `/`: everything under it
+        ("models/st*", True),
+        ("models/[!s]*/", False),
+        ("models/stal", False),
+    ],
+)
+def test_per_file_globs_have_gitignore_semantics(dflash: Run, project: Path, glob: str, ignored: bool) -> None:
+    (project / "dflash-cfg.toml").write_text(f'[per-file-ignores]\n"{glob}" = ["DF105", "DF205", "DF604"]\n')
+    gate = dflash("check", "--gate", "models/stale")
+    assert gate.code == (0 if ignored else 1), gate.err
+
+
 def test_each_model_gets_its_target(dflash: Run, project: Path) -> None:
     (project / "dflash-cfg.toml").write_text('[[models]]\npath = "models/stale"\ntarget = "models/target"\n')
     result = dflash("check", "models", "--format", "json")

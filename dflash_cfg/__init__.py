@@ -90,13 +90,13 @@ def check(
 
         raise UsageError(f'fail_on must be "error" or "warning", not {fail_on!r}')
     options = CheckOptions(
-        tuple(os.fspath(p) for p in paths),
-        None if target is None else os.fspath(target),
-        select,
-        ignore,
-        _hub(from_hub, revision, offline),
-        expect_sha256,
-        not use_cache,
+        paths=tuple(os.fspath(p) for p in paths),
+        target=None if target is None else os.fspath(target),
+        select=select,
+        ignore=ignore,
+        hub=_hub(from_hub, revision, offline),
+        expect_sha256=expect_sha256,
+        no_cache=not use_cache,
         offline=offline,
         config=None if config is None else os.fspath(config),
         isolated=isolated,
@@ -135,11 +135,11 @@ def fix(
     from dflash_cfg.model import Severity
 
     options = FixOptions(
-        "",
-        _hub(from_hub, revision, offline),
-        only_critical,
-        None if target is None else os.fspath(target),
-        Severity[min_severity.upper()],
+        path="",
+        hub=_hub(from_hub, revision, offline),
+        only_critical=only_critical,
+        target=None if target is None else os.fspath(target),
+        min_severity=Severity[min_severity.upper()],
     )
     return fix_each(
         [os.fspath(p) for p in paths],

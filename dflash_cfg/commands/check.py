@@ -53,7 +53,7 @@ _GIT_BLOB = re.compile(r"^[0-9a-f]{40}$")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CheckOptions:
     paths: tuple[str, ...]
     target: str | None = None
@@ -95,7 +95,7 @@ def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[
     return replace(options, project=project, engines=engines), project, rules, fail_on
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileSettings:
     """What applies to one config.json: its upstream, its target and its rules."""
 
@@ -131,7 +131,9 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
     ignored = options.project.ignored_for(local) if local is not None else ()
     if ignored:
         rules = tuple(r for r in rules if not any(r.id.startswith(i) for i in ignored))
-    return FileSettings(hub, target, rules, found_by, entry is None or entry.identify)
+    return FileSettings(
+        hub=hub, target=target, rules=rules, found_by=found_by, identify=entry is None or entry.identify
+    )
 
 
 def check(options: CheckOptions) -> Report:
@@ -142,7 +144,7 @@ def check(options: CheckOptions) -> Report:
 def error_report(message: str) -> Report:
     """The report of a check (or preflight) that could not run: no file, the reason as its one error. A run
     that exits 2 still writes one document in a machine format: CI parses stdout."""
-    return Report((), transformers_version(), __version__, (message,))
+    return Report(files=(), transformers_version=transformers_version(), tool_version=__version__, errors=(message,))
 
 
 def _check(options: CheckOptions) -> Report:
@@ -198,7 +200,13 @@ def _check(options: CheckOptions) -> Report:
             else:
                 reports.append(outcome)
     return Report(
-        tuple(reports), transformers_version(), __version__, tuple(errors), fail_on, options.gate, served(options)
+        files=tuple(reports),
+        transformers_version=transformers_version(),
+        tool_version=__version__,
+        errors=tuple(errors),
+        fail_on=fail_on,
+        gate=options.gate,
+        served=served(options),
     )
 
 
@@ -285,7 +293,7 @@ def gather(
     shown = storage.display(path)
     kind, _ = classify(doc, explicit)
     if kind == "skipped":
-        return Inputs(shown, doc, explicit)
+        return Inputs(path=shown, doc=doc, explicit=explicit)
     weights, weights_error = None, None
     if needs(settings.rules, "weights"):
         weights, weights_error = weights_beside(path.parent, weights_seen)
@@ -362,7 +370,7 @@ def snapshot_upstream(path: storage.Where, raw: bytes) -> HubFile | None:
     if found is None or blob is None or git_blob_sha1(raw) != blob:
         return None
     repo, commit = found
-    return HubFile(repo, commit, commit, blob, raw)
+    return HubFile(repo=repo, revision=commit, commit=commit, blob_id=blob, data=raw)
 
 
 def _snapshot_blob(path: Path) -> str | None:
@@ -396,7 +404,15 @@ def integrity(path: storage.Where, raw: bytes, expect_sha256: str | None) -> Int
         lock_error = str(exc)
     if storage.is_remote(path):
         sha256 = hashlib.sha256(raw).hexdigest() if len(raw) <= MAX_BYTES else storage.hashes(path)[0]
-        return Integrity(sha256, entry, lock_error, expect_sha256, None, False, False)
+        return Integrity(
+            sha256=sha256,
+            lock=entry,
+            lock_error=lock_error,
+            expect_sha256=expect_sha256,
+            link_target=None,
+            link_into_blobs=False,
+            in_snapshot=False,
+        )
     link = os.path.realpath(path) if os.path.islink(path) else None
     # A file past the parser's limit was read only in part; its hash is still the whole file's.
     sha256 = hashlib.sha256(raw).hexdigest() if len(raw) <= MAX_BYTES else files.hashes(path)[0]

@@ -29,4 +29,12 @@ def diff(path_arg: str, hub: HubOptions) -> DiffResult:
         mine.data, theirs.data, mine_view.values if mine_view else None, theirs_view.values if theirs_view else None
     )
     shown = tuple((show_compared(r.local), show_compared(r.local_effective), show_compared(r.upstream)) for r in rows)
-    return DiffResult(str(path), local, git_blob_sha1(local), upstream, rows, transformers_version(), shown)
+    return DiffResult(
+        path=str(path),
+        local=local,
+        git_blob_sha1=git_blob_sha1(local),
+        upstream=upstream,
+        rows=rows,
+        transformers_version=transformers_version(),
+        shown=shown,
+    )

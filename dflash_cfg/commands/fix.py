@@ -44,7 +44,7 @@ from dflash_cfg.version import __version__
 MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the JSON parse); they settle fast
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FixOptions:
     path: str
     hub: HubOptions | None = None
@@ -59,7 +59,7 @@ def _plan(
     path: storage.Where, old: bytes, new: bytes, applied: tuple[str, ...], upstream: HubFile | None = None
 ) -> Plan:
     same = upstream is not None and git_blob_sha1(new) == upstream.blob_id
-    return Plan(path, old, new, applied, upstream, same)
+    return Plan(path=path, old=old, new=new, applied=applied, upstream=upstream, identical_to_upstream=same)
 
 
 def plan(options: FixOptions) -> Plan:
@@ -87,7 +87,7 @@ def mechanical(
     current, applied = old, list[str]()
     for _ in range(MAX_PASSES):
         doc = parse(current)
-        report = lint(Inputs(str(path), doc, target=target, view=views.of(doc)))
+        report = lint(Inputs(path=str(path), doc=doc, target=target, view=views.of(doc)))
         fixes = [f.fix for f in report.findings if f.fix is not None and f.fix.safe and f.severity >= min_severity]
         if not fixes:
             return current, tuple(applied)
@@ -235,14 +235,21 @@ def fix_each(
     for path in paths:
         p = plan(replace(options, path=path))
         if p.changed and not confirm(p):
-            yield FixResult(p, None, 0)
+            yield FixResult(plan=p, outcome=None, remaining_errors=0)
             continue
         stored = write(p, backup=backup, record_lock=record_lock) if p.changed else None
         left, fail_on, served = after(p, options, written=stored is not None)  # once: the count and hint read it
         errors = remaining_errors(left, fail_on, served)
         outcome = None if stored is None else Outcome(*stored, errors, _lock_file(*stored))
         hint = _hint(p, left, options)
-        yield FixResult(p, outcome, errors, hint, recheck(p, options), fail_on <= Severity.WARNING)
+        yield FixResult(
+            plan=p,
+            outcome=outcome,
+            remaining_errors=errors,
+            upstream_hint=hint,
+            recheck=recheck(p, options),
+            warnings_fail=fail_on <= Severity.WARNING,
+        )
 
 
 def recheck(p: Plan, options: FixOptions) -> str:
@@ -274,7 +281,7 @@ def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, S
     )
 
     offline = options.hub.offline if options.hub is not None else False
-    given = CheckOptions((str(p.path),), target=options.target, hub=options.hub, offline=offline)
+    given = CheckOptions(paths=(str(p.path),), target=options.target, hub=options.hub, offline=offline)
     given, _, rules, fail_on = resolved(given)
     settings = settings_for(p.path, given, rules)
     target = load_target_option(settings.target, offline=offline)

@@ -23,7 +23,7 @@ from dflash_cfg.sources.project import resolve as resolve_project
 _FOREVER = 1e6  # seconds or tokens: a finite bound past any real interval, timeout or acceptance length
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     """probe's options, as the command line and the project config give them: the command's own input (as check's
     CheckOptions is), not a value it returns, so it stays here; it holds the project config, a `sources` value."""
@@ -72,7 +72,14 @@ def settings(
     if wait is not None and not 0 <= wait < _FOREVER:
         raise UsageError(f"--wait must be 0 seconds or more and less than {_FOREVER:g}")
     project = resolve_project(Path.cwd(), config, isolated)
-    return Settings(source, interval, timeout, min_acceptance_length, project, wait)
+    return Settings(
+        source=source,
+        interval=interval,
+        timeout=timeout,
+        min_acceptance_length=min_acceptance_length,
+        project=project,
+        wait=wait,
+    )
 
 
 def _judge(s: Settings, scraped: metrics.Scrape, interval: float | None) -> Window:
@@ -182,7 +189,7 @@ def diagnose(
     upstream = (hub.repo if hub is not None else None) or (entry.upstream if entry is not None else None)
     # As the gate checks it: compared with upstream whenever the repo is known (project, lock, cache path).
     options = CheckOptions(
-        (path,),
+        paths=(path,),
         target=target,
         hub=hub,
         offline=offline,
@@ -201,7 +208,7 @@ def _known_upstream(report: Report) -> str | None:
 # --- what the command answers: each window explained --------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DrafterCheck:
     """How to check the drafter behind a collapse: --drafter, else the project's [[models]] entry serving the
     collapsed model; its target and upstream as the command line names them."""

@@ -72,7 +72,7 @@ class Url:
 Where = Path | Url  # where a file lives: a local path, or an s3://, gs:// or hf:// one
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HubFile:
     repo: str
     revision: str  # as the user asked (branch, tag or commit)
@@ -90,7 +90,7 @@ class Source:
     commit: str  # what it resolved to
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Entry:
     path: str
     sha256: str
@@ -100,7 +100,7 @@ class Entry:
     tool_version: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Integrity:
     """What the file system says about a config.json besides its bytes (read by the runner)."""
 
@@ -123,7 +123,7 @@ class AddedToken:
     special: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Target:
     path: str  # the target path as the user gave it, for messages
     model_type: str | None  # of the text model (text_config first for composite models)
@@ -204,7 +204,7 @@ class Weights:
         return tuple(sorted(found))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Effective:
     """What the engine's config class (`config_class`) made of the file (JSON-able, so it can be cached by
     content)."""
@@ -232,9 +232,9 @@ class Effective:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Effective:
         return cls(
-            str(data["transformers_version"]),
-            data["values"],
-            data["error"],
-            tuple(str(w) for w in data["warnings"]),
-            data["config_class"],
+            transformers_version=str(data["transformers_version"]),
+            values=data["values"],
+            error=data["error"],
+            warnings=tuple(str(w) for w in data["warnings"]),
+            config_class=data["config_class"],
         )

@@ -41,7 +41,7 @@ Needs = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Context:
     """Everything a rule may look at for one file, gathered beforehand as plain values."""
 
@@ -157,7 +157,7 @@ def as_int(value: Any) -> int | None:
 Check = Callable[[Context], Iterable[Problem]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     id: str
     name: str
@@ -283,6 +283,17 @@ def rule(
     declared = tuple(sorted({severity, *severities}, reverse=True))
 
     def wrap(check: Check) -> Rule:
-        return Rule(rule_id, name, severity, needs or ("data",), check, kinds, reads, declared, fix, own_check)
+        return Rule(
+            id=rule_id,
+            name=name,
+            severity=severity,
+            needs=needs or ("data",),
+            check=check,
+            kinds=kinds,
+            reads=reads,
+            severities=declared,
+            fix=fix,
+            own_check=own_check,
+        )
 
     return wrap

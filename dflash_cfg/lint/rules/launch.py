@@ -55,14 +55,14 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
         and launch.num_speculative_tokens != size - 1
     ):
         yield Problem(
-            where,
-            f"the vLLM launch drafts num_speculative_tokens {launch.num_speculative_tokens} per "
+            pointer=where,
+            message=f"the vLLM launch drafts num_speculative_tokens {launch.num_speculative_tokens} per "
             f"step, the drafter needs block_size - 1 = {size - 1} ({said})",
         )
     if launch.engine == "sglang" and launch.num_draft_tokens is not None and launch.num_draft_tokens != size:
         yield Problem(
-            where,
-            f"the SGLang launch sets --speculative-num-draft-tokens {launch.num_draft_tokens}, "
+            pointer=where,
+            message=f"the SGLang launch sets --speculative-num-draft-tokens {launch.num_draft_tokens}, "
             f"the drafter needs block_size = {size} ({said})",
         )
 
@@ -91,12 +91,13 @@ def tensor_parallel(ctx: Context) -> Iterator[Problem]:
         return
     if heads is not None and heads % tp:
         yield Problem(
-            "/num_attention_heads", f"num_attention_heads {heads} is not a multiple of the tensor-parallel size {tp}"
+            pointer="/num_attention_heads",
+            message=f"num_attention_heads {heads} is not a multiple of the tensor-parallel size {tp}",
         )
     if kv is not None and kv % tp and tp % kv:
         yield Problem(
-            "/num_key_value_heads",
-            f"num_key_value_heads {kv} neither divides nor is a multiple of the tensor-parallel size {tp}",
+            pointer="/num_key_value_heads",
+            message=f"num_key_value_heads {kv} neither divides nor is a multiple of the tensor-parallel size {tp}",
         )
 
 
@@ -125,8 +126,8 @@ def method(ctx: Context) -> Iterator[Problem]:
     if launch.engine != "vllm":
         if given is not None and given.lower() not in ("dflash", "dflash2"):
             yield Problem(
-                "/architectures",
-                f"the {launch.engine} launch uses speculative algorithm {show(given)} for a DFlash drafter",
+                pointer="/architectures",
+                message=f"the {launch.engine} launch uses speculative algorithm {show(given)} for a DFlash drafter",
             )
         return
     if given == "dflash":
@@ -135,8 +136,8 @@ def method(ctx: Context) -> Iterator[Problem]:
     said_dflash = "dflash" in (launch.drafter or "").lower()
     if given not in (None, "draft_model"):
         yield Problem(
-            "/architectures",
-            f"vLLM refuses speculative method {show(given)} for a DFlash drafter (its method is 'dflash')",
+            pointer="/architectures",
+            message=f"vLLM refuses speculative method {show(given)} for a DFlash drafter (its method is 'dflash')",
         )
         return
     plain = None if said_dflash else "vLLM 0.33 serves it as a plain draft model: its path does not say dflash"
@@ -148,7 +149,7 @@ def method(ctx: Context) -> Iterator[Problem]:
     how = f"speculative method {show(given)}" if given is not None else "no speculative method"
     message = f"the vLLM launch gives {how}: " + "; ".join(said for said, _ in found) + '; pass "method": "dflash"'
     # Said for each side of 0.34 it holds on; on both, it holds for every release (no scope).
-    yield Problem("/architectures", message, engines=() if len(found) == 2 else (found[0][1],))
+    yield Problem(pointer="/architectures", message=message, engines=() if len(found) == 2 else (found[0][1],))
 
 
 @rule(
@@ -174,8 +175,9 @@ def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
     doc = ctx.written
     if _launch(ctx).engine == "sglang" and doc is not None and "model_type" not in doc:
         yield Problem(
-            "/speculators_model_type",
-            "the SGLang launch loads a speculators-format drafter, which SGLang refuses at start-up (no top-level"
+            pointer="/speculators_model_type",
+            message="the SGLang launch loads a speculators-format drafter, which SGLang refuses at start-up (no "
+            "top-level"
             " model_type: 'Unrecognized model'); serve it with vLLM or convert it to the z-lab format",
         )
 
@@ -215,8 +217,8 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
     size, said = _block_size(ctx)
     if tokens != size - 1:
         yield Problem(
-            "/speculators_config/proposal_methods/0/speculative_tokens",
-            f"the vLLM launch takes its drafts per step from speculative_tokens {tokens}, the drafter needs"
+            pointer="/speculators_config/proposal_methods/0/speculative_tokens",
+            message=f"the vLLM launch takes its drafts per step from speculative_tokens {tokens}, the drafter needs"
             f" block_size - 1 = {size - 1} ({said})",
         )
 
@@ -248,8 +250,8 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     sliding = sum(t == "sliding_attention" for t in types)
     if 0 < sliding < len(types):
         yield Problem(
-            "/layer_types",
-            f"{forced[0]} makes vLLM use its V1 model runner, which refuses a drafter mixing sliding and full"
+            pointer="/layer_types",
+            message=f"{forced[0]} makes vLLM use its V1 model runner, which refuses a drafter mixing sliding and full"
             f" attention ({sliding} of {len(types)} layers sliding); {forced[1]}",
             engines=(VLLM_0_34.before,),
         )
@@ -295,8 +297,8 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     found = [a for a in architectures if isinstance(a, str) and a in V2_ONLY]
     if found:
         yield Problem(
-            "/architectures",
-            f"{forced[0]} makes vLLM use its V1 model runner, which refuses a {found[0]} drafter (its"
+            pointer="/architectures",
+            message=f"{forced[0]} makes vLLM use its V1 model runner, which refuses a {found[0]} drafter (its"
             f" {V2_ONLY[found[0]]} runs only in the V2 runner); {forced[1]}",
             engines=(VLLM_0_34.before,),
         )
@@ -339,7 +341,7 @@ def v1_runner_removed(ctx: Context) -> Iterator[Problem]:
         )
     else:
         return
-    yield Problem("", said, engines=(VLLM_0_34.on,))
+    yield Problem(pointer="", message=said, engines=(VLLM_0_34.on,))
 
 
 @rule("DF808", "launch-draft-window", Severity.ERROR, "data", "launch", reads=("SGLang:block_size",))
@@ -371,8 +373,8 @@ def draft_window(ctx: Context) -> Iterator[Problem]:
         said = where[1:].replace("/", ".") if tokens == value else "no usable block_size: SGLang's default"
     if window < tokens:
         yield Problem(
-            where,
-            f"the SGLang launch sets --speculative-draft-window-size {window}, smaller than the {tokens} tokens"
+            pointer=where,
+            message=f"the SGLang launch sets --speculative-draft-window-size {window}, smaller than the {tokens} tokens"
             f" it drafts per step ({said} {tokens}); SGLang refuses it at start-up (the window holds a whole block)",
         )
 
@@ -405,21 +407,30 @@ def sglang_dflash_parallelism(ctx: Context) -> Iterator[Problem]:
     refused = "SGLang refuses the launch at start-up"
     if launch.pipeline_parallel_size != 1:
         yield Problem(
-            "",
-            f"--pp-size {launch.pipeline_parallel_size}: {refused} (DFLASH supports only pp_size 1)",
+            pointer="",
+            message=f"--pp-size {launch.pipeline_parallel_size}: {refused} (DFLASH supports only pp_size 1)",
         )
     dp = launch.attention_dp_size
     if dp <= 1:
         return
     if not launch.dp_lm_head:
-        yield Problem("", f"attention data parallel size {dp} without --enable-dp-lm-head: {refused} (DFLASH"
-                      " with dp attention requires --enable-dp-lm-head)")  # fmt: skip
+        yield Problem(
+            pointer="",
+            message=f"attention data parallel size {dp} without --enable-dp-lm-head: {refused} (DFLASH"
+            " with dp attention requires --enable-dp-lm-head)",
+        )
     elif launch.attention_cp_size != 1:
-        yield Problem("", f"attention data parallel size {dp} with --attn-cp-size {launch.attention_cp_size}:"
-                      f" {refused} (DFLASH with dp attention does not support context parallel)")  # fmt: skip
+        yield Problem(
+            pointer="",
+            message=f"attention data parallel size {dp} with --attn-cp-size {launch.attention_cp_size}:"
+            f" {refused} (DFLASH with dp attention does not support context parallel)",
+        )
     elif _sglang_true(dict(launch.engine_env).get("SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION")):
-        yield Problem("", f"attention data parallel size {dp} with SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION on:"
-                      f" {refused} (DFLASH with dp attention requires it off)")  # fmt: skip
+        yield Problem(
+            pointer="",
+            message=f"attention data parallel size {dp} with SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION on:"
+            f" {refused} (DFLASH with dp attention requires it off)",
+        )
 
 
 # vllm/config/speculative.py:_CACHE_ONLY_ROPE_TYPES: a drafter whose RoPE types are all of these has its
@@ -465,8 +476,8 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
     if served < wanted:
         scaled = f" x factor {factor:g}" if factor != 1 else ""
         yield Problem(
-            "/max_position_embeddings",
-            f"vLLM serves max_model_len {served}, not the launch's --max-model-len {wanted}: the drafter's RoPE"
+            pointer="/max_position_embeddings",
+            message=f"vLLM serves max_model_len {served}, not the launch's --max-model-len {wanted}: the drafter's RoPE"
             f" ({', '.join(sorted(types))}) is sized by max_position_embeddings {positions}{scaled}, and vLLM"
             " lowers the server's length to the drafter's",
         )
@@ -506,16 +517,16 @@ def speculative_config_keys(ctx: Context) -> Iterator[Problem]:
         if scoped is not None and any(refused[r] for r in runs):
             names = [r for r in ordered(FIELDS) if refused[r]]
             yield Problem(
-                "",
-                f"vLLM {' and '.join(names)} refuse{'s' if len(names) == 1 else ''} --speculative-config key"
+                pointer="",
+                message=f"vLLM {' and '.join(names)} refuse{'s' if len(names) == 1 else ''} --speculative-config key"
                 f" {show(key)} (not a field of its SpeculativeConfig: the server does not start); drop it",
                 engines=scoped,
             )
         elif key == "parallel_drafting" and VLLM_0_34.sides(launch)[1]:
             yield Problem(
-                "",
-                'vLLM 0.34 ignores --speculative-config key "parallel_drafting" (deprecated: DFlash always drafts'
-                " in parallel); drop it",
+                pointer="",
+                message='vLLM 0.34 ignores --speculative-config key "parallel_drafting" '
+                "(deprecated: DFlash always drafts in parallel); drop it",
                 severity=Severity.INFO,
                 engines=(VLLM_0_34.on,),
             )
@@ -555,8 +566,9 @@ def draft_dcp_sliding(ctx: Context) -> Iterator[Problem]:
     if sliding or use_swa:
         why = "dflash_config.use_swa" if use_swa and not sliding else "sliding_attention layers in layer_types"
         yield Problem(
-            "/dflash_config/use_swa" if use_swa and not sliding else "/layer_types",
-            f"vLLM 0.34 fails to load this drafter at draft_decode_context_parallel_size {value}: its {why} cannot"
+            pointer="/dflash_config/use_swa" if use_swa and not sliding else "/layer_types",
+            message=f"vLLM 0.34 fails to load this drafter at draft_decode_context_parallel_size {value}: its "
+            f"{why} cannot"
             " run split over the decode context; set it to 1 (or leave it out)",
             engines=(VLLM_0_34.on,),
         )

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import UsageError
+from dflash_cfg.model import HubOptions
 
 # --- the option groups ---------------------------------------------------------------------------------
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dflash_cfg import progress
 from dflash_cfg.commands.common import (
-    HubOptions,
     Views,
     check_sha256_option,
     known_upstream,
@@ -29,6 +28,7 @@ from dflash_cfg.model import (
     FileReport,
     FoundBy,
     HubFile,
+    HubOptions,
     Integrity,
     Launch,
     Report,
@@ -76,6 +76,44 @@ class CheckOptions:
     # endpoint, token, offline switch and cache; None: this process's.
     hub_environ: Mapping[str, str] | None = None
     engines: tuple[str, ...] = ()  # --engine: what serves the drafters (else the project's `engines`)
+
+
+def check_options(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    target: str | os.PathLike[str] | None = None,
+    select: str | None = None,
+    ignore: str | None = None,
+    hub: HubOptions | None = None,
+    expect_sha256: str | None = None,
+    use_cache: bool = True,
+    offline: bool = False,
+    config: str | os.PathLike[str] | None = None,
+    isolated: bool = False,
+    fail_on: str | None = None,
+    gate: bool = False,
+    engines: Sequence[str] = (),
+) -> CheckOptions:
+    """The check command's options as its two callers hold them, the CLI's parsed options and the public API's
+    arguments (any path-like, a severity by its name): the one place `check` builds its CheckOptions, so the
+    two cannot drift apart."""
+    if fail_on not in (None, "error", "warning"):
+        raise UsageError(f'fail_on must be "error" or "warning", not {fail_on!r}')
+    return CheckOptions(
+        paths=tuple(os.fspath(p) for p in paths),
+        target=None if target is None else os.fspath(target),
+        select=select,
+        ignore=ignore,
+        hub=hub,
+        expect_sha256=expect_sha256,
+        no_cache=not use_cache,
+        offline=offline,
+        config=None if config is None else os.fspath(config),
+        isolated=isolated,
+        fail_on=None if fail_on is None else Severity[fail_on.upper()],
+        gate=gate,
+        engines=tuple(engines),
+    )
 
 
 def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[Rule, ...], Severity]:

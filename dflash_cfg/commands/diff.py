@@ -3,12 +3,12 @@ config class."""
 
 from __future__ import annotations
 
-from dflash_cfg.commands.common import HubOptions, Views, one_config, upstream_for
+from dflash_cfg.commands.common import Views, one_config, upstream_for
 from dflash_cfg.errors import UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import compare
 from dflash_cfg.lint.rules.upstream import show_compared
-from dflash_cfg.model import DiffResult
+from dflash_cfg.model import DiffResult, HubOptions
 from dflash_cfg.sources import storage
 from dflash_cfg.sources.views import transformers_version
 

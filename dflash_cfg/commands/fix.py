@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dflash_cfg.commands.common import (
-    HubOptions,
     Views,
     known_upstream,
     load_target_option,
@@ -27,6 +27,7 @@ from dflash_cfg.model import (
     FileReport,
     FixResult,
     HubFile,
+    HubOptions,
     Outcome,
     PatchOp,
     Plan,
@@ -53,6 +54,24 @@ class FixOptions:
     # Fixes of findings below this are skipped: the pre-commit hook repairs problems (warnings and
     # errors) without rewriting published files for portability (the information-level mirrors).
     min_severity: Severity = Severity.INFO
+
+
+def fix_options(
+    *,
+    hub: HubOptions | None = None,
+    only_critical: bool = False,
+    target: str | os.PathLike[str] | None = None,
+    min_severity: str = "info",
+) -> FixOptions:
+    """The fix command's options as its two callers hold them, the CLI's parsed options and the public API's
+    arguments (a severity by its name), for every path: `fix_each` gives each its own."""
+    return FixOptions(
+        path="",
+        hub=hub,
+        only_critical=only_critical,
+        target=None if target is None else os.fspath(target),
+        min_severity=Severity[min_severity.upper()],
+    )
 
 
 def _plan(

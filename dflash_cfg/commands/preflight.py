@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import NoReturn
 
 from dflash_cfg.commands.check import CheckOptions, check
-from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import Documented, HubError, LaunchError, NotADrafter, PathError, UsageError, WhereError
 from dflash_cfg.launch import host_path, hub_cache, parse_launch
 from dflash_cfg.launch.environment import (
@@ -24,7 +23,7 @@ from dflash_cfg.launch.environment import (
     refuse_other_hub,
 )
 from dflash_cfg.launch.speculators import served_speculators
-from dflash_cfg.model import EngineCheck, EngineStep, Launch, Location, Preflight, Severity
+from dflash_cfg.model import EngineCheck, EngineStep, HubOptions, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import default_root
 from dflash_cfg.sources.launch_files import read_config, read_env_file

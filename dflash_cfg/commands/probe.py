@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_cfg import progress
-from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import DflashCfgError, NotReady, ProbeError, UsageError
 from dflash_cfg.lint import acceptance
-from dflash_cfg.model import Diagnosis, Judged, Report, Window
+from dflash_cfg.model import Diagnosis, HubOptions, Judged, Report, Window
 from dflash_cfg.sources import metrics, scrape
 from dflash_cfg.sources.project import ProjectConfig
 from dflash_cfg.sources.project import resolve as resolve_project

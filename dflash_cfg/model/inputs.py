@@ -1,4 +1,5 @@
-"""What was read: where a file lives (`Url`, `Where`), an upstream copy on the Hub, a lock entry, what the file system
+"""What was read: where a file lives (`Url`, `Where`), an upstream copy on the Hub (and `HubOptions`, which one
+to read), a lock entry, what the file system
 says about a config (`Integrity`), the target's config and tokenizer, the drafter's weights (headers only) and the
 engine's view of the file through its config class (`Effective`)."""
 
@@ -70,6 +71,15 @@ class Url:
 
 
 Where = Path | Url  # where a file lives: a local path, or an s3://, gs:// or hf:// one
+
+
+@dataclass(frozen=True)
+class HubOptions:
+    """Which upstream copy a drafter config is compared with (--from-hub [REPO], --revision, --offline)."""
+
+    repo: str | None  # None: infer it from where the file lives (an hf:// path, a cache snapshot, the lock)
+    revision: str | None = None  # None: the commit of a cache snapshot, else "main"
+    offline: bool = False  # the local Hugging Face cache only
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,8 +29,8 @@ from dflash_cfg.cli.parse_result import (
     VerifyArgs,
     WhereArgs,
 )
-from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import UsageError
+from dflash_cfg.model import HubOptions
 
 VALUES = {
     "check": CheckArgs,

@@ -129,22 +129,12 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
     linted = doc if translation is None else dataclasses.replace(doc, data=translation.data)
     judgement = _judged(inputs, linted, kind, sha256, blob)
     ctx = Context(
+        inputs=inputs,
         doc=linted,
         kind=kind,
-        target=inputs.target,
-        weights=inputs.weights,
-        weights_error=inputs.weights_error,
-        view=inputs.view,
-        upstream=inputs.upstream,
-        upstream_doc=inputs.upstream_doc,
-        upstream_view=inputs.upstream_view,
-        integrity=inputs.integrity,
-        launch=inputs.launch,
         written=doc.data if translation is not None else None,
-        engine=inputs.engine,
         published=judgement,
         base=_base(inputs, judgement),
-        target_repo=inputs.target_repo,
     )
     findings = []
     offered = available(ctx)

@@ -167,33 +167,25 @@ def watch(
         before = after
 
 
-def diagnose(
-    judged: Judged,
-    s: Settings,
-    drafter: str | None,
-    target: str | None,
-    hub: HubOptions | None,
-    offline: bool,
-    config: str | None,
-    isolated: bool,
-) -> Diagnosis | None:
+def diagnose(judged: Judged, s: Settings, drafter: DrafterCheck) -> Diagnosis | None:
     """The drafter's check for a collapsed model: --drafter, else the project's [[models]] entry serving it."""
     from dflash_cfg.commands.check import CheckOptions, check
 
     entry = next((m for m in s.project.models if m.served_name == judged.acceptance.model_name), None)
-    if drafter is None and entry is None:
+    if drafter.drafter is None and entry is None:
         return None
     # A [[models]] path is a local dir or an s3://, gs://, hf:// URL; check reads either from its text.
-    path = drafter if drafter is not None else str(entry.path)  # type: ignore[union-attr]
+    path = drafter.drafter if drafter.drafter is not None else str(entry.path)  # type: ignore[union-attr]
+    hub = drafter.hub
     upstream = (hub.repo if hub is not None else None) or (entry.upstream if entry is not None else None)
     # As the gate checks it: compared with upstream whenever the repo is known (project, lock, cache path).
     options = CheckOptions(
         paths=(path,),
-        target=target,
+        target=drafter.target,
         hub=hub,
-        offline=offline,
-        config=config,
-        isolated=isolated,
+        offline=drafter.offline,
+        config=drafter.config,
+        isolated=drafter.isolated,
         gate=True,
     )
     report = check(options)
@@ -243,9 +235,7 @@ def explain(window: Window, s: Settings, check: DrafterCheck, when: str | None =
     diagnoses, unchecked = [], []
     for judged in window.collapsed:
         try:
-            found = diagnose(
-                judged, s, check.drafter, check.target, check.hub, check.offline, check.config, check.isolated
-            )
+            found = diagnose(judged, s, check)
         except DflashCfgError as exc:
             unchecked.append(Unchecked(judged.acceptance.model_name, str(exc)))
             continue

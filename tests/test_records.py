@@ -5,8 +5,11 @@ builds one with positional arguments (mypy refuses those too; this test names th
 
 Read from the source, not imported: a record's fields are the annotated names of its class body (a
 `ClassVar` is none; inherited fields are not counted: no record here extends another). A call is resolved by
-the name the calling module gives the class: a class it defines, `from MODULE import Name [as Alias]`, or
-`module.Name` for a module it imports; so two classes of one name in two modules are told apart."""
+the name the calling module gives the class: a class it defines, `from MODULE import Name [as Alias]` (a name
+a package re-exports: the one module under it that defines it), or `module.Name` for a module it imports (an
+adapter script's sibling too); so two classes of one name in two modules are told apart. A call through any
+other spelling (`cls(...)`, a variable) is left to mypy, which refuses positional arguments to a kw_only
+record wherever it sees one."""
 
 from __future__ import annotations
 
@@ -96,7 +99,10 @@ def _names(
                         classes[local] = under[0]
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                modules[alias.asname or alias.name] = alias.name
+                # An adapter script imports its shared module as a sibling (`import dflash_adapter_io as io`).
+                sibling = f"{module.rpartition('.')[0]}.{alias.name}"
+                known = any(m == sibling for m, _ in records)
+                modules[alias.asname or alias.name] = sibling if known else alias.name
     return classes, modules
 
 
@@ -140,3 +146,6 @@ def test_the_walk_sees_the_records() -> None:
     tree = ast.parse("from dflash_cfg.lint.linter import Inputs as I\nI('p', None, True, None, None)\n")
     classes, _ = _names("dflash_cfg.commands.example", tree, records)
     assert classes["I"].name == "Inputs"
+    tree = ast.parse("import dflash_adapter_io as io\n")
+    _, modules = _names("dflash_cfg.adapters.adapter_example", tree, records)
+    assert modules["io"] == "dflash_cfg.adapters.dflash_adapter_io"

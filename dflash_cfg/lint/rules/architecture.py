@@ -60,8 +60,7 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             pointer="/architectures",
             message=f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, so vLLM "
-            f"and SGLang "
-            f"refuse the file (they know {names})",
+            f"and SGLang refuse the file (they know {names})",
         )
 
 
@@ -79,8 +78,8 @@ def architectures_missing(ctx: Context) -> Iterator[Problem]:
         names = ", ".join(sorted(REGISTERED_ARCHITECTURES))
         yield Problem(
             pointer="/architectures",
-            message=f"architectures missing: vLLM and SGLang pick the drafter class from it and refuse the file "
-            f"({names})",
+            message="architectures missing: vLLM and SGLang pick the "
+            f"drafter class from it and refuse the file ({names})",
         )
 
 

@@ -330,8 +330,7 @@ def swa_without_window(ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 pointer="/dflash_config/swa_window_size",
                 message="dflash_config.use_swa is on but neither dflash_config.swa_window_size nor "
-                "sliding_window gives "
-                "a window: vLLM refuses the file",
+                "sliding_window gives a window: vLLM refuses the file",
             )
 
 
@@ -363,15 +362,13 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             pointer="/dflash_config/swa_window_size",
             message=f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with "
-            f"a window "
-            f"of {swa}, SGLang with {window}",
+            f"a window of {swa}, SGLang with {window}",
         )
     elif window is not None and swa is not None and window != swa:
         yield Problem(
             pointer="/dflash_config/swa_window_size",
             message=f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with "
-            f"a window of "
-            f"{swa} and SGLang reads neither; make sure {swa} is the trained one",
+            f"a window of {swa} and SGLang reads neither; make sure {swa} is the trained one",
             severity=Severity.WARNING,
         )
     if ctx.dflash.get("use_swa") is True and "layer_types" not in ctx.data:
@@ -418,8 +415,7 @@ def attention_sink(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             pointer="/add_swa_attention_sink_bias",
             message=f"add_swa_attention_sink_bias is {json.dumps(top)} and dflash_config.attention_sink_bias is "
-            f"absent: "
-            "vLLM builds attention sinks, SGLang reads only dflash_config.attention_sink_bias and drafts "
+            "absent: vLLM builds attention sinks, SGLang reads only dflash_config.attention_sink_bias and drafts "
             "without them",
             fix=Fix(
                 "copy the switch into dflash_config.attention_sink_bias",
@@ -501,8 +497,8 @@ def attention_value_scale(ctx: Context) -> Iterator[Problem]:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         yield Problem(
             pointer="/dflash_config/attention_value_scale",
-            message=f"dflash_config.attention_value_scale is {json.dumps(value)}, not a number: SGLang refuses "
-            f"the file",
+            message="dflash_config.attention_value_scale is "
+            f"{json.dumps(value)}, not a number: SGLang refuses the file",
         )
 
 

@@ -104,8 +104,8 @@ def snapshot_edited(ctx: Context) -> Iterator[Problem]:
         repo, commit, blob = edited
         yield Problem(
             pointer="",
-            message=f"this is {repo}@{commit[:12]} from the Hugging Face cache, edited in place: its bytes no "
-            f"longer hash "
+            message=f"this is {repo}@{commit[:12]} from the Hugging "
+            "Face cache, edited in place: its bytes no longer hash "
             f"to the blob they are ({blob[:12]}); every engine that loads that commit from this cache reads the "
             f"edited file. Delete it and download it again (`hf download {repo} config.json --revision {commit}`)",
         )

@@ -177,8 +177,7 @@ def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             pointer="/speculators_model_type",
             message="the SGLang launch loads a speculators-format drafter, which SGLang refuses at start-up (no "
-            "top-level"
-            " model_type: 'Unrecognized model'); serve it with vLLM or convert it to the z-lab format",
+            "top-level model_type: 'Unrecognized model'); serve it with vLLM or convert it to the z-lab format",
         )
 
 
@@ -568,8 +567,7 @@ def draft_dcp_sliding(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             pointer="/dflash_config/use_swa" if use_swa and not sliding else "/layer_types",
             message=f"vLLM 0.34 fails to load this drafter at draft_decode_context_parallel_size {value}: its "
-            f"{why} cannot"
-            " run split over the decode context; set it to 1 (or leave it out)",
+            f"{why} cannot run split over the decode context; set it to 1 (or leave it out)",
             engines=(VLLM_0_34.on,),
         )
 

@@ -42,15 +42,13 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             pointer=where,
             message="mask_token_id missing: vLLM refuses the file (it needs the id for parallel drafting) and "
-            "SGLang adds "
-            "a new, untrained mask token; take the trained id from the upstream repo",
+            "SGLang adds a new, untrained mask token; take the trained id from the upstream repo",
         )
     else:
         yield Problem(
             pointer=where,
             message=f"mask_token_id {show(top)} only at the top level: vLLM and SGLang fall back to it there; "
-            f"loaders that "
-            "read only dflash_config.mask_token_id would not",
+            "loaders that read only dflash_config.mask_token_id would not",
             fix=Fix("copy mask_token_id into dflash_config", (PatchOp("add", where, top),)),
             severity=Severity.INFO,
         )

@@ -141,8 +141,7 @@ def laguna_mixed_layers(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             pointer="/layer_types",
             message=f"layer_types mixes {' and '.join(kinds)} on a DFlashLagunaForCausalLM drafter: vLLM's "
-            f"Laguna drafter "
-            "requires one kind for every layer and refuses the file; SGLang builds each layer as listed",
+            "Laguna drafter requires one kind for every layer and refuses the file; SGLang builds each layer as listed",
         )
 
 

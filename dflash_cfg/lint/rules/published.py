@@ -99,8 +99,8 @@ def identical(ctx: Context) -> Iterator[Problem]:
         return
     yield Problem(
         pointer="",
-        message=f"identical to the published {at(found.entry.repo, found.revision)}, as the catalog holds "
-        f"it{_newer(found)}",
+        message=f"identical to the published {at(found.entry.repo, found.revision)}, "
+        f"as the catalog holds it{_newer(found)}",
     )
 
 
@@ -185,8 +185,8 @@ def not_the_base(ctx: Context) -> Iterator[Problem]:
     if wrong:
         yield Problem(
             pointer="",
-            message=f"{named}; the target {shown} has {', '.join(wrong)}: is it the model the drafter was "
-            f"trained with?",
+            message=f"{named}; the target {shown} has {', '.join(wrong)}: "
+            "is it the model the drafter was trained with?",
             severity=Severity.WARNING,
         )
 

@@ -157,8 +157,8 @@ def sample_from_anchor(ctx: Context) -> Iterator[Problem]:
     if value:  # the speculator's own test: truthiness (1, "no" and [0] are refused too)
         yield Problem(
             pointer="/dflash_config/sample_from_anchor",
-            message=f"dflash_config.sample_from_anchor is {show(value)}: vLLM refuses the file at start-up (a "
-            f"DFlash block "
+            message=f"dflash_config.sample_from_anchor is {show(value)}: "
+            "vLLM refuses the file at start-up (a DFlash block "
             "predicts only its masks; this is the DSpark layout), and SGLang ignores the key and drafts in the "
             "DFlash layout, not the trained one",
         )

@@ -52,8 +52,8 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
     if label != "dflash":
         yield Problem(
             pointer="/speculators_model_type",
-            message=f"speculators_model_type {show(label)} on a file whose speculators_config.algorithm is "
-            f"dflash: vLLM "
+            message=f"speculators_model_type {show(label)} on a "
+            "file whose speculators_config.algorithm is dflash: vLLM "
             "translates it as that algorithm and refuses a DFlash launch (no mask token for parallel drafting)",
         )
     layer = doc.get("transformer_layer_config")
@@ -106,8 +106,7 @@ def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             pointer="/speculators_model_type",
             message="a speculators-format drafter: SGLang refuses the directory (no top-level model_type; it "
-            "loads only "
-            "the z-lab format); serve it with vLLM",
+            "loads only the z-lab format); serve it with vLLM",
             engines=("sglang",),
         )
 

@@ -99,8 +99,7 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 pointer="/draft_vocab_size",
                 message=f"draft_vocab_size {draft} but the target's vocab_size is {want}: vLLM's Laguna drafter "
-                f"requires "
-                "them equal and refuses the file",
+                "requires them equal and refuses the file",
             )
         return
     if want is None or vocab is None or vocab == want or "draft_vocab_size" in ctx.data:
@@ -231,8 +230,8 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
         content, tid = target.mask_token
         yield Problem(
             pointer=where,
-            message=f"the target tokenizer's mask_token {show(content)} is id {tid}, not {mask} (SGLang refuses "
-            f"the mismatch)",
+            message=f"the target tokenizer's mask_token {show(content)} "
+            f"is id {tid}, not {mask} (SGLang refuses the mismatch)",
         )
     if token is None and not names:
         first_added = min((t.id for t in target.added_tokens), default=None)

@@ -46,8 +46,8 @@ def config_class_rejects(ctx: Context) -> Iterator[Problem]:
     if eff.error is not None and eff.config_class is not None:
         yield Problem(
             pointer="",
-            message=f"{eff.through} (transformers {eff.transformers_version}) rejects the file, so {engines} "
-            f"it: {eff.error}",
+            message=f"{eff.through} (transformers {eff.transformers_version}) "
+            f"rejects the file, so {engines} it: {eff.error}",
         )
     elif eff.error is not None and "AutoConfig" not in eff.error:
         yield Problem(

@@ -115,8 +115,7 @@ def layer_count(ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 pointer="/num_hidden_layers",
                 message=f"num_hidden_layers is {depth} but the shards that were read have layers "
-                f"{_ranges(tuple(beyond))} "
-                f"(the LFS pointer shards were not read)",
+                f"{_ranges(tuple(beyond))} (the LFS pointer shards were not read)",
             )
         return
     if len(indices) != depth or indices != tuple(range(len(indices))):

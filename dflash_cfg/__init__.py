@@ -1,8 +1,8 @@
 """dflash-cfg: lint and repair the config.json of DFlash speculative-decoding drafters.
 
 The public API is this module: `check`, `diff`, `fix` and `verify`, returning the frozen values the
-JSON output serialises. The CLI calls these same functions. Every submodule is private: its names may
-change between releases.
+JSON output serialises: a thin layer over the functions of `dflash_cfg.commands` the CLI calls. Every
+submodule is private: its names may change between releases.
 
     import dflash_cfg
     report = dflash_cfg.check(["/models/Qwen3.6-27B-DFlash"], target="/models/Qwen3.6-27B")
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from dflash_cfg.version import __version__
 
 if TYPE_CHECKING:
-    from dflash_cfg.model import DiffResult, FixResult, Plan, Report, Verification
+    from dflash_cfg.model import DiffResult, FixResult, HubOptions, Plan, Report, Verification
 
 __all__ = [
     "DflashCfgError",
@@ -27,6 +27,7 @@ __all__ = [
     "Finding",
     "Fix",
     "FixResult",
+    "HubOptions",
     "PatchOp",
     "Plan",
     "Report",
@@ -42,10 +43,16 @@ __all__ = [
 Path = str | os.PathLike[str]
 
 
-def _hub(from_hub: str | None, revision: str | None, offline: bool) -> Any:
-    from dflash_cfg.commands.common import HubOptions
+def _hub(hub: HubOptions | None, from_hub: str | None, revision: str | None, offline: bool) -> HubOptions | None:
+    """The comparison with upstream: `hub` whole, else made from the keyword arguments it stands for
+    (`from_hub`, `revision`, `offline`), which callers written before `hub` pass and which keep working."""
     from dflash_cfg.errors import UsageError
+    from dflash_cfg.model import HubOptions
 
+    if hub is not None:
+        if from_hub or revision:
+            raise UsageError("pass hub, or from_hub and revision: not both")
+        return hub
     if from_hub is None:
         if revision:
             raise UsageError("revision needs from_hub")
@@ -59,6 +66,7 @@ def check(
     target: Path | None = None,
     select: str | None = None,
     ignore: str | None = None,
+    hub: HubOptions | None = None,
     from_hub: str | None = None,
     revision: str | None = None,
     offline: bool = False,
@@ -72,8 +80,10 @@ def check(
 ) -> Report:
     """Lint each drafter config.json under `paths` (model dirs, files, trees, or Hub ids).
 
-    `select`/`ignore`: comma-separated rule ids or prefixes. `from_hub`: compare with this Hub repo
-    ("" infers it from a cache snapshot path or the lock). The project config (dflash-cfg.toml or
+    `select`/`ignore`: comma-separated rule ids or prefixes. `hub`: compare with upstream
+    (`HubOptions(repo, revision, offline)`; repo None infers it from a cache snapshot path or the lock);
+    `from_hub` ("" infers the repo) and `revision` say the same as separate arguments. `offline`: answer
+    every Hub question from the local cache (the project's upstreams too). The project config (dflash-cfg.toml or
     [tool.dflash-cfg]) is found from the first path unless `config` names one or `isolated` is set.
     `fail_on` ("error" or "warning") and `gate` decide `Report.fail_on`/`Report.gate`, which the CLI's
     exit code follows. `engines` ("vllm", "sglang", "mlx", "reference"; default: the project's `engines`) says
@@ -81,42 +91,48 @@ def check(
     `exit_code`) for a usage or environment problem;
     files that cannot be read are listed in `Report.errors`.
     """
-    from dflash_cfg.commands.check import CheckOptions
     from dflash_cfg.commands.check import check as run
-    from dflash_cfg.model import Severity
+    from dflash_cfg.commands.check import check_options
 
-    if fail_on not in (None, "error", "warning"):
-        from dflash_cfg.errors import UsageError
-
-        raise UsageError(f'fail_on must be "error" or "warning", not {fail_on!r}')
-    options = CheckOptions(
-        tuple(os.fspath(p) for p in paths),
-        None if target is None else os.fspath(target),
-        select,
-        ignore,
-        _hub(from_hub, revision, offline),
-        expect_sha256,
-        not use_cache,
+    options = check_options(
+        paths,
+        target=target,
+        select=select,
+        ignore=ignore,
+        hub=_hub(hub, from_hub, revision, offline),
+        expect_sha256=expect_sha256,
+        use_cache=use_cache,
         offline=offline,
-        config=None if config is None else os.fspath(config),
+        config=config,
         isolated=isolated,
-        fail_on=None if fail_on is None else Severity[fail_on.upper()],
+        fail_on=fail_on,
         gate=gate,
-        engines=tuple(engines),
+        engines=engines,
     )
     return run(options)
 
 
-def diff(path: Path, from_hub: str = "", *, revision: str | None = None, offline: bool = False) -> DiffResult:
-    """Field-by-field comparison of one drafter config with its upstream copy ("" infers the repo)."""
+def diff(
+    path: Path,
+    from_hub: str = "",
+    *,
+    revision: str | None = None,
+    offline: bool = False,
+    hub: HubOptions | None = None,
+) -> DiffResult:
+    """Field-by-field comparison of one drafter config with its upstream copy: `hub`, else the repo `from_hub`
+    ("" infers it) at `revision`."""
     from dflash_cfg.commands.diff import diff as run
 
-    return run(os.fspath(path), _hub(from_hub, revision, offline))
+    found = _hub(hub, from_hub, revision, offline)
+    assert found is not None  # from_hub is never None here: "" infers the repo
+    return run(os.fspath(path), found)
 
 
 def fix(
     paths: Sequence[Path],
     *,
+    hub: HubOptions | None = None,
     from_hub: str | None = None,
     revision: str | None = None,
     offline: bool = False,
@@ -127,19 +143,18 @@ def fix(
     backup: bool = True,
     record_lock: bool = True,
 ) -> Iterator[FixResult]:
-    """Repair each path's config.json, one result per path as it is done.
+    """Repair each path's config.json, one result per path as it is done; with `hub` (or `from_hub`), from
+    upstream.
 
     `confirm(plan)` decides on each change (default: write it); return False for a dry run.
     """
-    from dflash_cfg.commands.fix import FixOptions, fix_each
-    from dflash_cfg.model import Severity
+    from dflash_cfg.commands.fix import fix_each, fix_options
 
-    options = FixOptions(
-        "",
-        _hub(from_hub, revision, offline),
-        only_critical,
-        None if target is None else os.fspath(target),
-        Severity[min_severity.upper()],
+    options = fix_options(
+        hub=_hub(hub, from_hub, revision, offline),
+        only_critical=only_critical,
+        target=target,
+        min_severity=min_severity,
     )
     return fix_each(
         [os.fspath(p) for p in paths],
@@ -168,6 +183,7 @@ _LAZY = {
     "Severity": "dflash_cfg.model",
     "DiffResult": "dflash_cfg.model",
     "FixResult": "dflash_cfg.model",
+    "HubOptions": "dflash_cfg.model",
     "Plan": "dflash_cfg.model",
     "Verification": "dflash_cfg.model",
 }

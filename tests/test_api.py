@@ -129,3 +129,16 @@ def test_the_fix_hook_on_an_unchanged_clean_file_answers_from_the_cache(tmp_path
     run = [sys.executable, "-c", code, str(model / "config.json")]
     out = subprocess.run(run, capture_output=True, text=True, env=env, check=True).stdout
     assert out.strip().splitlines()[-1] == "0 []", out
+
+
+def test_diff_takes_hub_options_whole_and_the_old_keywords_say_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(ROOT / "fixtures" / "hf-cache" / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    hub = dflash_cfg.HubOptions("z-lab/Qwen3.6-27B-DFlash", offline=True)
+    whole = dflash_cfg.diff(INCIDENT, hub=hub)
+    assert whole.critical
+    assert dflash_cfg.diff(INCIDENT, "z-lab/Qwen3.6-27B-DFlash", offline=True) == whole
+    with pytest.raises(dflash_cfg.DflashCfgError, match="not both"):
+        dflash_cfg.diff(INCIDENT, "other/repo", hub=hub)
+    with pytest.raises(dflash_cfg.DflashCfgError, match="revision needs from_hub"):
+        dflash_cfg.check([INCIDENT], revision="v1")

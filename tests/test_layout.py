@@ -56,7 +56,7 @@ LAYOUT: dict[str, Part] = {
     ),
     "__init__.py": Part(("commands", "model", "errors", "version")),
     "cli/": Part(
-        ("cli", "__init__", "commands", "report", "model", "errors", "version", "progress"),
+        ("cli", "commands", "report", "model", "errors", "version", "progress"),
         exceptions=(
             ("lint.gate", "a check's exit code and its advice: the verdict on the report"),
             (

@@ -45,7 +45,7 @@ class Case:
             self.stand_ins.append(text)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class StandIn:
     """An engine check the adapter reproduces because it cannot run it (it runs only on a GPU worker): where the
     engine makes it (`path:qualname`), the engine's own code for it (an expression, as the engine writes it), and

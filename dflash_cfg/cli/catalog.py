@@ -40,7 +40,9 @@ def update_command(args: UpdateArgs) -> int:
     from dflash_cfg.commands.catalog import UpdateOptions, update
     from dflash_cfg.report.catalog import update_json, update_text
 
-    options = UpdateOptions(args.authors, args.repos, args.jobs, args.deadline, args.offline)
+    options = UpdateOptions(
+        authors=args.authors, repos=args.repos, jobs=args.jobs, deadline=args.deadline, offline=args.offline
+    )
     result = update(options)
     if args.fmt == "json":
         write_whole(update_json(result, __version__))

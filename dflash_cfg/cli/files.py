@@ -7,7 +7,6 @@ import sys
 
 import click
 
-import dflash_cfg as api
 from dflash_cfg.cli.common_options import ci_options, colour_option, format_option, hub_options, parsed, project_options
 from dflash_cfg.cli.output import colour, exit_code, say, show_report, write_whole
 from dflash_cfg.cli.parse_result import CheckArgs, DiffArgs, FixArgs, VerifyArgs
@@ -73,26 +72,28 @@ from dflash_cfg.version import __version__
 @parsed(CheckArgs)
 def check_command(args: CheckArgs) -> int:
     """Lint drafter config.json files: PATH is a model dir, a config.json, a tree to search, or a Hub id."""
+    from dflash_cfg.commands.check import check, check_options
+
     paths, hub = args.hub.resolve(args.paths)
     if not paths:
         raise click.UsageError("missing PATH (a model dir, a config.json, or a tree)")
-    report = api.check(
+    options = check_options(
         paths,
         target=args.target,
         # Repeated options add up, as ruff's do (and as --engine does): one comma-separated list each.
         select=",".join(args.select) if args.select else None,
         ignore=",".join(args.ignore) if args.ignore else None,
-        from_hub=None if hub is None else hub.repo or "",
-        revision=args.hub.revision,
-        offline=args.hub.offline,
+        hub=hub,
         expect_sha256=args.expect_sha256,
         use_cache=not args.no_cache,
+        offline=args.hub.offline,
         config=args.project.config,
         isolated=args.project.isolated,
         fail_on=args.project.failing(),
         gate=args.gate,
         engines=tuple(name.strip() for given in args.engine for name in given.split(",") if name.strip()),
     )
+    report = check(options)
     show_report(report, args.ci)
     for error in report.errors:
         say(f"dflash-cfg: error: {error}")
@@ -110,12 +111,14 @@ def diff_command(args: DiffArgs) -> int:
 
     Exits 1 when a DFlash-critical field differs.
     """
+    from dflash_cfg.commands.diff import diff
+
     paths, hub = args.hub.resolve((args.path,) if args.path else ())
     if hub is None:
         raise click.UsageError("diff needs --from-hub [REPO]")
     if not paths:
         raise click.UsageError("missing PATH (a model dir or a config.json)")
-    result = api.diff(paths[0], hub.repo or "", revision=args.hub.revision, offline=args.hub.offline)
+    result = diff(paths[0], hub)
     if args.fmt == "json":
         write_whole(diff_json(result, __version__))
     else:
@@ -149,7 +152,7 @@ def fix_command(args: FixArgs) -> int:
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
-    from dflash_cfg.commands.fix import ConfirmPolicy, confirmation
+    from dflash_cfg.commands.fix import ConfirmPolicy, confirmation, fix_each, fix_options
     from dflash_cfg.commands.fix import exit_code as fix_exit_code
 
     paths, hub = args.hub.resolve(args.paths)
@@ -164,18 +167,8 @@ def fix_command(args: FixArgs) -> int:
         ask=lambda p: click.confirm(fix_prompt(p), abort=True),
         is_terminal=lambda: sys.stdin.isatty(),  # looked up when asked: a closed stdin is None
     )
-    results = api.fix(
-        paths,
-        from_hub=None if hub is None else hub.repo or "",
-        revision=args.hub.revision,
-        offline=args.hub.offline,
-        only_critical=args.only_critical,
-        target=args.target,
-        min_severity=args.min_severity,
-        confirm=confirm,
-        backup=not args.no_backup,
-        record_lock=not args.no_lock,
-    )
+    options = fix_options(hub=hub, only_critical=args.only_critical, target=args.target, min_severity=args.min_severity)
+    results = fix_each(list(paths), options, confirm, backup=not args.no_backup, record_lock=not args.no_lock)
     code = EXIT_OK
     done: list[FixResult] = []
     try:
@@ -206,7 +199,9 @@ def fix_command(args: FixArgs) -> int:
 @parsed(VerifyArgs)
 def verify_command(args: VerifyArgs) -> int:
     """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
-    v = api.verify(args.path, expect_sha256=args.expect_sha256)
+    from dflash_cfg.commands.verify import verify
+
+    v = verify(args.path, args.expect_sha256)
     if args.fmt == "json":
         write_whole(verify_json(v, __version__))
     text = verify_text(v, with_origin=args.expect_sha256 is None)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import UsageError
+from dflash_cfg.model import HubOptions
 
 # --- the option groups ---------------------------------------------------------------------------------
 
@@ -41,7 +41,7 @@ class HubArgs:
         return paths, hub
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CiArgs:
     """How a check's result is shown and what it exits with, for CI (check and preflight)."""
 
@@ -71,7 +71,7 @@ class ProjectArgs:
 # --- one value per command ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CheckArgs:
     paths: tuple[str, ...]
     target: str | None
@@ -94,7 +94,7 @@ class DiffArgs:
     color: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FixArgs:
     paths: tuple[str, ...]
     hub: HubArgs
@@ -118,7 +118,7 @@ class VerifyArgs:
     color: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PreflightArgs:
     command: tuple[str, ...]  # the launch, with the `--` before it when one was given
     hub: HubArgs
@@ -138,7 +138,7 @@ class PreflightArgs:
         return list(self.command[1:] if self.command and self.command[0] == "--" else self.command)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EnginesArgs:
     drafter: str
     target: str | None
@@ -155,7 +155,7 @@ class WhereArgs:
     color: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProbeArgs:
     url: str
     interval: float | None
@@ -189,7 +189,7 @@ class RulesArgs:
     color: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UpdateArgs:
     """catalog update."""
 
@@ -209,7 +209,7 @@ class ShowArgs:
     fmt: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AuditArgs:
     targets: tuple[str, ...]  # authors and ORG/NAME[@REV] repos
     jobs: int

@@ -69,7 +69,14 @@ def probe_command(args: ProbeArgs) -> int:
 
     hub = args.hub.options()
     s = probe.settings(args.url, args.every, args.timeout, args.min_length, args.config, args.isolated, args.wait)
-    check = probe.DrafterCheck(args.drafter, args.target, hub, args.hub.offline, args.config, args.isolated)
+    check = probe.DrafterCheck(
+        drafter=args.drafter,
+        target=args.target,
+        hub=hub,
+        offline=args.hub.offline,
+        config=args.config,
+        isolated=args.isolated,
+    )
     if not args.watch:
         answer = probe.probe_once(s, check, waiting=_waiting)
         _show(answer, args.fmt)

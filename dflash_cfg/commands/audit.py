@@ -355,7 +355,7 @@ class _Reader:
                 ),
                 ALL,
             )
-        judged = Report((report,), None, __version__)
+        judged = Report(files=(report,), transformers_version=None, tool_version=__version__)
         row = replace(
             blank,
             status="judged",
@@ -468,7 +468,7 @@ class _Tally:
     error: str | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Run:
     """The main thread's state: the rows as they come, the journal, what is still out."""
 
@@ -595,7 +595,9 @@ def audit(options: AuditOptions, environ: Mapping[str, str] | None = None) -> Au
     reader = _Reader(s, deadline, journal)
     finished = False
     with publishers.counting_retries() as retries, progress.counting(0, "audit", "repos") as count:
-        run = _Run(options, reader, journal, Readers(options.jobs, "dflash-cfg-audit"), count)
+        run = _Run(
+            options=options, reader=reader, journal=journal, pool=Readers(options.jobs, "dflash-cfg-audit"), count=count
+        )
         try:
             run.start()
             finished = run.loop(deadline)

@@ -67,7 +67,7 @@ _AUTHOR = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$")
 EMPTY = Catalog(drafters=())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UpdateOptions:
     authors: tuple[str, ...]
     repos: tuple[str, ...] = ()
@@ -131,7 +131,7 @@ def listing_says_no(row: Listed) -> str | None:
 # --- the reads, on the threads --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Read:
     author: str
     repo: str
@@ -155,30 +155,36 @@ def _read(author: str, repo: str, known: frozenset[str], s: hub.Settings, deadli
     try:
         info = publishers.repo_info(repo, s, deadline)
     except DflashCfgError as exc:
-        return _Read(author, repo, "failed", str(exc))
+        return _Read(author=author, repo=repo, kind="failed", why=str(exc))
     if info.sha in known:
-        return _Read(author, repo, "unchanged", info=info)
+        return _Read(author=author, repo=repo, kind="unchanged", info=info)
     name = config_of(info.files)
     if name is None:
-        return _Read(author, repo, "skipped", "no config.json", info=info)
+        return _Read(author=author, repo=repo, kind="skipped", why="no config.json", info=info)
     try:
         fetched = publishers.fetch_file(repo, info.sha, name, s, deadline, info.blobs.get(name))
     except DflashCfgError as exc:
-        return _Read(author, repo, "failed", str(exc), info=info)
+        return _Read(author=author, repo=repo, kind="failed", why=str(exc), info=info)
     doc = parse(fetched.data)
     if not isinstance(doc.data, dict):
         problem = doc.problems[0].what if doc.problems else "not an object"
-        return _Read(author, repo, "skipped", f"{name} cannot be read as a JSON object ({problem})", info=info)
+        return _Read(
+            author=author,
+            repo=repo,
+            kind="skipped",
+            why=f"{name} cannot be read as a JSON object ({problem})",
+            info=info,
+        )
     kind, why = classify(doc, explicit=False)
     if kind == "skipped":
-        return _Read(author, repo, "skipped", why, info=info)
+        return _Read(author=author, repo=repo, kind="skipped", why=why, info=info)
     revision, shape = revision_of(fetched.data, commit=info.sha, date=info.date, trust="hub", source=fetched.url)
     base = info.base_model
     if base is None and not info.card and info.files is not None and CARD in info.files:
         # A Hub answer without cardData: the card's own front matter names the base model.
         with contextlib.suppress(DflashCfgError):
             base = publishers.fetch_card(repo, info.sha, s, deadline, info.blobs.get(CARD))
-    return _Read(author, repo, "new", info=info, base_model=base, revision=revision, shape=shape)
+    return _Read(author=author, repo=repo, kind="new", info=info, base_model=base, revision=revision, shape=shape)
 
 
 def _base(repo: str, s: hub.Settings, deadline: Deadline) -> _Base:
@@ -196,7 +202,7 @@ def _base(repo: str, s: hub.Settings, deadline: Deadline) -> _Base:
 # --- the run --------------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Tally:
     """One author's counts while the run goes (the main thread's only)."""
 
@@ -252,7 +258,7 @@ class _Run:
         self.count: progress.Count | None = None
 
     def tally(self, author: str) -> _Tally:
-        return self.tallies.setdefault(author.lower(), _Tally(author))
+        return self.tallies.setdefault(author.lower(), _Tally(author=author))
 
     def _submit(self, kind: str, name: str, read: Callable[[], object]) -> None:
         assert self.pool is not None

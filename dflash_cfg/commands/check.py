@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dflash_cfg import progress
 from dflash_cfg.commands.common import (
-    HubOptions,
     Views,
     check_sha256_option,
     known_upstream,
@@ -29,6 +28,7 @@ from dflash_cfg.model import (
     FileReport,
     FoundBy,
     HubFile,
+    HubOptions,
     Integrity,
     Launch,
     Report,
@@ -54,7 +54,7 @@ _GIT_BLOB = re.compile(r"^[0-9a-f]{40}$")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CheckOptions:
     paths: tuple[str, ...]
     target: str | None = None
@@ -79,6 +79,44 @@ class CheckOptions:
     engines: tuple[str, ...] = ()  # --engine: what serves the drafters (else the project's `engines`)
 
 
+def check_options(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    target: str | os.PathLike[str] | None = None,
+    select: str | None = None,
+    ignore: str | None = None,
+    hub: HubOptions | None = None,
+    expect_sha256: str | None = None,
+    use_cache: bool = True,
+    offline: bool = False,
+    config: str | os.PathLike[str] | None = None,
+    isolated: bool = False,
+    fail_on: str | None = None,
+    gate: bool = False,
+    engines: Sequence[str] = (),
+) -> CheckOptions:
+    """The check command's options as its two callers hold them, the CLI's parsed options and the public API's
+    arguments (any path-like, a severity by its name): the one place `check` builds its CheckOptions, so the
+    two cannot drift apart."""
+    if fail_on not in (None, "error", "warning"):
+        raise UsageError(f'fail_on must be "error" or "warning", not {fail_on!r}')
+    return CheckOptions(
+        paths=tuple(os.fspath(p) for p in paths),
+        target=None if target is None else os.fspath(target),
+        select=select,
+        ignore=ignore,
+        hub=hub,
+        expect_sha256=expect_sha256,
+        no_cache=not use_cache,
+        offline=offline,
+        config=None if config is None else os.fspath(config),
+        isolated=isolated,
+        fail_on=None if fail_on is None else Severity[fail_on.upper()],
+        gate=gate,
+        engines=tuple(engines),
+    )
+
+
 def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[Rule, ...], Severity]:
     """The options with the project config applied: which config, which rules, what fails."""
     start = Path(options.paths[0]) if options.paths and not remote.is_url(options.paths[0]) else Path.cwd()
@@ -96,7 +134,7 @@ def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[
     return replace(options, project=project, engines=engines), project, rules, fail_on
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileSettings:
     """What applies to one config.json: its upstream, its target and its rules."""
 
@@ -132,7 +170,9 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
     ignored = options.project.ignored_for(local) if local is not None else ()
     if ignored:
         rules = tuple(r for r in rules if not any(r.id.startswith(i) for i in ignored))
-    return FileSettings(hub, target, rules, found_by, entry is None or entry.identify)
+    return FileSettings(
+        hub=hub, target=target, rules=rules, found_by=found_by, identify=entry is None or entry.identify
+    )
 
 
 def check(options: CheckOptions) -> Report:
@@ -143,7 +183,7 @@ def check(options: CheckOptions) -> Report:
 def error_report(message: str) -> Report:
     """The report of a check (or preflight) that could not run: no file, the reason as its one error. A run
     that exits 2 still writes one document in a machine format: CI parses stdout."""
-    return Report((), transformers_version(), __version__, (message,))
+    return Report(files=(), transformers_version=transformers_version(), tool_version=__version__, errors=(message,))
 
 
 def _check(options: CheckOptions) -> Report:
@@ -199,7 +239,13 @@ def _check(options: CheckOptions) -> Report:
             else:
                 reports.append(outcome)
     return Report(
-        tuple(reports), transformers_version(), __version__, tuple(errors), fail_on, options.gate, served(options)
+        files=tuple(reports),
+        transformers_version=transformers_version(),
+        tool_version=__version__,
+        errors=tuple(errors),
+        fail_on=fail_on,
+        gate=options.gate,
+        served=served(options),
     )
 
 
@@ -287,7 +333,7 @@ def gather(
     shown = storage.display(path)
     kind, _ = classify(doc, explicit)
     if kind == "skipped":
-        return Inputs(shown, doc, explicit)
+        return Inputs(path=shown, doc=doc, explicit=explicit)
     weights, weights_error = None, None
     if needs(settings.rules, "weights"):
         weights, weights_error = weights_beside(path.parent, weights_seen)
@@ -364,7 +410,7 @@ def snapshot_upstream(path: storage.Where, raw: bytes) -> HubFile | None:
     if found is None or blob is None or git_blob_sha1(raw) != blob:
         return None
     repo, commit = found
-    return HubFile(repo, commit, commit, blob, raw)
+    return HubFile(repo=repo, revision=commit, commit=commit, blob_id=blob, data=raw)
 
 
 def _snapshot_blob(path: Path) -> str | None:
@@ -398,7 +444,15 @@ def integrity(path: storage.Where, raw: bytes, expect_sha256: str | None) -> Int
         lock_error = str(exc)
     if storage.is_remote(path):
         sha256 = hashlib.sha256(raw).hexdigest() if len(raw) <= MAX_BYTES else storage.hashes(path)[0]
-        return Integrity(sha256, entry, lock_error, expect_sha256, None, False, False)
+        return Integrity(
+            sha256=sha256,
+            lock=entry,
+            lock_error=lock_error,
+            expect_sha256=expect_sha256,
+            link_target=None,
+            link_into_blobs=False,
+            in_snapshot=False,
+        )
     link = os.path.realpath(path) if os.path.islink(path) else None
     # A file past the parser's limit was read only in part; its hash is still the whole file's.
     sha256 = hashlib.sha256(raw).hexdigest() if len(raw) <= MAX_BYTES else files.hashes(path)[0]

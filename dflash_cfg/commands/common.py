@@ -6,13 +6,13 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from dflash_cfg.errors import HubError, HubUnreachable, LockError, TargetError, UsageError
 from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.lint.rules import ALL, Rule
-from dflash_cfg.model import Effective, HubFile, Target
+from dflash_cfg.model import Effective, HubFile, HubOptions, Target
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import EffectiveCache, default_root
 from dflash_cfg.sources.hub import cache_root, fetch_config, repo_from_cache_path
@@ -21,13 +21,6 @@ from dflash_cfg.sources.target import TARGET_FILES, load_target
 from dflash_cfg.sources.where import model_dir
 
 SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
-
-
-@dataclass(frozen=True)
-class HubOptions:
-    repo: str | None  # None: infer it from where the file lives
-    revision: str | None = None  # None: the commit of a cache snapshot, else "main"
-    offline: bool = False
 
 
 def select_rules(select: str | None, ignore: str | None) -> tuple[Rule, ...]:

@@ -3,12 +3,12 @@ config class."""
 
 from __future__ import annotations
 
-from dflash_cfg.commands.common import HubOptions, Views, one_config, upstream_for
+from dflash_cfg.commands.common import Views, one_config, upstream_for
 from dflash_cfg.errors import UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import compare
 from dflash_cfg.lint.rules.upstream import show_compared
-from dflash_cfg.model import DiffResult
+from dflash_cfg.model import DiffResult, HubOptions
 from dflash_cfg.sources import storage
 from dflash_cfg.sources.views import transformers_version
 
@@ -29,4 +29,12 @@ def diff(path_arg: str, hub: HubOptions) -> DiffResult:
         mine.data, theirs.data, mine_view.values if mine_view else None, theirs_view.values if theirs_view else None
     )
     shown = tuple((show_compared(r.local), show_compared(r.local_effective), show_compared(r.upstream)) for r in rows)
-    return DiffResult(str(path), local, git_blob_sha1(local), upstream, rows, transformers_version(), shown)
+    return DiffResult(
+        path=str(path),
+        local=local,
+        git_blob_sha1=git_blob_sha1(local),
+        upstream=upstream,
+        rows=rows,
+        transformers_version=transformers_version(),
+        shown=shown,
+    )

@@ -96,28 +96,28 @@ def run(
     started = time.monotonic()
     if not isinstance(drafter.model_dir, Path) or not isinstance(target.model_dir, Path):
         reason = "the engine check runs on local files only"
-        return EngineCheck(notes=(reason,)), EngineStep("skipped", launch.engine, reason=reason)
+        return EngineCheck(notes=(reason,)), EngineStep(status="skipped", engine=launch.engine, reason=reason)
     python = interpreter(launch, cwd)
     if isinstance(python, NotRun):
         # A container is worth saying (its engine exists, elsewhere); an engine not installed on the host
         # that checks (a CI runner, a laptop) is the common case, and the static rules are the check there.
         notes = (python.reason,) if launch.container is not None else ()
-        return EngineCheck(notes=notes), EngineStep("skipped", launch.engine, reason=python.reason)
+        return EngineCheck(notes=notes), EngineStep(status="skipped", engine=launch.engine, reason=python.reason)
     # Which engines `python` imports and what is installed there (the cache key's part): one short process,
     # or none while what it said before still stands.
     store = EngineCache(cache)
     found = store.survey(python)
     if found is None:
         reason = f"{python} does not run as a Python interpreter"
-        return EngineCheck(), EngineStep("skipped", launch.engine, python=python, reason=reason)
+        return EngineCheck(), EngineStep(status="skipped", engine=launch.engine, python=python, reason=reason)
     if launch.engine not in found.engines:
         reason = f"{python} cannot import {launch.engine}"
-        return EngineCheck(), EngineStep("skipped", launch.engine, python=python, reason=reason)
+        return EngineCheck(), EngineStep(status="skipped", engine=launch.engine, python=python, reason=reason)
     tokens = launch.num_speculative_tokens if launch.engine == "vllm" else launch.num_draft_tokens
     spec = {"method": launch.method} if launch.engine == "vllm" and launch.method else None
     request = Request(
-        str(drafter.model_dir),
-        str(target.model_dir),
+        drafter=str(drafter.model_dir),
+        target=str(target.model_dir),
         num_speculative_tokens=tokens,
         tensor_parallel_size=launch.tensor_parallel_size,
         speculative_config=spec,
@@ -143,7 +143,15 @@ def step(record: EngineRecord, python: str, seconds: float, cached: bool) -> Eng
         status, reason = "refused", f"{record.refused.type}: {' '.join(record.refused.message.split())[:300]}"
     else:
         status, reason = "ran", None
-    return EngineStep(status, record.engine, record.version, record.python or python, round(seconds, 3), reason, cached)
+    return EngineStep(
+        status=status,
+        engine=record.engine,
+        version=record.version,
+        python=record.python or python,
+        seconds=round(seconds, 3),
+        reason=reason,
+        cached=cached,
+    )
 
 
 # An engine import costs 6-12 s here; a cold disk cache can take a minute. Past this the step gives up (info);

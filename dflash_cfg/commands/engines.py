@@ -47,7 +47,7 @@ def engines(drafter: str, target: str | None = None, pythons: Sequence[str] = ()
             f"no engine (vllm, sglang, speculators) found in {asked}: name the engine's interpreter with --python PY"
             + (f" ({'; '.join(notes)})" if notes else "")
         )
-    request = adapters.Request(str(config.parent), target_dir)
+    request = adapters.Request(drafter=str(config.parent), target=target_dir)
     speculators_format = is_speculators(data)
     jobs: list[tuple[str, Adapted]] = [
         (i.python, e) for i in found for e in i.engines if e != "speculators" or speculators_format
@@ -62,7 +62,7 @@ def engines(drafter: str, target: str | None = None, pythons: Sequence[str] = ()
         records = list(pool.map(lambda job: adapters.run(job[0], job[1], [request], timeout=timeout)[0], jobs))
     says = file_says(data)
     answers = tuple(Answer(r, differences(says, r.reads) if r.reads is not None else ()) for r in records)
-    return EnginesResult(str(config), target_dir, says, answers, tuple(notes))
+    return EnginesResult(drafter=str(config), target=target_dir, says=says, answers=answers, notes=tuple(notes))
 
 
 def _target_dir(target: str | None) -> str | None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dflash_cfg.commands.common import (
-    HubOptions,
     Views,
     known_upstream,
     load_target_option,
@@ -27,6 +27,7 @@ from dflash_cfg.model import (
     FileReport,
     FixResult,
     HubFile,
+    HubOptions,
     Outcome,
     PatchOp,
     Plan,
@@ -44,7 +45,7 @@ from dflash_cfg.version import __version__
 MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the JSON parse); they settle fast
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FixOptions:
     path: str
     hub: HubOptions | None = None
@@ -55,11 +56,29 @@ class FixOptions:
     min_severity: Severity = Severity.INFO
 
 
+def fix_options(
+    *,
+    hub: HubOptions | None = None,
+    only_critical: bool = False,
+    target: str | os.PathLike[str] | None = None,
+    min_severity: str = "info",
+) -> FixOptions:
+    """The fix command's options as its two callers hold them, the CLI's parsed options and the public API's
+    arguments (a severity by its name), for every path: `fix_each` gives each its own."""
+    return FixOptions(
+        path="",
+        hub=hub,
+        only_critical=only_critical,
+        target=None if target is None else os.fspath(target),
+        min_severity=Severity[min_severity.upper()],
+    )
+
+
 def _plan(
     path: storage.Where, old: bytes, new: bytes, applied: tuple[str, ...], upstream: HubFile | None = None
 ) -> Plan:
     same = upstream is not None and git_blob_sha1(new) == upstream.blob_id
-    return Plan(path, old, new, applied, upstream, same)
+    return Plan(path=path, old=old, new=new, applied=applied, upstream=upstream, identical_to_upstream=same)
 
 
 def plan(options: FixOptions) -> Plan:
@@ -87,7 +106,7 @@ def mechanical(
     current, applied = old, list[str]()
     for _ in range(MAX_PASSES):
         doc = parse(current)
-        report = lint(Inputs(str(path), doc, target=target, view=views.of(doc)))
+        report = lint(Inputs(path=str(path), doc=doc, target=target, view=views.of(doc)))
         fixes = [f.fix for f in report.findings if f.fix is not None and f.fix.safe and f.severity >= min_severity]
         if not fixes:
             return current, tuple(applied)
@@ -235,14 +254,21 @@ def fix_each(
     for path in paths:
         p = plan(replace(options, path=path))
         if p.changed and not confirm(p):
-            yield FixResult(p, None, 0)
+            yield FixResult(plan=p, outcome=None, remaining_errors=0)
             continue
         stored = write(p, backup=backup, record_lock=record_lock) if p.changed else None
         left, fail_on, served = after(p, options, written=stored is not None)  # once: the count and hint read it
         errors = remaining_errors(left, fail_on, served)
         outcome = None if stored is None else Outcome(*stored, errors, _lock_file(*stored))
         hint = _hint(p, left, options)
-        yield FixResult(p, outcome, errors, hint, recheck(p, options), fail_on <= Severity.WARNING)
+        yield FixResult(
+            plan=p,
+            outcome=outcome,
+            remaining_errors=errors,
+            upstream_hint=hint,
+            recheck=recheck(p, options),
+            warnings_fail=fail_on <= Severity.WARNING,
+        )
 
 
 def recheck(p: Plan, options: FixOptions) -> str:
@@ -274,7 +300,7 @@ def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, S
     )
 
     offline = options.hub.offline if options.hub is not None else False
-    given = CheckOptions((str(p.path),), target=options.target, hub=options.hub, offline=offline)
+    given = CheckOptions(paths=(str(p.path),), target=options.target, hub=options.hub, offline=offline)
     given, _, rules, fail_on = resolved(given)
     settings = settings_for(p.path, given, rules)
     target = load_target_option(settings.target, offline=offline)

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import NoReturn
 
 from dflash_cfg.commands.check import CheckOptions, check
-from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import Documented, HubError, LaunchError, NotADrafter, PathError, UsageError, WhereError
 from dflash_cfg.launch import host_path, hub_cache, parse_launch
 from dflash_cfg.launch.environment import (
@@ -24,7 +23,7 @@ from dflash_cfg.launch.environment import (
     refuse_other_hub,
 )
 from dflash_cfg.launch.speculators import served_speculators
-from dflash_cfg.model import EngineCheck, EngineStep, Launch, Location, Preflight, Severity
+from dflash_cfg.model import EngineCheck, EngineStep, HubOptions, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import default_root
 from dflash_cfg.sources.launch_files import read_config, read_env_file
@@ -71,8 +70,8 @@ def run(
     absent = step.status == "skipped" and step.python is not None
     launch = replace(launch, engine_version=step.version or (None if absent else _installed(launch, no_cache)))
     options = CheckOptions(
-        (str(drafter.config),),
-        str(target.model_dir),
+        paths=(str(drafter.config),),
+        target=str(target.model_dir),
         hub=hub,
         no_cache=no_cache,
         launch=launch,
@@ -84,7 +83,7 @@ def run(
         engine=engine,
         hub_environ=_hub_environ(env, lookup.host_cache),
     )
-    return Preflight(launch, drafter, target, check(options), step)
+    return Preflight(launch=launch, drafter=drafter, target=target, report=check(options), engine_step=step)
 
 
 def _installed(launch: Launch, no_cache: bool) -> str | None:
@@ -105,12 +104,14 @@ def _engine_step(
     """The launch's own engine's answer (commands/engine_check), unless --no-engine-check or the project's
     `engine-check = false` turns the step off; --no-cache asks the engine even when its answer is cached."""
     if not wanted:
-        return None, EngineStep("skipped", launch.engine, reason="turned off by --no-engine-check")
+        return None, EngineStep(status="skipped", engine=launch.engine, reason="turned off by --no-engine-check")
     if isinstance(drafter.config, Path):
         project = resolve_project(drafter.config, config, isolated)
         if not project.engine_check:
             where = f" in {files.display(project.source)}" if project.source is not None else ""
-            return None, EngineStep("skipped", launch.engine, reason=f"turned off by engine-check = false{where}")
+            return None, EngineStep(
+                status="skipped", engine=launch.engine, reason=f"turned off by engine-check = false{where}"
+            )
     from dflash_cfg.commands import engine_check
 
     # The directory the launch runs in (env -C, uv run --directory, ...) is where `uv run` finds its venv.
@@ -201,7 +202,7 @@ def _where(launch: Launch) -> tuple[Lookup, dict[str, str]]:
     if launch.container is None:
         refuse_other_hub(launch.engine, env)
         cache = hub_cache_dir(env, launch.cwd)
-        return Lookup(launch.cwd, cache, cache), env
+        return Lookup(cwd=launch.cwd, cache=cache, host_cache=cache), env
     texts = [(path, read_env_file(launch.cwd, path)) for path in launch.container.env_files]
     inside = container_environment(launch.container, env, texts)
     refuse_other_hub(launch.engine, inside)
@@ -211,7 +212,9 @@ def _where(launch: Launch) -> tuple[Lookup, dict[str, str]]:
         host: str | None = to_host(cache)
     except LaunchError:
         host = None
-    return Lookup(launch.cwd, cache, host, to_host, launch.container.workdir), inside
+    return Lookup(
+        cwd=launch.cwd, cache=cache, host_cache=host, to_host=to_host, workdir=launch.container.workdir
+    ), inside
 
 
 def _hub_environ(env: Mapping[str, str], host_cache: str | None) -> dict[str, str]:

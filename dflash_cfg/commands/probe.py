@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_cfg import progress
-from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import DflashCfgError, NotReady, ProbeError, UsageError
 from dflash_cfg.lint import acceptance
-from dflash_cfg.model import Diagnosis, Judged, Report, Window
+from dflash_cfg.model import Diagnosis, HubOptions, Judged, Report, Window
 from dflash_cfg.sources import metrics, scrape
 from dflash_cfg.sources.project import ProjectConfig
 from dflash_cfg.sources.project import resolve as resolve_project
@@ -23,7 +22,7 @@ from dflash_cfg.sources.project import resolve as resolve_project
 _FOREVER = 1e6  # seconds or tokens: a finite bound past any real interval, timeout or acceptance length
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     """probe's options, as the command line and the project config give them: the command's own input (as check's
     CheckOptions is), not a value it returns, so it stays here; it holds the project config, a `sources` value."""
@@ -72,7 +71,14 @@ def settings(
     if wait is not None and not 0 <= wait < _FOREVER:
         raise UsageError(f"--wait must be 0 seconds or more and less than {_FOREVER:g}")
     project = resolve_project(Path.cwd(), config, isolated)
-    return Settings(source, interval, timeout, min_acceptance_length, project, wait)
+    return Settings(
+        source=source,
+        interval=interval,
+        timeout=timeout,
+        min_acceptance_length=min_acceptance_length,
+        project=project,
+        wait=wait,
+    )
 
 
 def _judge(s: Settings, scraped: metrics.Scrape, interval: float | None) -> Window:
@@ -161,33 +167,25 @@ def watch(
         before = after
 
 
-def diagnose(
-    judged: Judged,
-    s: Settings,
-    drafter: str | None,
-    target: str | None,
-    hub: HubOptions | None,
-    offline: bool,
-    config: str | None,
-    isolated: bool,
-) -> Diagnosis | None:
+def diagnose(judged: Judged, s: Settings, drafter: DrafterCheck) -> Diagnosis | None:
     """The drafter's check for a collapsed model: --drafter, else the project's [[models]] entry serving it."""
     from dflash_cfg.commands.check import CheckOptions, check
 
     entry = next((m for m in s.project.models if m.served_name == judged.acceptance.model_name), None)
-    if drafter is None and entry is None:
+    if drafter.drafter is None and entry is None:
         return None
     # A [[models]] path is a local dir or an s3://, gs://, hf:// URL; check reads either from its text.
-    path = drafter if drafter is not None else str(entry.path)  # type: ignore[union-attr]
+    path = drafter.drafter if drafter.drafter is not None else str(entry.path)  # type: ignore[union-attr]
+    hub = drafter.hub
     upstream = (hub.repo if hub is not None else None) or (entry.upstream if entry is not None else None)
     # As the gate checks it: compared with upstream whenever the repo is known (project, lock, cache path).
     options = CheckOptions(
-        (path,),
-        target=target,
+        paths=(path,),
+        target=drafter.target,
         hub=hub,
-        offline=offline,
-        config=config,
-        isolated=isolated,
+        offline=drafter.offline,
+        config=drafter.config,
+        isolated=drafter.isolated,
         gate=True,
     )
     report = check(options)
@@ -201,7 +199,7 @@ def _known_upstream(report: Report) -> str | None:
 # --- what the command answers: each window explained --------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DrafterCheck:
     """How to check the drafter behind a collapse: --drafter, else the project's [[models]] entry serving the
     collapsed model; its target and upstream as the command line names them."""
@@ -237,9 +235,7 @@ def explain(window: Window, s: Settings, check: DrafterCheck, when: str | None =
     diagnoses, unchecked = [], []
     for judged in window.collapsed:
         try:
-            found = diagnose(
-                judged, s, check.drafter, check.target, check.hub, check.offline, check.config, check.isolated
-            )
+            found = diagnose(judged, s, check)
         except DflashCfgError as exc:
             unchecked.append(Unchecked(judged.acceptance.model_name, str(exc)))
             continue

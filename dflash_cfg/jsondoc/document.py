@@ -47,7 +47,7 @@ Problem = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ParseProblem:
     """Something `json.load` hides or refuses, found while parsing: what, and where (a pointer, and a
     line/column when the decoder knows one the pointer cannot give)."""
@@ -66,7 +66,7 @@ def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Document:
     raw: bytes
     text: str | None
@@ -106,16 +106,16 @@ class Document:
 
 def parse(raw: bytes) -> Document:
     if len(raw) > MAX_BYTES:
-        return _fail(raw, None, ParseProblem("too-large", at=(1, 1)))
+        return _fail(raw, None, ParseProblem(what="too-large", at=(1, 1)))
     problems: list[ParseProblem] = []
     body = raw
     if raw.startswith(_UTF8_BOM):
         body = raw[len(_UTF8_BOM) :]
-        problems.append(ParseProblem("utf8-bom", edits=(ByteEdit(0, len(_UTF8_BOM)),)))
+        problems.append(ParseProblem(what="utf8-bom", edits=(ByteEdit(0, len(_UTF8_BOM)),)))
     else:
         for bom, name in _OTHER_BOMS.items():
             if raw.startswith(bom):
-                return _fail(raw, None, ParseProblem("other-bom", at=(1, 1), detail=name))
+                return _fail(raw, None, ParseProblem(what="other-bom", at=(1, 1), detail=name))
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -125,9 +125,9 @@ def parse(raw: bytes) -> Document:
         col = len(body[line_start : exc.start].decode("utf-8", errors="replace")) + 1
         offset = exc.start + len(raw) - len(body)  # in the file, BOM included
         detail = f"byte 0x{body[exc.start]:02x} at offset {offset} ({exc.reason})"
-        return _fail(raw, None, ParseProblem("not-utf8", at=(line, col), detail=detail))
+        return _fail(raw, None, ParseProblem(what="not-utf8", at=(line, col), detail=detail))
     if not text.strip():
-        return _fail(raw, text, ParseProblem("empty" if not text else "whitespace", at=(1, 1)), problems)
+        return _fail(raw, text, ParseProblem(what="empty" if not text else "whitespace", at=(1, 1)), problems)
 
     flags = _Flags()
     try:
@@ -137,25 +137,25 @@ def parse(raw: bytes) -> Document:
         open_string = exc.msg.startswith("Unterminated string") and "\n" not in text[exc.pos :].rstrip()
         what: Problem = "truncated" if exc.pos >= len(text.rstrip()) or open_string else "syntax"
         detail = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
-        return _fail(raw, text, ParseProblem(what, at=(exc.lineno, exc.colno), detail=detail), problems)
+        return _fail(raw, text, ParseProblem(what=what, at=(exc.lineno, exc.colno), detail=detail), problems)
     except RecursionError:
-        return _fail(raw, text, ParseProblem("too-deep", at=(1, 1)), problems)
+        return _fail(raw, text, ParseProblem(what="too-deep", at=(1, 1)), problems)
     except ValueError as exc:  # e.g. an integer literal longer than Python's int max str digits
-        return _fail(raw, text, ParseProblem("bad-literal", at=(1, 1), detail=str(exc).splitlines()[0]), problems)
+        return _fail(raw, text, ParseProblem(what="bad-literal", at=(1, 1), detail=str(exc).splitlines()[0]), problems)
 
     if flags.duplicates or flags.non_finite:
         found = scan(text)
         for ptr, first in found.duplicates:
-            problems.append(ParseProblem("duplicate-key", ptr, detail=last(ptr), first=first))
+            problems.append(ParseProblem(what="duplicate-key", pointer=ptr, detail=last(ptr), first=first))
         for ptr, token in found.constants:
-            problems.append(ParseProblem("non-finite", ptr, detail=token))
+            problems.append(ParseProblem(what="non-finite", pointer=ptr, detail=token))
     if not isinstance(data, dict):
-        problems.append(ParseProblem("not-an-object", detail=json_type(data)))
-    return Document(raw, text, data, True, tuple(problems))
+        problems.append(ParseProblem(what="not-an-object", detail=json_type(data)))
+    return Document(raw=raw, text=text, data=data, parsed=True, problems=tuple(problems))
 
 
 def _fail(raw: bytes, text: str | None, problem: ParseProblem, before: list[ParseProblem] | None = None) -> Document:
-    return Document(raw, text, None, False, (*(before or ()), problem))
+    return Document(raw=raw, text=text, data=None, parsed=False, problems=(*(before or ()), problem))
 
 
 def json_type(value: Any) -> str:

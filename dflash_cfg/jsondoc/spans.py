@@ -53,7 +53,7 @@ class Item(NamedTuple):
     value: Node
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Open:
     """A container still being read; mutable because its members arrive one at a time."""
 
@@ -106,7 +106,7 @@ def tree(text: str) -> Node:
                 if top is not None:
                     top.expect_key = top.is_object
             elif token == "{" or token == "[":
-                top = _Open(pos - 1, token == "{", expect_key=token == "{")
+                top = _Open(start=pos - 1, is_object=token == "{", expect_key=token == "{")
                 stack.append(top)
             elif token != ":":  # } or ]
                 if top is None:

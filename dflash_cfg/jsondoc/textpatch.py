@@ -100,7 +100,7 @@ def _canonical(data: Any) -> str:
     return dumps(data, sort_keys=True)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Style:
     unit: str = "  "  # transformers' indent when the file shows none
     newline: str = "\n"
@@ -148,7 +148,9 @@ def _detect(text: str, root: Node | None) -> _Style:
                 unit = inner[len(outer) :]
         if item_sep is None and len(items) >= 2 and not _multiline(text, node):
             item_sep = text[items[0].value.end : items[1].start]
-    return _Style(unit or "  ", newline, key_sep or ": ", item_sep or ", ", sort_keys)
+    return _Style(
+        unit=unit or "  ", newline=newline, key_sep=key_sep or ": ", item_sep=item_sep or ", ", sort_keys=sort_keys
+    )
 
 
 def _render(value: Any, style: _Style, multi: bool, base: str, item_sep: str | None = None) -> str:

@@ -135,7 +135,14 @@ def docker_run(args: tuple[str, ...]) -> tuple[tuple[str, ...], Container]:
             " lmsysorg/sglang images are); pass --entrypoint with the program"
         )
     container = Container(
-        image, tuple(mounts), tuple(environment.items()), workdir, user, env_file, known, tuple(env_files)
+        image=image,
+        mounts=tuple(mounts),
+        environment=tuple(environment.items()),
+        workdir=workdir,
+        user=user,
+        env_file=env_file,
+        entrypoint_known=known,
+        env_files=tuple(env_files),
     )
     return command, container
 

@@ -72,7 +72,7 @@ def basename(token: str) -> str:
     return token.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Head:
     """What the wrappers before the engine say: the engine command, the container it runs in, and what they
     do to its process (variables set or unset, a cleared environment, a working directory)."""
@@ -124,7 +124,7 @@ def unwrap(args: tuple[str, ...]) -> Head:
                 break
         else:
             break
-    return Head(command, container, tuple(env), cleared, cwd)
+    return Head(command=command, container=container, env=tuple(env), env_cleared=cleared, cwd=cwd)
 
 
 def _join(cwd: str | None, directory: str | None) -> str | None:

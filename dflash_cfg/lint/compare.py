@@ -60,19 +60,29 @@ def compare(
         name = ptr[1:] if ptr.count("/") == 1 else ("rope_theta" if ptr == "/rope_parameters/rope_theta" else "")
         rows.append(
             Row(
-                ptr,
-                left.get(ptr, MISSING),
-                right.get(ptr, MISSING),
-                leff.get(name, NOT_READ),
-                reff.get(name, NOT_READ),
-                _within(ptr, raw_changes),
-                f"/{name}" in eff_changes,
+                pointer=ptr,
+                local=left.get(ptr, MISSING),
+                upstream=right.get(ptr, MISSING),
+                local_effective=leff.get(name, NOT_READ),
+                upstream_effective=reff.get(name, NOT_READ),
+                differs=_within(ptr, raw_changes),
+                differs_effective=f"/{name}" in eff_changes,
             )
         )
     # Effective-only fields (e.g. a derived layer_types) can differ although neither file has the key.
     for name in dict.fromkeys([*leff, *reff]):
         ptr = f"/{name}"
         if ptr not in left and ptr not in right and ptr in eff_changes:
-            rows.append(Row(ptr, MISSING, MISSING, leff.get(name, MISSING), reff.get(name, MISSING), False, True))
+            rows.append(
+                Row(
+                    pointer=ptr,
+                    local=MISSING,
+                    upstream=MISSING,
+                    local_effective=leff.get(name, MISSING),
+                    upstream_effective=reff.get(name, MISSING),
+                    differs=False,
+                    differs_effective=True,
+                )
+            )
     order = {p: i for i, p in enumerate(CRITICAL)}
     return tuple(sorted(rows, key=lambda r: (0, order[r.pointer]) if r.critical else (1, r.pointer)))

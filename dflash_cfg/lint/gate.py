@@ -26,7 +26,7 @@ IDENTICAL = ("DF603", "DF605")
 ENGINE_ANSWER = "DF9"  # what the launch's own engine answered (preflight's engine step)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Verdict:
     code: int
     failing: tuple[tuple[str, Finding], ...] = ()  # (file path, finding)
@@ -47,7 +47,7 @@ def concerns(x: Finding, served: Served) -> bool | None:
 
 def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict:
     if report.errors:
-        return Verdict(EXIT_USAGE)
+        return Verdict(code=EXIT_USAGE)
     failing, unscoped = [], []
     for f in report.files:
         identical = gate and any(x.rule in IDENTICAL for x in f.findings)
@@ -65,7 +65,7 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
                 unscoped.append((f.path, x))
     note = _note(unscoped)
     if not failing:
-        return Verdict(EXIT_OK, unscoped=tuple(unscoped), note=note)
+        return Verdict(code=EXIT_OK, unscoped=tuple(unscoped), note=note)
     advice = ""
     if all(x.severity < Severity.ERROR for _, x in failing):
         # Every rule that failed, for every file that failed: the example, followed, makes the run pass.
@@ -80,7 +80,7 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
             'entry; a file identical to its upstream passes), accept them for the project (fail-on = "error"), '
             f"or for {'this file' if len(rules) == 1 else 'these files'} (per-file-ignores = {{ {entries} }})"
         )
-    return Verdict(EXIT_FINDINGS, tuple(failing), advice, tuple(unscoped), note)
+    return Verdict(code=EXIT_FINDINGS, failing=tuple(failing), advice=advice, unscoped=tuple(unscoped), note=note)
 
 
 def _note(unscoped: list[tuple[str, Finding]]) -> str:

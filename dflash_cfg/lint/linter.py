@@ -35,7 +35,7 @@ from dflash_cfg.model import (
 from dflash_cfg.model.catalog import Catalog, FoundBy, Identity, Published
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Inputs:
     """One file and everything it is linted against."""
 
@@ -124,28 +124,18 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
     sha256 = hashlib.sha256(raw).hexdigest() if whole else None
     blob = git_blob_sha1(raw) if whole else None
     if kind == "skipped":
-        return FileReport(inputs.path, kind, sha256, blob, note=note)
+        return FileReport(path=inputs.path, kind=kind, sha256=sha256, git_blob_sha1=blob, note=note)
     # A speculators-format file is linted as vLLM reads it: translated; findings point back into the file.
     translation = translate(doc.data) if kind == "speculators" and isinstance(doc.data, dict) else None
     linted = doc if translation is None else dataclasses.replace(doc, data=translation.data)
     judgement = _judged(inputs, linted, kind, sha256, blob)
     ctx = Context(
+        inputs=inputs,
         doc=linted,
         kind=kind,
-        target=inputs.target,
-        weights=inputs.weights,
-        weights_error=inputs.weights_error,
-        view=inputs.view,
-        upstream=inputs.upstream,
-        upstream_doc=inputs.upstream_doc,
-        upstream_view=inputs.upstream_view,
-        integrity=inputs.integrity,
-        launch=inputs.launch,
         written=doc.data if translation is not None else None,
-        engine=inputs.engine,
         published=judgement,
         base=_base(inputs, judgement),
-        target_repo=inputs.target_repo,
     )
     findings = []
     offered = available(ctx)
@@ -160,29 +150,35 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
             where = problem.at or doc.locate(problem.pointer) or (None, None)
             findings.append(
                 Finding(
-                    r.id,
-                    r.name,
-                    severity,
-                    problem.pointer,
-                    where[0],
-                    where[1],
-                    problem.message,
-                    problem.fix,
-                    problem.engines,
+                    rule=r.id,
+                    name=r.name,
+                    severity=severity,
+                    pointer=problem.pointer,
+                    line=where[0],
+                    column=where[1],
+                    message=problem.message,
+                    fix=problem.fix,
+                    engines=problem.engines,
                 )
             )
     findings.sort(key=lambda f: (f.line or 0, f.column or 0, f.rule, f.pointer))
     up = inputs.upstream
-    source = None if up is None else Upstream(up.repo, up.revision, up.commit, up.blob_id, up.unreachable)
+    source = (
+        None
+        if up is None
+        else Upstream(
+            repo=up.repo, revision=up.revision, commit=up.commit, git_blob_sha1=up.blob_id, unreachable=up.unreachable
+        )
+    )
     through = inputs.view.config_class if inputs.view is not None else None
     return FileReport(
-        inputs.path,
-        kind,
-        sha256,
-        blob,
-        tuple(findings),
-        picture(ctx),
-        source,
+        path=inputs.path,
+        kind=kind,
+        sha256=sha256,
+        git_blob_sha1=blob,
+        findings=tuple(findings),
+        picture=picture(ctx),
+        upstream=source,
         config_class=through,
         identity=identity(inputs, judgement),
     )

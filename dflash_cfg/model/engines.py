@@ -133,7 +133,7 @@ class Refusal:
     where: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reads:
     """The values an engine runs the drafter with. Taps in the file's numbering, and in the engine's own where it
     differs; per-layer lists have one entry per draft layer. None: the engine does not read it, or the adapter
@@ -188,7 +188,7 @@ class Reads:
         return tuple(seen)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EngineRecord:
     engine: Adapted
     version: str | None
@@ -228,7 +228,7 @@ def show_layers(kinds: Sequence[str] | None) -> str:
     return " ".join(letters.get(k, k) for k in kinds)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileSays:
     target_layer_ids: tuple[int, ...] | None
     mask_token_id: int | None
@@ -269,7 +269,7 @@ class Answer:
         return tuple(d for d in self.differences if d.critical)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EnginesResult:
     drafter: str  # the config.json
     target: str | None  # the target's model dir

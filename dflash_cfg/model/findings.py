@@ -67,7 +67,7 @@ class Fix:
         return {"summary": self.summary, "safe": self.safe, "patch": [op.to_json() for op in self.patch]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Problem:
     """What a rule yields: where and what. The linter adds rule id, severity and position."""
 
@@ -82,7 +82,7 @@ class Problem:
     engines: tuple[Requirement, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Finding:
     rule: str
     name: str
@@ -113,7 +113,7 @@ class Finding:
 Kind = Literal["dflash", "dflash2", "speculators", "skipped"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Upstream:
     repo: str
     revision: str
@@ -134,7 +134,7 @@ class Artifact:
     repo_path: str | None = None  # "/"-separated, relative to Report.root; None when outside it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileReport:
     path: str
     kind: Kind
@@ -156,7 +156,7 @@ class FileReport:
 Served = tuple[tuple["Engine", str | None], ...]  # (engine, its release when known)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Report:
     files: tuple[FileReport, ...]
     transformers_version: str | None

@@ -1,4 +1,5 @@
-"""What was read: where a file lives (`Url`, `Where`), an upstream copy on the Hub, a lock entry, what the file system
+"""What was read: where a file lives (`Url`, `Where`), an upstream copy on the Hub (and `HubOptions`, which one
+to read), a lock entry, what the file system
 says about a config (`Integrity`), the target's config and tokenizer, the drafter's weights (headers only) and the
 engine's view of the file through its config class (`Effective`)."""
 
@@ -73,6 +74,15 @@ Where = Path | Url  # where a file lives: a local path, or an s3://, gs:// or hf
 
 
 @dataclass(frozen=True)
+class HubOptions:
+    """Which upstream copy a drafter config is compared with (--from-hub [REPO], --revision, --offline)."""
+
+    repo: str | None  # None: infer it from where the file lives (an hf:// path, a cache snapshot, the lock)
+    revision: str | None = None  # None: the commit of a cache snapshot, else "main"
+    offline: bool = False  # the local Hugging Face cache only
+
+
+@dataclass(frozen=True, kw_only=True)
 class HubFile:
     repo: str
     revision: str  # as the user asked (branch, tag or commit)
@@ -90,7 +100,7 @@ class Source:
     commit: str  # what it resolved to
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Entry:
     path: str
     sha256: str
@@ -100,7 +110,7 @@ class Entry:
     tool_version: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Integrity:
     """What the file system says about a config.json besides its bytes (read by the runner)."""
 
@@ -123,7 +133,7 @@ class AddedToken:
     special: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Target:
     path: str  # the target path as the user gave it, for messages
     model_type: str | None  # of the text model (text_config first for composite models)
@@ -204,7 +214,7 @@ class Weights:
         return tuple(sorted(found))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Effective:
     """What the engine's config class (`config_class`) made of the file (JSON-able, so it can be cached by
     content)."""
@@ -232,9 +242,9 @@ class Effective:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Effective:
         return cls(
-            str(data["transformers_version"]),
-            data["values"],
-            data["error"],
-            tuple(str(w) for w in data["warnings"]),
-            data["config_class"],
+            transformers_version=str(data["transformers_version"]),
+            values=data["values"],
+            error=data["error"],
+            warnings=tuple(str(w) for w in data["warnings"]),
+            config_class=data["config_class"],
         )

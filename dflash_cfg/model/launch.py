@@ -20,7 +20,7 @@ def _assignments(args: tuple[str, ...]) -> int:
     return i
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Launch:
     """An engine launch command as read: the target, the drafter and the drafts per step it asks for."""
 
@@ -80,7 +80,7 @@ class Mount:
     volume: str | None = None  # the volume's name (or kind), when it is not a bind mount
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Container:
     """What `docker run` says about the engine's file system. The check runs on the host, so container
     paths are mapped back through the bind mounts (the launch parser's `host_path` and `hub_cache`)."""

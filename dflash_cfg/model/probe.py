@@ -9,7 +9,7 @@ from dflash_cfg.model.engines import Launched
 from dflash_cfg.model.findings import Report
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Acceptance:
     """How one engine serving one model accepted drafts, over a counters' lifetime or a window between two
     scrapes. `server`: "vllm" or "sglang"; `engine`: the engine's own label (vLLM's engine index, SGLang's

@@ -55,7 +55,7 @@ class _NotRead:
 NOT_READ: Any = _NotRead()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Row:
     """One field of a local config against its upstream copy (lint/compare.py builds them)."""
 
@@ -72,7 +72,7 @@ class Row:
         return self.pointer in CRITICAL
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DiffResult:
     path: str
     local: bytes
@@ -94,7 +94,7 @@ class DiffResult:
         return any(r.critical and (r.differs or r.differs_effective) for r in self.rows)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
     """A repair of one config.json as planned: the file read, nothing written yet (what fix shows and asks)."""
 
@@ -120,7 +120,7 @@ class Plan:
         return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Written:
     path: str  # absolute, directory symlinks resolved: where the bytes are, checkable from another host
     sha256: str  # of the new bytes, as read back from the file after the replace
@@ -138,7 +138,7 @@ class Outcome:
     lock_file: str | None = None  # where `recorded` was recorded
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FixResult:
     plan: Plan
     outcome: Outcome | None  # None: nothing written (nothing to change, or not confirmed)
@@ -164,7 +164,7 @@ class Verification:
         return self.sha256 == self.expected
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Location:
     """Which config.json an engine would read for a model argument (sources/where.py finds it)."""
 
@@ -189,7 +189,7 @@ class Location:
 EngineStatus = Literal["ran", "skipped", "refused", "timeout", "failed"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EngineStep:
     """What preflight's engine step did: the launch's engine read the drafter, refused it, could not answer
     (its adapter failed or timed out), or was not run (`reason` says why: turned off, a container, an
@@ -205,7 +205,7 @@ class EngineStep:
     cached: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Preflight:
     launch: Launch
     drafter: Location

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from dflash_cfg.model.findings import Severity
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReadDoc:
     """One engine read behind a rule, as `dflash-cfg rules --format json` gives it: the reader's name as prose
     writes it and each field's text, its placeholders expanded. A launch option has no "absent" and a read may
@@ -32,7 +32,7 @@ class ReadDoc:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RuleDoc:
     """What a rule declares and its documentation says. The texts are the docstring's own, with its reST-style
     ``code`` spans: each renderer makes plain text or Markdown of them."""

@@ -32,7 +32,7 @@ def summary_counts(report: Report) -> dict[str, int]:
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Statistic:
     """How often one rule fired at one severity in a run, and how many of those findings `dflash-cfg fix`
     repairs (a safe fix). A rule that reports some cases at another severity has a row for each."""
@@ -61,7 +61,10 @@ def statistics(report: Report) -> tuple[Statistic, ...]:
             n = counts.setdefault((x.rule, x.name, x.severity), [0, 0])
             n[0] += 1
             n[1] += x.fix is not None and x.fix.safe
-    rows = [Statistic(rule, name, severity, n, fixable) for (rule, name, severity), (n, fixable) in counts.items()]
+    rows = [
+        Statistic(rule=rule, name=name, severity=severity, count=n, fixable=fixable)
+        for (rule, name, severity), (n, fixable) in counts.items()
+    ]
     return tuple(sorted(rows, key=lambda s: (-s.count, s.rule, -s.severity)))
 
 

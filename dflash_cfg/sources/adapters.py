@@ -36,7 +36,7 @@ ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
 DEFAULT_TIMEOUT = 300.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Request:
     drafter: str
     target: str | None = None
@@ -227,7 +227,9 @@ def _drain(err: int, tail: bytes) -> bytes:
 
 
 def _failed(engine: Adapted, python: str, reason: str) -> EngineRecord:
-    return EngineRecord(engine, None, python, False, None, None, (), reason)
+    return EngineRecord(
+        engine=engine, version=None, python=python, checked=False, refused=None, reads=None, stand_ins=(), failed=reason
+    )
 
 
 def _parse(engine: Adapted, python: str, line: str) -> EngineRecord:

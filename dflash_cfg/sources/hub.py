@@ -37,7 +37,7 @@ _CACHE_REPO = re.compile(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/([0-9a-f]{
 _TRUE = {"1", "on", "yes", "true"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     endpoint: str
     cache_dir: str
@@ -124,7 +124,9 @@ def fetch_config(
         recorded = _recorded_commit(repo, revision) if s.offline else None
         cached, problem = _from_cache(repo, recorded or revision, s)
         if cached is not None and recorded is not None:
-            cached = HubFile(repo, revision, cached.commit, cached.blob_id, cached.data)
+            cached = HubFile(
+                repo=repo, revision=revision, commit=cached.commit, blob_id=cached.blob_id, data=cached.data
+            )
         elif cached is None and recorded is not None:
             cached, problem = _from_cache(repo, revision, s)
         if cached is not None:
@@ -211,7 +213,7 @@ def _from_cache(repo: str, revision: str, s: Settings) -> tuple[HubFile | None, 
             f"the cached {CONFIG} of {repo}@{commit[:12]} was modified after download (git blob "
             f"{actual[:12]}, the Hub's is {blob_id[:12]}); run online to re-download it"
         )
-    return HubFile(repo, revision, commit, blob_id, data), None
+    return HubFile(repo=repo, revision=revision, commit=commit, blob_id=blob_id, data=data), None
 
 
 def _endpoint(s: Settings) -> None:
@@ -261,7 +263,7 @@ def _download(repo: str, revision: str, commit: str, blob_id: str, s: Settings) 
         # An LFS/Xet file's etag is a sha256, not a git blob id; a config.json never is one.
         if git_blob_sha1(data) == blob_id or len(blob_id) != 40:
             _remember_ref(repo, revision, commit, s)
-            return HubFile(repo, revision, commit, blob_id, data)
+            return HubFile(repo=repo, revision=revision, commit=commit, blob_id=blob_id, data=data)
     raise HubError(f"downloaded {CONFIG} of {repo}@{commit[:12]} does not match the Hub's blob id {blob_id[:12]}")
 
 

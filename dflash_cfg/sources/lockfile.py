@@ -29,7 +29,14 @@ _HEX = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "git_blob_sha1": re.compile(r"^
 def new_entry(path: str, sha256: str, git_blob_sha1: str, source: Source | None, tool_version: str) -> Entry:
     """The entry recording a write made now."""
     written_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Entry(path, sha256, git_blob_sha1, source, written_at, tool_version)
+    return Entry(
+        path=path,
+        sha256=sha256,
+        git_blob_sha1=git_blob_sha1,
+        source=source,
+        written_at=written_at,
+        tool_version=tool_version,
+    )
 
 
 @overload
@@ -113,7 +120,12 @@ def _entry(raw: Any, name: str, where: storage.Where) -> Entry:
             raise bad("has a malformed 'source' (needs string repo, revision, commit, or null)")
         source = Source(source["repo"], source["revision"], source["commit"])
     return Entry(
-        fields["path"], fields["sha256"], fields["git_blob_sha1"], source, fields["written_at"], fields["tool_version"]
+        path=fields["path"],
+        sha256=fields["sha256"],
+        git_blob_sha1=fields["git_blob_sha1"],
+        source=source,
+        written_at=fields["written_at"],
+        tool_version=fields["tool_version"],
     )
 
 

@@ -174,7 +174,18 @@ def acceptance(scrape: Scrape) -> tuple[Acceptance, ...]:
 def _vllm(key: Key, c: Counters) -> Acceptance:
     server, model, engine, labels = key
     if c.drafts <= 0:
-        return Acceptance(server, model, engine, None, None, None, c.drafts, c.draft_tokens, c.accepted, labels)
+        return Acceptance(
+            server=server,
+            model_name=model,
+            engine=engine,
+            acceptance_rate=None,
+            mean_acceptance_length=None,
+            per_position=None,
+            drafts=c.drafts,
+            draft_tokens=c.draft_tokens,
+            accepted_tokens=c.accepted,
+            labels=labels,
+        )
     rate = c.accepted / c.draft_tokens if c.draft_tokens > 0 else None
     per = tuple(p / c.drafts for p in c.per_position)
     length = 1 + c.accepted / c.drafts
@@ -184,11 +195,36 @@ def _vllm(key: Key, c: Counters) -> Acceptance:
             f"the counters of {model or 'the model'} (engine {engine}) give an acceptance that is not a number "
             f"({c.accepted:g} accepted in {c.drafts:g} drafts): not vLLM's counters"
         )
-    return Acceptance(server, model, engine, rate, length, per, c.drafts, c.draft_tokens, c.accepted, labels)
+    return Acceptance(
+        server=server,
+        model_name=model,
+        engine=engine,
+        acceptance_rate=rate,
+        mean_acceptance_length=length,
+        per_position=per,
+        drafts=c.drafts,
+        draft_tokens=c.draft_tokens,
+        accepted_tokens=c.accepted,
+        labels=labels,
+    )
 
 
 def _sglang(key: Key, length: float, rate: float) -> Acceptance:
     server, model, engine, labels = key
     if length <= 0:  # SGLang sets 0 when no speculative forward was logged
-        return Acceptance(server, model, engine, None, None, labels=labels)
-    return Acceptance(server, model, engine, rate, length, labels=labels)
+        return Acceptance(
+            server=server,
+            model_name=model,
+            engine=engine,
+            acceptance_rate=None,
+            mean_acceptance_length=None,
+            labels=labels,
+        )
+    return Acceptance(
+        server=server,
+        model_name=model,
+        engine=engine,
+        acceptance_rate=rate,
+        mean_acceptance_length=length,
+        labels=labels,
+    )

@@ -60,7 +60,7 @@ _MODEL_STRINGS = {"path", "upstream", "revision", "target", "served-name"}
 _MODEL_KEYS = {*_MODEL_STRINGS, "min-acceptance-length"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelEntry:
     path: Path | Url  # absolute: the drafter's model dir (or its config.json); or an s3://, gs://, hf:// one
     upstream: str | None
@@ -80,7 +80,7 @@ class ModelEntry:
         return os.path.abspath(config) in (mine, os.path.join(mine, files.CONFIG))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProjectConfig:
     source: Path | None  # the file it was read from; None: no project config
     select: str | None = None
@@ -110,7 +110,7 @@ class ProjectConfig:
         return tuple(i for glob, ids in self.per_file_ignores if glob.fullmatch(rel) for i in ids)
 
 
-NONE = ProjectConfig(None)
+NONE = ProjectConfig(source=None)
 
 
 def _compile_glob(glob: str) -> re.Pattern[str]:
@@ -248,18 +248,26 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
             target = os.path.normpath(path.parent / target)
         models.append(
             ModelEntry(
-                model_path,
-                upstream,
-                values["revision"],
-                target,
-                values["served-name"],
-                _min_length(entry, f"{where}.min-acceptance-length", bad),
+                path=model_path,
+                upstream=upstream,
+                revision=values["revision"],
+                target=target,
+                served_name=values["served-name"],
+                min_acceptance_length=_min_length(entry, f"{where}.min-acceptance-length", bad),
                 identify=not own,
             )
         )
     min_length = _min_length(table, "min-acceptance-length", bad)
     return ProjectConfig(
-        path, select, ignore, fail_on, tuple(per_file), tuple(models), min_length, engine_check, engines
+        source=path,
+        select=select,
+        ignore=ignore,
+        fail_on=fail_on,
+        per_file_ignores=tuple(per_file),
+        models=tuple(models),
+        min_acceptance_length=min_length,
+        engine_check=engine_check,
+        engines=engines,
     )
 
 

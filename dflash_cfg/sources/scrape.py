@@ -35,7 +35,7 @@ def is_url(source: str) -> bool:
     return source.startswith(("http://", "https://"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Target:
     """Where one GET goes: `path` with its query; `authorization` the basic-auth header, if any."""
 
@@ -83,7 +83,7 @@ def target(url: str) -> Target:
     if parts.query:
         path += "?" + parts.query
     path = "".join(c if c.isascii() else urllib.parse.quote(c) for c in path)  # the request line is ASCII too
-    return Target(scheme, host, port or _DEFAULT_PORTS[scheme], path, authorization)
+    return Target(scheme=scheme, host=host, port=port or _DEFAULT_PORTS[scheme], path=path, authorization=authorization)
 
 
 def origin(url: str) -> tuple[str, str, int]:
@@ -133,7 +133,13 @@ def fetch(url: str, timeout: float) -> bytes:
             following = target(where)
             # Credentials were given for the URL's origin; elsewhere they would be handed to a stranger.
             keep = here.authorization if following.origin == first.origin else None
-            here = Target(following.scheme, following.host, following.port, following.path, keep)
+            here = Target(
+                scheme=following.scheme,
+                host=following.host,
+                port=following.port,
+                path=following.path,
+                authorization=keep,
+            )
             continue
         if status == 503:  # vLLM and SGLang answer it while the model loads
             raise NotReady(f"{url}: HTTP 503 {reason} (the engine is not ready)")

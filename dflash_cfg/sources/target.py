@@ -122,7 +122,7 @@ def parse_json_object(data: bytes, source: str) -> dict[str, Any]:
     return obj
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ConfigFacts:
     model_type: str | None
     num_hidden_layers: int | None

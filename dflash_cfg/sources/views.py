@@ -124,25 +124,33 @@ def view(raw: dict[str, Any], key: str | None = None) -> Effective:
     if isinstance(depth, int) and not isinstance(depth, bool) and depth > MAX_LAYERS:
         version = transformers_version() or "unknown"
         return Effective(
-            version,
-            None,
-            f"num_hidden_layers {depth} was not passed to the config class: it would build "
+            transformers_version=version,
+            values=None,
+            error=f"num_hidden_layers {depth} was not passed to the config class: it would build "
             f"{depth} layer types (dflash-cfg stops at {MAX_LAYERS})",
-            (),
+            warnings=(),
         )
     _, version = _load()
     cls, missing = config_class(key)
     if cls is None:
-        return Effective(version, None, missing, (), None)
+        return Effective(transformers_version=version, values=None, error=missing, warnings=(), config_class=None)
     name = "PretrainedConfig (vLLM SpeculatorsConfig)" if key == SPECULATORS else cls.__name__
     with captured() as (records, caught):
         try:
             # from_dict writes into its argument in some versions: never hand it the linted data.
             config = construct(cls, copy.deepcopy(raw))
         except Exception as exc:  # noqa: BLE001 - v5 raises StrictDataclass*Error, 4.x ValueError/TypeError
-            return Effective(version, None, _one_line(exc), _messages(records, caught), name)
+            return Effective(
+                transformers_version=version,
+                values=None,
+                error=_one_line(exc),
+                warnings=_messages(records, caught),
+                config_class=name,
+            )
         values = {field: _read(config, field) for field in FIELDS}
-    return Effective(version, values, None, _messages(records, caught), name)
+    return Effective(
+        transformers_version=version, values=values, error=None, warnings=_messages(records, caught), config_class=name
+    )
 
 
 @contextlib.contextmanager

@@ -145,16 +145,16 @@ def _location(
 ) -> Location:
     sha256, blob = files.hashes(config)  # the whole file, whatever its size
     return Location(
-        name,
-        source,
-        config,
-        Path(os.path.realpath(config)),
-        repo,
-        commit,
-        revision,
-        sha256,
-        blob,
-        os.path.islink(config),
+        name=name,
+        source=source,
+        config=config,
+        resolved=Path(os.path.realpath(config)),
+        repo=repo,
+        commit=commit,
+        revision=revision,
+        sha256=sha256,
+        git_blob_sha1=blob,
+        is_link=os.path.islink(config),
     )
 
 
@@ -171,23 +171,23 @@ def _remote(name: str) -> Location:
     sha256, blob = storage.hashes(config)
     pinned = remote.hub_commit(config)
     return Location(
-        name,
-        "Hugging Face Hub" if pinned else "object storage",
-        config,
-        config,
-        pinned[0] if pinned else None,
-        pinned[1] if pinned else None,
-        config.hub_repo[1] if pinned is None and config.hub_repo else None,
-        sha256,
-        blob,
-        False,
+        name=name,
+        source="Hugging Face Hub" if pinned else "object storage",
+        config=config,
+        resolved=config,
+        repo=pinned[0] if pinned else None,
+        commit=pinned[1] if pinned else None,
+        revision=config.hub_repo[1] if pinned is None and config.hub_repo else None,
+        sha256=sha256,
+        git_blob_sha1=blob,
+        is_link=False,
     )
 
 
 # --- where a launched engine looks (preflight) -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Lookup:
     """Where an engine resolves its model arguments: its working directory (relative to ours) and its Hugging
     Face hub cache (a container path under docker), with that cache as this host reads it.

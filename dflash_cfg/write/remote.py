@@ -72,7 +72,13 @@ def write_conditional(url: Url, new: bytes, expected_old_sha256: str, *, backup:
             "or the store does not keep what it is given)",
             1,
         )
-    return Written(str(url), got, git_blob_sha1(back), None if backup_url is None else str(backup_url), None)
+    return Written(
+        path=str(url),
+        sha256=got,
+        git_blob_sha1=git_blob_sha1(back),
+        backup=None if backup_url is None else str(backup_url),
+        replaced_link=None,
+    )
 
 
 def _settle(url: Url, want: str, old: str, failure: Exception) -> bytes:
@@ -185,4 +191,11 @@ def open_pull_request(url: Url, new: bytes, summary: str) -> Written:
             raise WriteError(f"{url}: {repo} moved past {commit[:12]} since it was read; nothing proposed", 1) from None
         raise WriteError(f"cannot open a pull request on {repo}: {remote.explain(exc, url, 'write')}", 2) from None
     pr = str(getattr(info, "pr_url", "") or getattr(info, "commit_url", ""))
-    return Written(str(url), hashlib.sha256(new).hexdigest(), git_blob_sha1(new), None, None, pull_request=pr)
+    return Written(
+        path=str(url),
+        sha256=hashlib.sha256(new).hexdigest(),
+        git_blob_sha1=git_blob_sha1(new),
+        backup=None,
+        replaced_link=None,
+        pull_request=pr,
+    )

@@ -54,7 +54,7 @@ _HINTS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _State:
     """What a name in the directory holds right now (through a symlink, as a reader sees it)."""
 
@@ -107,7 +107,9 @@ def write_verified(path: Path, new: bytes, expected_old_sha256: str | None, *, b
             dfd, name, new, before, real_dir, hooked=True, unchanged=unchanged, unchanged_note=f"{where} is unchanged"
         )
         digest = hashlib.sha256(new).hexdigest()
-        return Written(where, digest, git_blob_sha1(new), backup_path, before.link)
+        return Written(
+            path=where, sha256=digest, git_blob_sha1=git_blob_sha1(new), backup=backup_path, replaced_link=before.link
+        )
 
 
 @contextmanager
@@ -194,7 +196,7 @@ def _current(dfd: int, name: str, directory: str, note: str = "nothing written")
         try:
             st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
         except FileNotFoundError:
-            return _State(None, None, None, None)
+            return _State(data=None, sha256=None, link=None, mode=None)
         link = os.path.realpath(where) if stat.S_ISLNK(st.st_mode) else None
         try:
             # O_NONBLOCK: a FIFO planted as config.json must not hang the tool.
@@ -208,7 +210,14 @@ def _current(dfd: int, name: str, directory: str, note: str = "nothing written")
             data = fh.read()
     except OSError as exc:
         raise _env_error(exc, f"cannot read {where}", note) from None
-    return _State(data, hashlib.sha256(data).hexdigest(), link, stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid)
+    return _State(
+        data=data,
+        sha256=hashlib.sha256(data).hexdigest(),
+        link=link,
+        mode=stat.S_IMODE(info.st_mode),
+        uid=info.st_uid,
+        gid=info.st_gid,
+    )
 
 
 def _write_backup(dfd: int, bak: str, before: _State, directory: str, where: str) -> None:
@@ -217,7 +226,7 @@ def _write_backup(dfd: int, bak: str, before: _State, directory: str, where: str
     if existing.sha256 == before.sha256 and existing.link is None:
         return  # the same previous bytes were already backed up (e.g. a second fix in a row)
     # Same mode and owner as the original: a backup must not expose a private config more widely.
-    like = _State(None, None, None, before.mode, before.uid, before.gid)
+    like = _State(data=None, sha256=None, link=None, mode=before.mode, uid=before.uid, gid=before.gid)
     _replace(
         dfd, bak, before.data, like, directory, hooked=False, unchanged=None, unchanged_note=f"{where} is unchanged"
     )

@@ -29,8 +29,8 @@ from dflash_cfg.cli.parse_result import (
     VerifyArgs,
     WhereArgs,
 )
-from dflash_cfg.commands.common import HubOptions
 from dflash_cfg.errors import UsageError
+from dflash_cfg.model import HubOptions
 
 VALUES = {
     "check": CheckArgs,
@@ -100,7 +100,7 @@ def test_the_option_groups_fill_one_value_each() -> None:
             "paths": ("a", "b"),
             "gate": False,
             "hub": HubArgs("", None, False),
-            "ci": CiArgs("json", "auto", False, False, True),
+            "ci": CiArgs(fmt="json", color="auto", exit_zero=False, statistics=False, quiet=True),
             "project": ProjectArgs(None, False, True, None),
         }
     ]
@@ -142,7 +142,20 @@ def test_strict_and_fail_on_error_contradict() -> None:
 
 def _probe(interval: float | None = None, watch: bool = False, keep_going: bool = False) -> ProbeArgs:
     hub = HubArgs(None, None, False)
-    return ProbeArgs("u", interval, 10.0, None, None, None, hub, watch, keep_going, "text", None, False)
+    return ProbeArgs(
+        url="u",
+        interval=interval,
+        timeout=10.0,
+        min_length=None,
+        drafter=None,
+        target=None,
+        hub=hub,
+        watch=watch,
+        keep_going=keep_going,
+        fmt="text",
+        config=None,
+        isolated=False,
+    )
 
 
 def test_the_watch_window_defaults_to_30_seconds() -> None:
@@ -153,8 +166,16 @@ def test_the_watch_window_defaults_to_30_seconds() -> None:
 
 def test_preflight_launches_only_on_a_clean_check() -> None:
     hub, project = HubArgs(None, None, False), ProjectArgs(None, False, False, None)
-    ci = CiArgs("text", "auto", False, False, False)
-    args = PreflightArgs(("--", "vllm", "serve", "m"), hub, ci, project, False, True, False)
+    ci = CiArgs(fmt="text", color="auto", exit_zero=False, statistics=False, quiet=False)
+    args = PreflightArgs(
+        command=("--", "vllm", "serve", "m"),
+        hub=hub,
+        ci=ci,
+        project=project,
+        no_cache=False,
+        exec_=True,
+        no_engine_check=False,
+    )
     assert args.launch == ["vllm", "serve", "m"]
     with pytest.raises(UsageError, match="--exec launches only on a clean check"):
         dataclasses.replace(args, ci=dataclasses.replace(ci, exit_zero=True))

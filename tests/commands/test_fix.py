@@ -270,7 +270,7 @@ def test_nothing_to_fix_but_errors_left_is_exit_1(dflash: Run, tmp_path: Path) -
 
 
 # fix's confirm policy on its own: (policy, a terminal on stdin) -> (what is shown and asked, the answer).
-PLAN = Plan(Path("/m/config.json"), b"{}", b'{"a": 1}', ("a",))
+PLAN = Plan(path=Path("/m/config.json"), old=b"{}", new=b'{"a": 1}', applied=("a",))
 POLICY = [
     pytest.param(ConfirmPolicy(), True, ["show", "ask"], True, id="asks on a terminal"),
     pytest.param(ConfirmPolicy(yes=True), False, ["show"], True, id="yes writes without asking"),

@@ -368,7 +368,7 @@ def test_the_watch_explains_the_first_collapse_only(endpoint: Endpoint) -> None:
         *map(metrics, (HEALTHY, HEALTHY, LATER, HEALTHY, HEALTHY, LATER)), Answer(b"", 500), Answer(b"", 500)
     )
     s = probe.settings(url, 0.01, 10.0, None, None, True)
-    check = probe.DrafterCheck(str(DRAFTER))
+    check = probe.DrafterCheck(drafter=str(DRAFTER))
     seen: list[probe.Explained | ProbeError] = []
     with pytest.raises(ProbeError, match="HTTP 500"):
         for item in probe.probe_watch(s, check, True, sleep=lambda _: None, clock=lambda: time.gmtime(0)):
@@ -383,7 +383,7 @@ def test_the_watch_explains_the_first_collapse_only(endpoint: Endpoint) -> None:
 
 def test_a_drafter_that_cannot_be_checked_is_said_beside_the_collapse(tmp_path: Path) -> None:
     s = probe.settings(str(METRICS / INCIDENT), None, 10.0, None, None, True)
-    answer = probe.probe_once(s, probe.DrafterCheck(str(tmp_path / "missing")))
+    answer = probe.probe_once(s, probe.DrafterCheck(drafter=str(tmp_path / "missing")))
     assert answer.window.collapsed and answer.diagnoses == ()
     [unchecked] = answer.unchecked
     assert unchecked.model_name == "Qwen/Qwen3.6-27B" and "missing" in unchecked.reason

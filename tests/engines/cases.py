@@ -66,7 +66,7 @@ def fixture_requests(root: Path) -> dict[str, Request]:
         folder = (FIXTURES / rel).parent
         if (FIXTURES / rel).name != "config.json":
             folder = Path(write_drafter(root / f"fixture-{index}", load(rel)))
-        requests[rel] = Request(str(folder), str(TARGETS / target) if target else None)
+        requests[rel] = Request(drafter=str(folder), target=str(TARGETS / target) if target else None)
     return requests
 
 

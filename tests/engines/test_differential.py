@@ -105,7 +105,7 @@ def _cases(root: Path, mutants: Sequence[Mutant]) -> list[Case]:
         cases.append(
             Case(
                 mutant.id,
-                Request(folder, target),
+                Request(drafter=folder, target=target),
                 target,
                 _engines(mutant.base),
                 f"fixture/{mutant.base.rel}",

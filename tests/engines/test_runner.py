@@ -26,7 +26,7 @@ def fake_python(tmp_path: Path, body: str) -> Path:
 
 
 def test_an_interpreter_without_the_engine_answers_every_request_with_why() -> None:
-    records = adapters.run(sys.executable, "vllm", [Request(DRAFTER), Request("/no/such/dir")])
+    records = adapters.run(sys.executable, "vllm", [Request(drafter=DRAFTER), Request(drafter="/no/such/dir")])
     assert len(records) == 2
     for record in records:
         assert record.failed is not None and record.failed.startswith("cannot import vllm"), record
@@ -43,26 +43,28 @@ def test_an_interpreter_without_the_engine_answers_every_request_with_why() -> N
     ],
 )
 def test_a_broken_adapter_process_becomes_failed_records(tmp_path: Path, body: str, says: str) -> None:
-    records = adapters.run(fake_python(tmp_path, body), "vllm", [Request(DRAFTER)] * 3)
+    records = adapters.run(fake_python(tmp_path, body), "vllm", [Request(drafter=DRAFTER)] * 3)
     assert len(records) == 3
     assert all(r.failed is not None for r in records) and says in str(records[0].failed), records
 
 
 def test_a_hung_adapter_times_out(tmp_path: Path) -> None:
-    records = adapters.run(fake_python(tmp_path, "sleep 30"), "sglang", [Request(DRAFTER)], timeout=1)
+    records = adapters.run(fake_python(tmp_path, "sleep 30"), "sglang", [Request(drafter=DRAFTER)], timeout=1)
     assert records[0].failed is not None and "no record within 1 s" in records[0].failed
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 def test_a_hung_adapter_that_never_reads_its_batch_leaves_no_pipe_open(tmp_path: Path) -> None:
     # A batch larger than the pipe: the feeding thread is still blocked in its write when the adapter is killed.
-    records = adapters.run(fake_python(tmp_path, "exec sleep 30"), "vllm", [Request(DRAFTER * 40)] * 100, timeout=1)
+    records = adapters.run(
+        fake_python(tmp_path, "exec sleep 30"), "vllm", [Request(drafter=DRAFTER * 40)] * 100, timeout=1
+    )
     assert all(r.failed is not None and "no record within 1 s" in r.failed for r in records)
     gc.collect()  # an unclosed pipe is reported (ResourceWarning, unraisable) when collected
 
 
 def test_a_missing_interpreter_is_a_failed_record(tmp_path: Path) -> None:
-    records = adapters.run(tmp_path / "nope", "speculators", [Request(DRAFTER)])
+    records = adapters.run(tmp_path / "nope", "speculators", [Request(drafter=DRAFTER)])
     assert records[0].failed is not None and records[0].failed.startswith("cannot start the adapter")
 
 
@@ -128,7 +130,7 @@ def _engine_without_bytecode(tmp_path: Path) -> tuple[Path, Path]:
 def test_an_engine_installed_without_bytecode_gets_it_kept_in_our_cache(tmp_path: Path) -> None:
     site, python = _engine_without_bytecode(tmp_path)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    records = adapters.run(python, "vllm", [Request(DRAFTER)], env=env)
+    records = adapters.run(python, "vllm", [Request(drafter=DRAFTER)], env=env)
     assert records[0].failed is not None and "cannot import vllm" in records[0].failed  # not the real vLLM
     kept = (tmp_path / "cache" / "dflash-cfg" / "bytecode").rglob("*.pyc")
     names = sorted(f"{p.parent.name}/{p.name.split('.')[0]}" for p in kept)
@@ -144,6 +146,6 @@ def test_an_engine_installed_with_its_bytecode_is_left_as_it_is(tmp_path: Path) 
     # A caller's own bytecode prefix does not reach the engine: there it would find none of the engine's bytecode.
     prefix = tmp_path / "callers-pycache"
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPYCACHEPREFIX": str(prefix)}
-    adapters.run(python, "vllm", [Request(DRAFTER)], env=env)
+    adapters.run(python, "vllm", [Request(drafter=DRAFTER)], env=env)
     assert not (tmp_path / "cache" / "dflash-cfg" / "bytecode").exists()
     assert not prefix.exists()

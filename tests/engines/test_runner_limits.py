@@ -28,7 +28,7 @@ GUARD = 2 << 30  # address space of the child: an unbounded read fails there ins
 RUNNER = """
 import json, sys
 from dflash_cfg.sources import adapters
-records = adapters.run(sys.argv[1], "vllm", [adapters.Request(sys.argv[2])] * 2, timeout=float(sys.argv[3]))
+records = adapters.run(sys.argv[1], "vllm", [adapters.Request(drafter=sys.argv[2])] * 2, timeout=float(sys.argv[3]))
 print(json.dumps([r.failed for r in records]))
 """
 SURVEY = """

@@ -105,7 +105,8 @@ def _defects(root: Path) -> dict[str, Request]:
     }
     cases.update(extra)
     return {
-        name: Request(write_drafter(root / name, changed(rel, change)), t) for name, (rel, change, t) in cases.items()
+        name: Request(drafter=write_drafter(root / name, changed(rel, change)), target=t)
+        for name, (rel, change, t) in cases.items()
     }
 
 

@@ -193,7 +193,7 @@ def drafter_cases(root: Path, engine: str) -> tuple[dict[str, Case], dict[str, A
         folder = write_drafter(root / f"mutant-{index}", mutant.data)
         target = str(TARGETS / mutant.base.target) if mutant.base.target else None
         cases[mutant.id] = Case(mutant.id, mutant.base.name, mutant.description)
-        requests[mutant.id] = Request(folder, target)
+        requests[mutant.id] = Request(drafter=folder, target=target)
     return cases, requests
 
 

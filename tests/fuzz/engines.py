@@ -276,7 +276,7 @@ def _run(case: EngineCase, fake: Interpreter) -> Outcome | list[adapters.EngineR
     if case.way == "runner":
         engine = case.engines[0]
         return adapters.run(
-            fake.python, engine, [adapters.Request(str(DRAFTER))] * case.requests, timeout=float(case.timeout)
+            fake.python, engine, [adapters.Request(drafter=str(DRAFTER))] * case.requests, timeout=float(case.timeout)
         )
     if case.way == "engines":
         return invoke("engines", DRAFTER, "--python", fake.python, "--format", case.fmt)

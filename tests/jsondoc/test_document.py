@@ -53,7 +53,7 @@ class Issue:
 
 def issues(doc: Document) -> list[Issue]:
     """The file rules' problems, in the order the parser found them."""
-    ctx = Context(doc, "dflash")
+    ctx = Context(inputs=Inputs(path="config.json", doc=doc), doc=doc, kind="dflash")
     found = [(r.id, p) for r in file_rules.RULES if "bytes" in r.needs for p in r.run(ctx)]
     order = {(pp.pointer, pp.at): i for i, pp in enumerate(doc.problems)}
     found.sort(key=lambda rp: order.get((rp[1].pointer, rp[1].at), 0))
@@ -61,7 +61,7 @@ def issues(doc: Document) -> list[Issue]:
 
 
 def lint(raw: bytes, path: str, _inputs: object = None) -> FileReport:
-    return lint_inputs(Inputs(path, parse(raw)))
+    return lint_inputs(Inputs(path=path, doc=parse(raw)))
 
 
 def doc_of(text: str) -> Document:

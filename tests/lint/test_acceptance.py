@@ -7,11 +7,31 @@ from dflash_cfg.lint import acceptance
 from dflash_cfg.model import Acceptance
 
 # The incident's healthy lifetime (fixtures/metrics/vllm-healthy.prom): 1800 accepted over 1000 drafts.
-HEALTHY = Acceptance("vllm", "Qwen/Qwen3.6-27B", "0", 1800 / 15000, 2.8, None, 1000, 15000, 1800)
+HEALTHY = Acceptance(
+    server="vllm",
+    model_name="Qwen/Qwen3.6-27B",
+    engine="0",
+    acceptance_rate=1800 / 15000,
+    mean_acceptance_length=2.8,
+    per_position=None,
+    drafts=1000,
+    draft_tokens=15000,
+    accepted_tokens=1800,
+)
 
 
 def test_a_window_with_nothing_scored_is_idle() -> None:
-    idle = Acceptance("vllm", "Qwen/Qwen3.6-27B", "0", None, None, None, 0, 0, 0)
+    idle = Acceptance(
+        server="vllm",
+        model_name="Qwen/Qwen3.6-27B",
+        engine="0",
+        acceptance_rate=None,
+        mean_acceptance_length=None,
+        per_position=None,
+        drafts=0,
+        draft_tokens=0,
+        accepted_tokens=0,
+    )
     [judged] = acceptance.judge([idle], {}, 1.5)
     assert judged.verdict == "idle"
 

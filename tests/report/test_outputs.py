@@ -378,8 +378,14 @@ def test_sarif_describes_the_rules_from_the_docs_it_is_given() -> None:
         reads=(),
         doc="A ``key`` is odd.\n\nFail: ``{}``",
     )
-    finding = Finding("DF000", "made-up", Severity.WARNING, "/key", 1, None, "odd")
-    report = Report((FileReport("config.json", "dflash", None, None, (finding,)),), None, "0.1.0")
+    finding = Finding(
+        rule="DF000", name="made-up", severity=Severity.WARNING, pointer="/key", line=1, column=None, message="odd"
+    )
+    report = Report(
+        files=(FileReport(path="config.json", kind="dflash", sha256=None, git_blob_sha1=None, findings=(finding,)),),
+        transformers_version=None,
+        tool_version="0.1.0",
+    )
     log = validate_sarif(render(report, "sarif", rule_docs={"DF000": doc}))
     (described,) = log["runs"][0]["tool"]["driver"]["rules"]
     assert described["shortDescription"] == {"text": "A `key` is odd."}

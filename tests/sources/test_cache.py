@@ -501,7 +501,7 @@ def fake_upstream(monkeypatch: pytest.MonkeyPatch) -> bytes:
     data = upstream_variant()
 
     def upstream_for(path: Path, hub: Any, environ: Any = None, *, gate: bool = False) -> HubFile:
-        return HubFile("org/model", "main", "c" * 40, "b" * 40, data)
+        return HubFile(repo="org/model", revision="main", commit="c" * 40, blob_id="b" * 40, data=data)
 
     for command in (dflash_cfg.commands.check, dflash_cfg.commands.diff):
         monkeypatch.setattr(command, "upstream_for", upstream_for)
@@ -552,7 +552,9 @@ def test_check_from_hub_tells_equal_looking_copies_apart(
     monkeypatch.setattr(
         dflash_cfg.commands.check,
         "upstream_for",
-        lambda p, hub, environ=None, gate=False: HubFile("org/model", "main", "c" * 40, "b" * 40, upstream_bytes),
+        lambda p, hub, environ=None, gate=False: HubFile(
+            repo="org/model", revision="main", commit="c" * 40, blob_id="b" * 40, data=upstream_bytes
+        ),
     )
     args = ("check", path, "--from-hub", "org/model", "--format", "json")
     cold, warm, uncached = dflash(*args), dflash(*args), dflash(*args, "--no-cache")

@@ -70,7 +70,7 @@ def models(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def request(drafter: Path, target: Path, **settings: Any) -> Request:
-    return Request(str(drafter), str(target), **{"num_speculative_tokens": 15, **settings})
+    return Request(drafter=str(drafter), target=str(target), **{"num_speculative_tokens": 15, **settings})
 
 
 # --- the key ------------------------------------------------------------------------------------------------

@@ -465,7 +465,14 @@ def test_lock_round_trip_with_and_without_a_source(tmp_path: Path) -> None:
     assert (
         read_lock(config)
         == second
-        == Entry(str(config.resolve()), sha(OLD), git_blob_sha1(OLD), None, second.written_at, "0.2.0")
+        == Entry(
+            path=str(config.resolve()),
+            sha256=sha(OLD),
+            git_blob_sha1=git_blob_sha1(OLD),
+            source=None,
+            written_at=second.written_at,
+            tool_version="0.2.0",
+        )
     )
     assert json.loads(lock_path(config).read_text())["files"]["config.json"]["source"] is None
     assert read_lock(config.parent / "generation_config.json") is None  # no entry for that file

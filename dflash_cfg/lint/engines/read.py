@@ -39,7 +39,7 @@ def unexecutable(why: str) -> str:
 NOT_APPLICABLE = "-"  # a field that does not apply to the row (a launch option has no "absent" in the file)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Read:
     reader: Engine  # who reads the file: an engine, vLLM's speculators translator, or transformers
     key: str

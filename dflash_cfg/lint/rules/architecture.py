@@ -47,18 +47,20 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         builders = REGISTERED_ARCHITECTURES[archs[0]]
         who = "vLLM and SGLang build" if len(builders) > 1 else f"{NAMES[builders[0]]} builds"
         yield Problem(
-            "/architectures",
-            f"architectures {show(archs)} should name one drafter class: {who} the first, "
+            pointer="/architectures",
+            message=f"architectures {show(archs)} should name one drafter class: {who} the first, "
             f"{archs[0]}, and ignore the rest",
             severity=Severity.WARNING,
         )
     elif not isinstance(archs, list) or len(archs) != 1 or not isinstance(archs[0], str):
-        yield Problem("/architectures", f"architectures {show(archs)} should name one drafter class ({names})")
+        yield Problem(
+            pointer="/architectures", message=f"architectures {show(archs)} should name one drafter class ({names})"
+        )
     elif archs[0] not in REGISTERED_ARCHITECTURES:
         yield Problem(
-            "/architectures",
-            f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, so vLLM and SGLang "
-            f"refuse the file (they know {names})",
+            pointer="/architectures",
+            message=f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, "
+            f"so vLLM and SGLang refuse the file (they know {names})",
         )
 
 
@@ -75,8 +77,9 @@ def architectures_missing(ctx: Context) -> Iterator[Problem]:
     if ctx.data.get("architectures") is None:
         names = ", ".join(sorted(REGISTERED_ARCHITECTURES))
         yield Problem(
-            "/architectures",
-            f"architectures missing: vLLM and SGLang pick the drafter class from it and refuse the file ({names})",
+            pointer="/architectures",
+            message="architectures missing: vLLM and SGLang pick the drafter class from it and refuse the file "
+            f"({names})",
         )
 
 
@@ -128,8 +131,8 @@ def dflash2_labelled_dflash(ctx: Context) -> Iterator[Problem]:
     dflash2_keys = [k for k in DFLASH2_KEYS if ctx.dflash.get(k)]
     if ctx.data.get("architectures") == ["DFlashDraftModel"] and dflash2_keys:
         yield Problem(
-            "/architectures",
-            f"dflash_config has the DFlash2 keys {', '.join(dflash2_keys)} but architectures is "
+            pointer="/architectures",
+            message=f"dflash_config has the DFlash2 keys {', '.join(dflash2_keys)} but architectures is "
             '["DFlashDraftModel"]: vLLM builds the v1 drafter and ignores them, SGLang builds the convolution '
             'but no selector; a DFlash2 checkpoint needs ["DFlash2DraftModel"]',
         )
@@ -160,8 +163,8 @@ def model_type(ctx: Context) -> Iterator[Problem]:
     if eff.config_class is None and eff.values is None and eff.error is not None and "AutoConfig" in eff.error:
         found = ctx.data.get("model_type")
         yield Problem(
-            "/model_type",
-            f"model_type {'missing' if found is None else show(found)}: {eff.error} "
+            pointer="/model_type",
+            message=f"model_type {'missing' if found is None else show(found)}: {eff.error} "
             f"(transformers {eff.transformers_version}), so vLLM and SGLang refuse the file",
         )
 
@@ -173,9 +176,13 @@ def _one_engine(ctx: Context, archs: list[str], builder: Engine) -> Iterator[Pro
     builds, refuses = NAMES[builder], NAMES[refuser]
     said = f"architectures {show(archs)}: only {builds} builds {archs[0]}; {refuses} refuses the file"
     if ctx.launch is None:
-        yield Problem("/architectures", said, severity=Severity.WARNING, engines=(Requirement(refuser),))
+        yield Problem(
+            pointer="/architectures", message=said, severity=Severity.WARNING, engines=(Requirement(refuser),)
+        )
     elif ctx.launch.engine == refuser:
-        yield Problem("/architectures", f"{said}, and this launch is {refuses}'s: serve it with {builds}")
+        yield Problem(
+            pointer="/architectures", message=f"{said}, and this launch is {refuses}'s: serve it with {builds}"
+        )
 
 
 RULES = (architecture, architectures_missing, one_engine_architecture, dflash2_labelled_dflash, model_type)

@@ -59,7 +59,7 @@ def layer_types_length(ctx: Context) -> Iterator[Problem]:
     """
     types, depth = ctx.data.get("layer_types"), ctx.int_field("num_hidden_layers")
     if isinstance(types, list) and depth is not None and len(types) != depth:
-        yield Problem("/layer_types", f"{len(types)} layer_types for num_hidden_layers {depth}")
+        yield Problem(pointer="/layer_types", message=f"{len(types)} layer_types for num_hidden_layers {depth}")
 
 
 @rule(
@@ -88,16 +88,16 @@ def unknown_layer_type(ctx: Context) -> Iterator[Problem]:
     for i, value in enumerate(types):
         if value == "attention":
             yield Problem(
-                f"/layer_types/{i}",
-                f'layer_types[{i}] = "attention": a legacy name; the config class renames it to {show(FULL)}, '
+                pointer=f"/layer_types/{i}",
+                message=f'layer_types[{i}] = "attention": a legacy name; the config class renames it to {show(FULL)}, '
                 "which vLLM and SGLang read; other loaders may not",
-                Fix(f"write it as {show(FULL)}", (PatchOp("replace", f"/layer_types/{i}", FULL),)),
-                Severity.WARNING,
+                fix=Fix(f"write it as {show(FULL)}", (PatchOp("replace", f"/layer_types/{i}", FULL),)),
+                severity=Severity.WARNING,
             )
         elif value not in KNOWN:
             yield Problem(
-                f"/layer_types/{i}",
-                f"layer_types[{i}] = {show(value)}: DFlash engines know only {show(FULL)} and {show(SLIDING)}; "
+                pointer=f"/layer_types/{i}",
+                message=f"layer_types[{i}] = {show(value)}: DFlash engines know only {show(FULL)} and {show(SLIDING)}; "
                 "vLLM and SGLang refuse the file",
             )
 
@@ -137,8 +137,8 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     default = ctx.effective.values.get("sliding_window") if ctx.effective.values else None
     if "sliding_window" not in ctx.data and is_int(default) and default > 0:
         yield Problem(
-            "/sliding_window",
-            f"{layers} but sliding_window is absent: {ctx.effective.through} fills its default {default}, and "
+            pointer="/sliding_window",
+            message=f"{layers} but sliding_window is absent: {ctx.effective.through} fills its default {default}, and "
             f"vLLM and SGLang draft with that window; {upstream}",
         )
         return
@@ -154,11 +154,15 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
         on_vllm = "vLLM refuses the file"
     if swa is not None:
         yield Problem(
-            "/sliding_window",
-            f"{layers} and sliding_window is {state}: vLLM takes dflash_config.swa_window_size {swa}, {on_sglang}",
+            pointer="/sliding_window",
+            message=f"{layers} and sliding_window is {state}: vLLM takes dflash_config.swa_window_size {swa}, "
+            f"{on_sglang}",
         )
     else:
-        yield Problem("/sliding_window", f"{layers} but sliding_window is {state}: {on_vllm}, {on_sglang}; {upstream}")
+        yield Problem(
+            pointer="/sliding_window",
+            message=f"{layers} but sliding_window is {state}: {on_vllm}, {on_sglang}; {upstream}",
+        )
 
 
 @rule(
@@ -198,11 +202,11 @@ def window_dropped(ctx: Context) -> Iterator[Problem]:
         )
     window_text = json.dumps(ctx.data.get("sliding_window"))
     yield Problem(
-        "/use_sliding_window",
-        f"use_sliding_window is {state} while {types.count(SLIDING)} layers are "
+        pointer="/use_sliding_window",
+        message=f"use_sliding_window is {state} while {types.count(SLIDING)} layers are "
         f"sliding_attention: {ctx.effective.through} turns sliding_window {window_text} into null, so vLLM "
         "and SGLang refuse the file (sliding layers without a window)",
-        fix,
+        fix=fix,
     )
 
 
@@ -222,8 +226,8 @@ def window_without_sliding(ctx: Context) -> Iterator[Problem]:
     types, window = ctx.layer_types(), _window(ctx)
     if types and all(t == FULL for t in types) and window is not None and ctx.data.get("use_sliding_window") is True:
         yield Problem(
-            "/layer_types",
-            f"sliding_window {window} is configured and use_sliding_window is true, but "
+            pointer="/layer_types",
+            message=f"sliding_window {window} is configured and use_sliding_window is true, but "
             f"all {len(types)} layers are full_attention ({strip(types)}): the stale-file signature; "
             "compare layer_types with upstream",
         )
@@ -267,8 +271,8 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
     no_sliding = not isinstance(derived, list) or SLIDING not in derived
     if not use_swa and window is not None and ctx.effective.error is None and no_sliding:
         yield Problem(
-            "/layer_types",
-            f"layer_types absent{elsewhere} while sliding_window is {window}: {ctx.effective.through} derives "
+            pointer="/layer_types",
+            message=f"layer_types absent{elsewhere} while sliding_window is {window}: {ctx.effective.through} derives "
             f"{shown}, so vLLM and SGLang run every layer as full attention and the window is unused; "
             "write the trained layout explicitly (upstream has it)",
             severity=Severity.ERROR,
@@ -276,15 +280,15 @@ def layer_types_absent(ctx: Context) -> Iterator[Problem]:
         return
     if use_swa:
         yield Problem(
-            "/layer_types",
-            f"layer_types absent: {ctx.effective.through} derives {shown}; vLLM uses "
+            pointer="/layer_types",
+            message=f"layer_types absent: {ctx.effective.through} derives {shown}; vLLM uses "
             "dflash_config.use_swa (every layer sliding) instead",
             severity=Severity.INFO,
         )
     else:
         yield Problem(
-            "/layer_types",
-            f"layer_types absent: {ctx.effective.through} derives {shown} "
+            pointer="/layer_types",
+            message=f"layer_types absent: {ctx.effective.through} derives {shown} "
             f"(transformers {ctx.effective.transformers_version}), which vLLM and SGLang both run; writing the "
             "trained layout explicitly keeps it from depending on the config class",
         )
@@ -307,8 +311,8 @@ def dflash2_causality(ctx: Context) -> Iterator[Problem]:
     if ctx.kind == "dflash2" and types and all(t == SLIDING for t in types) and causal is not False and causal != 0:
         state = "absent" if "is_causal" not in ctx.data else json.dumps(ctx.data.get("is_causal"))
         yield Problem(
-            "/is_causal",
-            f"all {len(types)} layers slide and is_causal is {state}: vLLM, SGLang and the reference "
+            pointer="/is_causal",
+            message=f"all {len(types)} layers slide and is_causal is {state}: vLLM, SGLang and the reference "
             "then run them causal, DFlash2 drafters are trained non-causal",
         )
 
@@ -327,9 +331,9 @@ def swa_without_window(ctx: Context) -> Iterator[Problem]:
         types = ctx.layer_types()
         if types is None or all(t == FULL for t in types) or SLIDING in types:
             yield Problem(
-                "/dflash_config/swa_window_size",
-                "dflash_config.use_swa is on but neither dflash_config.swa_window_size nor sliding_window gives "
-                "a window: vLLM refuses the file",
+                pointer="/dflash_config/swa_window_size",
+                message="dflash_config.use_swa is on but neither dflash_config.swa_window_size nor sliding_window "
+                "gives a window: vLLM refuses the file",
             )
 
 
@@ -359,21 +363,21 @@ def engines_disagree_attention(ctx: Context) -> Iterator[Problem]:
     swa_only = ctx.dflash.get("use_swa") in (True, 1) and "layer_types" not in ctx.data
     if window is not None and swa is not None and window != swa and not swa_only:
         yield Problem(
-            "/dflash_config/swa_window_size",
-            f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with a window "
-            f"of {swa}, SGLang with {window}",
+            pointer="/dflash_config/swa_window_size",
+            message=f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with a "
+            f"window of {swa}, SGLang with {window}",
         )
     elif window is not None and swa is not None and window != swa:
         yield Problem(
-            "/dflash_config/swa_window_size",
-            f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with a window of "
-            f"{swa} and SGLang reads neither; make sure {swa} is the trained one",
+            pointer="/dflash_config/swa_window_size",
+            message=f"dflash_config.swa_window_size {swa} and sliding_window {window} differ: vLLM drafts with a "
+            f"window of {swa} and SGLang reads neither; make sure {swa} is the trained one",
             severity=Severity.WARNING,
         )
     if ctx.dflash.get("use_swa") is True and "layer_types" not in ctx.data:
         yield Problem(
-            "/dflash_config/use_swa",
-            "dflash_config.use_swa without layer_types: vLLM slides every layer, SGLang (which does not read "
+            pointer="/dflash_config/use_swa",
+            message="dflash_config.use_swa without layer_types: vLLM slides every layer, SGLang (which does not read "
             "use_swa) runs every layer as full attention; serve this drafter with vLLM",
             severity=Severity.WARNING,
             engines=(Requirement("sglang"),),
@@ -404,19 +408,19 @@ def attention_sink(ctx: Context) -> Iterator[Problem]:
         value = ctx.dflash["attention_sink_bias"]
         if not isinstance(value, bool):
             yield Problem(
-                "/dflash_config/attention_sink_bias",
-                f"dflash_config.attention_sink_bias is {json.dumps(value)}, not true or false: SGLang refuses "
+                pointer="/dflash_config/attention_sink_bias",
+                message=f"dflash_config.attention_sink_bias is {json.dumps(value)}, not true or false: SGLang refuses "
                 "the file, vLLM reads it by truthiness",
             )
         return
     top = ctx.data.get("add_swa_attention_sink_bias")
     if top:
         yield Problem(
-            "/add_swa_attention_sink_bias",
-            f"add_swa_attention_sink_bias is {json.dumps(top)} and dflash_config.attention_sink_bias is absent: "
-            "vLLM builds attention sinks, SGLang reads only dflash_config.attention_sink_bias and drafts "
+            pointer="/add_swa_attention_sink_bias",
+            message=f"add_swa_attention_sink_bias is {json.dumps(top)} and dflash_config.attention_sink_bias is "
+            "absent: vLLM builds attention sinks, SGLang reads only dflash_config.attention_sink_bias and drafts "
             "without them",
-            Fix(
+            fix=Fix(
                 "copy the switch into dflash_config.attention_sink_bias",
                 (PatchOp("add", "/dflash_config/attention_sink_bias", True),),
             )
@@ -467,15 +471,15 @@ def neox_style(ctx: Context) -> Iterator[Problem]:
     said = ", ".join(f"{k} {json.dumps(ctx.data[k])}" for k in present)
     if on_vllm != on_sglang:
         yield Problem(
-            f"/{key}",
-            f"{said}: SGLang rotates {'NeoX' if on_sglang else 'non-NeoX'} (it reads rope_is_neox_style first), "
-            f"vLLM rotates {'NeoX' if on_vllm else 'non-NeoX'} (it reads only is_neox_style): one of them drafts "
-            "with another RoPE layout than the one trained; give both keys the trained value",
+            pointer=f"/{key}",
+            message=f"{said}: SGLang rotates {'NeoX' if on_sglang else 'non-NeoX'} (it reads rope_is_neox_style "
+            f"first), vLLM rotates {'NeoX' if on_vllm else 'non-NeoX'} (it reads only is_neox_style): one of them "
+            "drafts with another RoPE layout than the one trained; give both keys the trained value",
         )
         return
     yield Problem(
-        f"/{key}",
-        f"{said}: vLLM and SGLang both rotate non-NeoX as the file says; Qwen-family drafters are trained "
+        pointer=f"/{key}",
+        message=f"{said}: vLLM and SGLang both rotate non-NeoX as the file says; Qwen-family drafters are trained "
         "NeoX, compare with upstream",
         severity=Severity.INFO,
     )
@@ -495,8 +499,9 @@ def attention_value_scale(ctx: Context) -> Iterator[Problem]:
     value = ctx.dflash["attention_value_scale"]
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         yield Problem(
-            "/dflash_config/attention_value_scale",
-            f"dflash_config.attention_value_scale is {json.dumps(value)}, not a number: SGLang refuses the file",
+            pointer="/dflash_config/attention_value_scale",
+            message=f"dflash_config.attention_value_scale is {json.dumps(value)}, not a number: SGLang refuses "
+            "the file",
         )
 
 
@@ -531,8 +536,8 @@ def rope_type_conflict(ctx: Context) -> Iterator[Problem]:
         if modern == legacy or (legacy, modern) in _ROPE_TYPE_ALIASES:
             continue
         yield Problem(
-            f"/{key}/type",
-            f"{key} has rope_type {show(modern)} and legacy type {show(legacy)}: vLLM refuses the file "
+            pointer=f"/{key}/type",
+            message=f"{key} has rope_type {show(modern)} and legacy type {show(legacy)}: vLLM refuses the file "
             f"(Found conflicts between 'rope_type' and 'type'), SGLang runs the rope_type {show(modern)} "
             "scaling; keep the trained one only",
         )

@@ -35,6 +35,7 @@ from dflash_cfg.model import (
 from dflash_cfg.pinned import expand
 
 if TYPE_CHECKING:
+    from dflash_cfg.lint.linter import Inputs  # the linter imports the rules: a cycle at run time
     from dflash_cfg.lint.published import Judgement
     from dflash_cfg.model.catalog import Published
 
@@ -43,31 +44,70 @@ Needs = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Context:
-    """Everything a rule may look at for one file, gathered beforehand as plain values."""
+    """Everything a rule may look at for one file: the Inputs it was gathered into, whole (a rule reads them
+    as `ctx.target`, `ctx.upstream`, ...), and what the linter made of them."""
 
+    inputs: Inputs
+    # The document the rules read: `inputs.doc`, or what an engine translates it into (the speculators format).
     doc: Document
     kind: Kind
-    target: Target | None = None
-    weights: Weights | None = None
-    weights_error: str | None = None
-    # What the engine's config class made of the file and of upstream's (None: not asked for).
-    view: Effective | None = None
-    upstream: HubFile | None = None
-    upstream_doc: Document | None = None
-    upstream_view: Effective | None = None
-    integrity: Integrity | None = None
-    launch: Launch | None = None  # the engine command line (preflight)
     # The file as written, when `doc.data` is what an engine translates it into (the speculators format).
     written: dict[str, Any] | None = None
-    # What the launch's own engine answered (preflight's engine step; never `check`).
-    engine: EngineCheck | None = None
     # The file against the catalog of published drafters (lint.published), when no upstream copy was compared.
     published: Judgement | None = None
     # The catalog's entry for the drafter this file is (its upstream repo, or the published revision it matches).
     base: Published | None = None
-    target_repo: str | None = None  # the Hub repo id of the target, when it is known (a Hub id, a cache snapshot)
+
+    # What was read, as the rules have always asked for it: the fields of `inputs`, by name.
+    @property
+    def target(self) -> Target | None:
+        return self.inputs.target
+
+    @property
+    def weights(self) -> Weights | None:
+        return self.inputs.weights
+
+    @property
+    def weights_error(self) -> str | None:
+        return self.inputs.weights_error
+
+    @property
+    def view(self) -> Effective | None:
+        """What the engine's config class made of the file (None: not asked for)."""
+        return self.inputs.view
+
+    @property
+    def upstream(self) -> HubFile | None:
+        return self.inputs.upstream
+
+    @property
+    def upstream_doc(self) -> Document | None:
+        return self.inputs.upstream_doc
+
+    @property
+    def upstream_view(self) -> Effective | None:
+        return self.inputs.upstream_view
+
+    @property
+    def integrity(self) -> Integrity | None:
+        return self.inputs.integrity
+
+    @property
+    def launch(self) -> Launch | None:
+        """The engine command line (preflight)."""
+        return self.inputs.launch
+
+    @property
+    def engine(self) -> EngineCheck | None:
+        """What the launch's own engine answered (preflight's engine step; never `check`)."""
+        return self.inputs.engine
+
+    @property
+    def target_repo(self) -> str | None:
+        """The Hub repo id of the target, when it is known (a Hub id, a cache snapshot)."""
+        return self.inputs.target_repo
 
     @property
     def data(self) -> dict[str, Any]:
@@ -175,7 +215,7 @@ class LaunchCheck:
         return f"| {self.check} | {self.where} | {self.preflight} |"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     id: str
     name: str

@@ -31,14 +31,15 @@ def dflash2_keys(ctx: Context) -> Iterator[Problem]:
         for key in pair:
             if ctx.dflash.get(key) is None:
                 yield Problem(
-                    pointer("dflash_config", key),
-                    f"DFlash2 needs dflash_config.{key} (missing; {' and '.join(pair)} are set together): "
+                    pointer=pointer("dflash_config", key),
+                    message=f"DFlash2 needs dflash_config.{key} (missing; {' and '.join(pair)} are set together): "
                     "vLLM and SGLang refuse the file",
                 )
     group, hidden = ctx.dflash.get("conv_group_size"), ctx.int_field("hidden_size")
     if is_int(group) and group > 0 and hidden is not None and hidden % group:
         yield Problem(
-            "/dflash_config/conv_group_size", f"hidden_size {hidden} is not a multiple of conv_group_size {group}"
+            pointer="/dflash_config/conv_group_size",
+            message=f"hidden_size {hidden} is not a multiple of conv_group_size {group}",
         )
 
 
@@ -85,8 +86,8 @@ def no_rope_layers(ctx: Context) -> Iterator[Problem]:
             else "fails to build the drafter"
         )
         yield Problem(
-            "/no_rope_layers",
-            f"vLLM 0.34 {said}: no_rope_layers {show(value)} is not a list of layer indices",
+            pointer="/no_rope_layers",
+            message=f"vLLM 0.34 {said}: no_rope_layers {show(value)} is not a list of layer indices",
             severity=Severity.ERROR,
             engines=(VLLM_0_34.on,),
         )
@@ -96,8 +97,8 @@ def no_rope_layers(ctx: Context) -> Iterator[Problem]:
     if len(indices) == len(value) and len(set(indices)) < len(indices) and set(indices) <= {0, 1}:
         nope = sorted(set(indices))
         yield Problem(
-            "/no_rope_layers",
-            f"vLLM 0.34 reads no_rope_layers as layer indices: {show(value)} makes layer(s)"
+            pointer="/no_rope_layers",
+            message=f"vLLM 0.34 reads no_rope_layers as layer indices: {show(value)} makes layer(s)"
             f" {', '.join(map(str, nope))} run without RoPE; a per-layer flag list is not what it reads: list the"
             " indices of the NoPE layers",
             severity=Severity.ERROR,
@@ -107,15 +108,15 @@ def no_rope_layers(ctx: Context) -> Iterator[Problem]:
     outside = [v for v in value if not is_int(v) or (layers is not None and not 0 <= v < layers)]
     if outside:
         yield Problem(
-            "/no_rope_layers",
-            f"no_rope_layers names {show(outside[0])}, not a layer of this drafter's {layers} (vLLM 0.34 reads"
+            pointer="/no_rope_layers",
+            message=f"no_rope_layers names {show(outside[0])}, not a layer of this drafter's {layers} (vLLM 0.34 reads"
             " layer indices)",
             engines=(VLLM_0_34.on,),
         )
         return
     yield Problem(
-        "/no_rope_layers",
-        f"layers {', '.join(map(str, value))} run without RoPE in vLLM 0.34 only: vLLM 0.33 and SGLang ignore"
+        pointer="/no_rope_layers",
+        message=f"layers {', '.join(map(str, value))} run without RoPE in vLLM 0.34 only: vLLM 0.33 and SGLang ignore"
         " no_rope_layers and rotate every layer, which this drafter was not trained with; serve it with vLLM 0.34",
         engines=ROPE_EVERYWHERE,
     )

@@ -47,8 +47,8 @@ def engine_refuses(ctx: Context) -> Iterator[Problem]:
             continue
         where = f" at {record.refused.where}" if record.refused.where else ""
         yield Problem(
-            "",
-            f"{record.label} refuses this drafter: {record.refused.type}: {record.refused.message}{where}"
+            pointer="",
+            message=f"{record.label} refuses this drafter: {record.refused.type}: {record.refused.message}{where}"
             f"{unchecked(record)}",
             severity=None if record.checked else Severity.WARNING,
         )
@@ -83,10 +83,11 @@ def engine_reads_differently(ctx: Context) -> Iterator[Problem]:
             if not diff.critical:
                 continue
             yield Problem(
-                ctx.draft_pointer(_POINTERS[diff.field])
+                pointer=ctx.draft_pointer(_POINTERS[diff.field])
                 if diff.field in ("target_layer_ids", "mask_token_id")
                 else "/" + _POINTERS[diff.field],
-                f"{record.label} reads {diff.field} {diff.engine}, the file says {diff.file}{unchecked(record)}",
+                message=f"{record.label} reads {diff.field} {diff.engine}, the file says "
+                f"{diff.file}{unchecked(record)}",
                 severity=None if record.checked else Severity.WARNING,
             )
 
@@ -111,8 +112,8 @@ def engine_shortens_context(ctx: Context) -> Iterator[Problem]:
         if shortened is not None:
             served, alone = shortened
             yield Problem(
-                "/max_position_embeddings",
-                f"{record.label} serves max_model_len {served} with this drafter, {alone} without it: it"
+                pointer="/max_position_embeddings",
+                message=f"{record.label} serves max_model_len {served} with this drafter, {alone} without it: it"
                 f" lowers the server's length to the drafter's{unchecked(record)}",
             )
 
@@ -132,15 +133,15 @@ def engine_not_asked(ctx: Context) -> Iterator[Problem]:
     if ctx.engine is None:
         return
     for note in ctx.engine.notes:
-        yield Problem("", f"engine check: {note}; the static rules still apply")
+        yield Problem(pointer="", message=f"engine check: {note}; the static rules still apply")
     for record in _records(ctx):
         if record.failed is not None:
             reason = " ".join(str(record.failed).split())[:300]
-            yield Problem("", f"engine check: {record.label}'s adapter could not answer: {reason}")
+            yield Problem(pointer="", message=f"engine check: {record.label}'s adapter could not answer: {reason}")
         elif not record.checked:
             yield Problem(
-                "",
-                f"engine check: {record.label} is not a version the adapters were checked against "
+                pointer="",
+                message=f"engine check: {record.label} is not a version the adapters were checked against "
                 f"(they pin {named('vllm')}, {named('sglang')}); the static rules still apply",
             )
 

@@ -18,7 +18,7 @@ def _messages(ctx: Context, render: Mapping[str, Callable[[ParseProblem], str]])
     for p in ctx.doc.problems:
         if p.what in render:
             fix = Fix(_FIXES[p.what], edits=p.edits) if p.edits else None
-            yield Problem(p.pointer, render[p.what](p), fix, at=p.at)
+            yield Problem(pointer=p.pointer, message=render[p.what](p), fix=fix, at=p.at)
 
 
 _FIXES = {"utf8-bom": "strip the UTF-8 byte-order mark"}
@@ -228,22 +228,22 @@ def schema_violation(ctx: Context) -> Iterator[Problem]:
         value = _coerced(ctx.data, ctx.kind, ptr)
         if value is None and ptr == "/sliding_window" and _window_unread(ctx.data):
             yield Problem(
-                ptr,
-                f"{message}; not read here: vLLM takes dflash_config.swa_window_size and SGLang, without "
+                pointer=ptr,
+                message=f"{message}; not read here: vLLM takes dflash_config.swa_window_size and SGLang, without "
                 "layer_types, runs every layer full",
                 severity=Severity.WARNING,
             )
         elif value is None and ptr == "/head_dim" and "is missing" in message:
-            yield Problem(ptr, _head_dim_missing(ctx.data))
+            yield Problem(pointer=ptr, message=_head_dim_missing(ctx.data))
         elif value is None:
             refused = REFUSED_TYPE.get(ptr) if "is not of type" in message else None
-            yield Problem(ptr, f"{message}: {refused} refuse the file" if refused else message)
+            yield Problem(pointer=ptr, message=f"{message}: {refused} refuse the file" if refused else message)
         else:
             yield Problem(
-                ptr,
-                f"{message}; vLLM and SGLang read it as {show(value)}, other loaders may not",
-                Fix(f"write it as {show(value)}", (PatchOp("replace", ptr, value),)),
-                Severity.WARNING,
+                pointer=ptr,
+                message=f"{message}; vLLM and SGLang read it as {show(value)}, other loaders may not",
+                fix=Fix(f"write it as {show(value)}", (PatchOp("replace", ptr, value),)),
+                severity=Severity.WARNING,
             )
 
 

@@ -32,15 +32,15 @@ def lock_mismatch(ctx: Context) -> Iterator[Problem]:
     """
     integrity = _integrity(ctx)
     if integrity.lock_error is not None:
-        yield Problem("", f".dflash-cfg.lock cannot be used: {integrity.lock_error}")
+        yield Problem(pointer="", message=f".dflash-cfg.lock cannot be used: {integrity.lock_error}")
         return
     entry = integrity.lock
     if entry is None or entry.sha256 == integrity.sha256:
         return
     source = f" from {entry.source.repo}@{entry.source.commit[:12]}" if entry.source else ""
     yield Problem(
-        "",
-        f"this is not the file dflash-cfg wrote at {entry.written_at}{source}: sha256 "
+        pointer="",
+        message=f"this is not the file dflash-cfg wrote at {entry.written_at}{source}: sha256 "
         f"{integrity.sha256[:12]}, recorded {entry.sha256[:12]} (.dflash-cfg.lock); something replaced it",
     )
 
@@ -58,7 +58,9 @@ def sha256_mismatch(ctx: Context) -> Iterator[Problem]:
     integrity = _integrity(ctx)
     expected = integrity.expect_sha256
     if expected is not None and expected.lower() != integrity.sha256:
-        yield Problem("", f"sha256 is {integrity.sha256}, expected {expected.lower()} (--expect-sha256)")
+        yield Problem(
+            pointer="", message=f"sha256 is {integrity.sha256}, expected {expected.lower()} (--expect-sha256)"
+        )
 
 
 @rule("DF703", "cache-blob-link", Severity.WARNING, "integrity", own_check=True)
@@ -77,8 +79,8 @@ def cache_blob_link(ctx: Context) -> Iterator[Problem]:
     integrity = _integrity(ctx)
     if integrity.link_target is not None and integrity.link_into_blobs and not integrity.in_snapshot:
         yield Problem(
-            "",
-            f"config.json is a symlink into a Hugging Face cache blob ({integrity.link_target}): "
+            pointer="",
+            message=f"config.json is a symlink into a Hugging Face cache blob ({integrity.link_target}): "
             "edits go into the cache, and the engine reads whatever the blob holds",
         )
 
@@ -101,8 +103,9 @@ def snapshot_edited(ctx: Context) -> Iterator[Problem]:
     if edited is not None:
         repo, commit, blob = edited
         yield Problem(
-            "",
-            f"this is {repo}@{commit[:12]} from the Hugging Face cache, edited in place: its bytes no longer hash "
+            pointer="",
+            message=f"this is {repo}@{commit[:12]} from the Hugging "
+            "Face cache, edited in place: its bytes no longer hash "
             f"to the blob they are ({blob[:12]}); every engine that loads that commit from this cache reads the "
             f"edited file. Delete it and download it again (`hf download {repo} config.json --revision {commit}`)",
         )

@@ -90,20 +90,20 @@ def key_not_read(ctx: Context) -> Iterator[Problem]:
             engines = sorted({e for e, _ in who})
             scope = () if set(engines) >= set(_SERVING) or not engines else tuple(Requirement(e) for e in engines)
             yield Problem(
-                where,
-                f"{show_key(name)} is read by no engine: {_releases(who)} read {_dotted(meant)}"
+                pointer=where,
+                message=f"{show_key(name)} is read by no engine: {_releases(who)} read {_dotted(meant)}"
                 f", which the file lacks, and use {_uses(ctx, meant)}",
                 severity=Severity.WARNING,
                 engines=scope,
             )
         elif meant is not None:
             yield Problem(
-                where,
-                f"{show_key(name)} is ignored by {_releases(known)}: they read "
+                pointer=where,
+                message=f"{show_key(name)} is ignored by {_releases(known)}: they read "
                 f"{_dotted(meant)}, which the file has too",
             )
         else:
-            yield Problem(where, f"{show_key(name)} is ignored by {_releases(known)}")
+            yield Problem(pointer=where, message=f"{show_key(name)} is ignored by {_releases(known)}")
 
 
 RULES = (key_not_read,)

@@ -71,14 +71,14 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
         and launch.num_speculative_tokens != size - 1
     ):
         yield Problem(
-            where,
-            f"the vLLM launch drafts num_speculative_tokens {launch.num_speculative_tokens} per "
+            pointer=where,
+            message=f"the vLLM launch drafts num_speculative_tokens {launch.num_speculative_tokens} per "
             f"step, the drafter needs block_size - 1 = {size - 1} ({said})",
         )
     if launch.engine == "sglang" and launch.num_draft_tokens is not None and launch.num_draft_tokens != size:
         yield Problem(
-            where,
-            f"the SGLang launch sets --speculative-num-draft-tokens {launch.num_draft_tokens}, "
+            pointer=where,
+            message=f"the SGLang launch sets --speculative-num-draft-tokens {launch.num_draft_tokens}, "
             f"the drafter needs block_size = {size} ({said})",
         )
 
@@ -130,12 +130,13 @@ def tensor_parallel(ctx: Context) -> Iterator[Problem]:
         return
     if heads is not None and heads % tp:
         yield Problem(
-            "/num_attention_heads", f"num_attention_heads {heads} is not a multiple of the tensor-parallel size {tp}"
+            pointer="/num_attention_heads",
+            message=f"num_attention_heads {heads} is not a multiple of the tensor-parallel size {tp}",
         )
     if kv is not None and kv % tp and tp % kv:
         yield Problem(
-            "/num_key_value_heads",
-            f"num_key_value_heads {kv} neither divides nor is a multiple of the tensor-parallel size {tp}",
+            pointer="/num_key_value_heads",
+            message=f"num_key_value_heads {kv} neither divides nor is a multiple of the tensor-parallel size {tp}",
         )
 
 
@@ -170,9 +171,9 @@ def speculators_with_sglang(ctx: Context) -> Iterator[Problem]:
     doc = ctx.written
     if launched(ctx).engine == "sglang" and doc is not None and "model_type" not in doc:
         yield Problem(
-            "/speculators_model_type",
-            "the SGLang launch loads a speculators-format drafter, which SGLang refuses at start-up (no top-level"
-            " model_type: 'Unrecognized model'); serve it with vLLM or convert it to the z-lab format",
+            pointer="/speculators_model_type",
+            message="the SGLang launch loads a speculators-format drafter, which SGLang refuses at start-up (no "
+            "top-level model_type: 'Unrecognized model'); serve it with vLLM or convert it to the z-lab format",
         )
 
 
@@ -211,8 +212,8 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
     size, said = _block_size(ctx)
     if tokens != size - 1:
         yield Problem(
-            "/speculators_config/proposal_methods/0/speculative_tokens",
-            f"the vLLM launch takes its drafts per step from speculative_tokens {tokens}, the drafter needs"
+            pointer="/speculators_config/proposal_methods/0/speculative_tokens",
+            message=f"the vLLM launch takes its drafts per step from speculative_tokens {tokens}, the drafter needs"
             f" block_size - 1 = {size - 1} ({said})",
         )
 
@@ -263,8 +264,8 @@ def draft_window(ctx: Context) -> Iterator[Problem]:
         said = where[1:].replace("/", ".") if tokens == value else "no usable block_size: SGLang's default"
     if window < tokens:
         yield Problem(
-            where,
-            f"the SGLang launch sets --speculative-draft-window-size {window}, smaller than the {tokens} tokens"
+            pointer=where,
+            message=f"the SGLang launch sets --speculative-draft-window-size {window}, smaller than the {tokens} tokens"
             f" it drafts per step ({said} {tokens}); SGLang refuses it at start-up (the window holds a whole block)",
         )
 
@@ -314,21 +315,30 @@ def sglang_dflash_parallelism(ctx: Context) -> Iterator[Problem]:
     refused = "SGLang refuses the launch at start-up"
     if launch.pipeline_parallel_size != 1:
         yield Problem(
-            "",
-            f"--pp-size {launch.pipeline_parallel_size}: {refused} (DFLASH supports only pp_size 1)",
+            pointer="",
+            message=f"--pp-size {launch.pipeline_parallel_size}: {refused} (DFLASH supports only pp_size 1)",
         )
     dp = launch.attention_dp_size
     if dp <= 1:
         return
     if not launch.dp_lm_head:
-        yield Problem("", f"attention data parallel size {dp} without --enable-dp-lm-head: {refused} (DFLASH"
-                      " with dp attention requires --enable-dp-lm-head)")  # fmt: skip
+        yield Problem(
+            pointer="",
+            message=f"attention data parallel size {dp} without --enable-dp-lm-head: {refused} (DFLASH"
+            " with dp attention requires --enable-dp-lm-head)",
+        )
     elif launch.attention_cp_size != 1:
-        yield Problem("", f"attention data parallel size {dp} with --attn-cp-size {launch.attention_cp_size}:"
-                      f" {refused} (DFLASH with dp attention does not support context parallel)")  # fmt: skip
+        yield Problem(
+            pointer="",
+            message=f"attention data parallel size {dp} with --attn-cp-size {launch.attention_cp_size}:"
+            f" {refused} (DFLASH with dp attention does not support context parallel)",
+        )
     elif _sglang_true(dict(launch.engine_env).get("SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION")):
-        yield Problem("", f"attention data parallel size {dp} with SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION on:"
-                      f" {refused} (DFLASH with dp attention requires it off)")  # fmt: skip
+        yield Problem(
+            pointer="",
+            message=f"attention data parallel size {dp} with SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION on:"
+            f" {refused} (DFLASH with dp attention requires it off)",
+        )
 
 
 # vllm/config/speculative.py:_CACHE_ONLY_ROPE_TYPES: a drafter whose RoPE types are all of these has its
@@ -387,8 +397,8 @@ def draft_context(ctx: Context) -> Iterator[Problem]:
     if served < wanted:
         scaled = f" x factor {factor:g}" if factor != 1 else ""
         yield Problem(
-            "/max_position_embeddings",
-            f"vLLM serves max_model_len {served}, not the launch's --max-model-len {wanted}: the drafter's RoPE"
+            pointer="/max_position_embeddings",
+            message=f"vLLM serves max_model_len {served}, not the launch's --max-model-len {wanted}: the drafter's RoPE"
             f" ({', '.join(sorted(types))}) is sized by max_position_embeddings {positions}{scaled}, and vLLM"
             " lowers the server's length to the drafter's",
         )

@@ -78,8 +78,8 @@ def method(ctx: Context) -> Iterator[Problem]:
     if launch.engine != "vllm":
         if given is not None and given.lower() not in ("dflash", "dflash2"):
             yield Problem(
-                "/architectures",
-                f"the {launch.engine} launch uses speculative algorithm {show(given)} for a DFlash drafter",
+                pointer="/architectures",
+                message=f"the {launch.engine} launch uses speculative algorithm {show(given)} for a DFlash drafter",
             )
         return
     if given == "dflash":
@@ -88,8 +88,8 @@ def method(ctx: Context) -> Iterator[Problem]:
     said_dflash = "dflash" in (launch.drafter or "").lower()
     if given not in (None, "draft_model"):
         yield Problem(
-            "/architectures",
-            f"vLLM refuses speculative method {show(given)} for a DFlash drafter (its method is 'dflash')",
+            pointer="/architectures",
+            message=f"vLLM refuses speculative method {show(given)} for a DFlash drafter (its method is 'dflash')",
         )
         return
     plain = None if said_dflash else "vLLM 0.33 serves it as a plain draft model: its path does not say dflash"
@@ -101,7 +101,7 @@ def method(ctx: Context) -> Iterator[Problem]:
     how = f"speculative method {show(given)}" if given is not None else "no speculative method"
     message = f"the vLLM launch gives {how}: " + "; ".join(said for said, _ in found) + '; pass "method": "dflash"'
     # Said for each side of 0.34 it holds on; on both, it holds for every release (no scope).
-    yield Problem("/architectures", message, engines=() if len(found) == 2 else (found[0][1],))
+    yield Problem(pointer="/architectures", message=message, engines=() if len(found) == 2 else (found[0][1],))
 
 
 @rule(
@@ -161,8 +161,8 @@ def v1_runner_mixed_attention(ctx: Context) -> Iterator[Problem]:
     sliding = sum(t == "sliding_attention" for t in types)
     if 0 < sliding < len(types):
         yield Problem(
-            "/layer_types",
-            f"{forced[0]} makes vLLM use its V1 model runner, which refuses a drafter mixing sliding and full"
+            pointer="/layer_types",
+            message=f"{forced[0]} makes vLLM use its V1 model runner, which refuses a drafter mixing sliding and full"
             f" attention ({sliding} of {len(types)} layers sliding); {forced[1]}",
             engines=(VLLM_0_34.before,),
         )
@@ -221,8 +221,8 @@ def v1_runner_v2_only_drafter(ctx: Context) -> Iterator[Problem]:
     found = [a for a in architectures if isinstance(a, str) and a in V2_ONLY]
     if found:
         yield Problem(
-            "/architectures",
-            f"{forced[0]} makes vLLM use its V1 model runner, which refuses a {found[0]} drafter (its"
+            pointer="/architectures",
+            message=f"{forced[0]} makes vLLM use its V1 model runner, which refuses a {found[0]} drafter (its"
             f" {V2_ONLY[found[0]]} runs only in the V2 runner); {forced[1]}",
             engines=(VLLM_0_34.before,),
         )
@@ -276,7 +276,7 @@ def v1_runner_removed(ctx: Context) -> Iterator[Problem]:
         )
     else:
         return
-    yield Problem("", said, engines=(VLLM_0_34.on,))
+    yield Problem(pointer="", message=said, engines=(VLLM_0_34.on,))
 
 
 @rule(
@@ -327,16 +327,16 @@ def speculative_config_keys(ctx: Context) -> Iterator[Problem]:
         if scoped is not None and any(refused[r] for r in runs):
             names = [r for r in ordered(FIELDS) if refused[r]]
             yield Problem(
-                "",
-                f"vLLM {' and '.join(names)} refuse{'s' if len(names) == 1 else ''} --speculative-config key"
+                pointer="",
+                message=f"vLLM {' and '.join(names)} refuse{'s' if len(names) == 1 else ''} --speculative-config key"
                 f" {show(key)} (not a field of its SpeculativeConfig: the server does not start); drop it",
                 engines=scoped,
             )
         elif key == "parallel_drafting" and VLLM_0_34.sides(launch)[1]:
             yield Problem(
-                "",
-                'vLLM 0.34 ignores --speculative-config key "parallel_drafting" (deprecated: DFlash always drafts'
-                " in parallel); drop it",
+                pointer="",
+                message='vLLM 0.34 ignores --speculative-config key "parallel_drafting" (deprecated: DFlash always '
+                "drafts in parallel); drop it",
                 severity=Severity.INFO,
                 engines=(VLLM_0_34.on,),
             )
@@ -385,9 +385,9 @@ def draft_dcp_sliding(ctx: Context) -> Iterator[Problem]:
     if sliding or use_swa:
         why = "dflash_config.use_swa" if use_swa and not sliding else "sliding_attention layers in layer_types"
         yield Problem(
-            "/dflash_config/use_swa" if use_swa and not sliding else "/layer_types",
-            f"vLLM 0.34 fails to load this drafter at draft_decode_context_parallel_size {value}: its {why} cannot"
-            " run split over the decode context; set it to 1 (or leave it out)",
+            pointer="/dflash_config/use_swa" if use_swa and not sliding else "/layer_types",
+            message=f"vLLM 0.34 fails to load this drafter at draft_decode_context_parallel_size {value}: its {why} "
+            "cannot run split over the decode context; set it to 1 (or leave it out)",
             engines=(VLLM_0_34.on,),
         )
 

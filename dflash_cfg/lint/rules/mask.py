@@ -41,17 +41,17 @@ def mask_token_id_missing(ctx: Context) -> Iterator[Problem]:
     where = "/dflash_config/mask_token_id"
     if top is None:
         yield Problem(
-            where,
-            "mask_token_id missing: vLLM refuses the file (it needs the id for parallel drafting) and SGLang adds "
-            "a new, untrained mask token; take the trained id from the upstream repo",
+            pointer=where,
+            message="mask_token_id missing: vLLM refuses the file (it needs the id for parallel drafting) and "
+            "SGLang adds a new, untrained mask token; take the trained id from the upstream repo",
         )
     else:
         yield Problem(
-            where,
-            f"mask_token_id {show(top)} only at the top level: vLLM and SGLang fall back to it there; loaders that "
-            "read only dflash_config.mask_token_id would not",
-            Fix("copy mask_token_id into dflash_config", (PatchOp("add", where, top),)),
-            Severity.INFO,
+            pointer=where,
+            message=f"mask_token_id {show(top)} only at the top level: vLLM and SGLang fall back to it there; "
+            "loaders that read only dflash_config.mask_token_id would not",
+            fix=Fix("copy mask_token_id into dflash_config", (PatchOp("add", where, top),)),
+            severity=Severity.INFO,
         )
 
 
@@ -80,16 +80,20 @@ def mask_token_id_range(ctx: Context) -> Iterator[Problem]:
         if value is None:
             continue
         if not is_int(value) or value < 0:
-            yield Problem(where, f"mask_token_id {show(value)} is not a non-negative integer: SGLang refuses the file")
+            yield Problem(
+                pointer=where,
+                message=f"mask_token_id {show(value)} is not a non-negative integer: SGLang refuses the file",
+            )
         elif vocab is not None and value >= vocab:
             yield Problem(
-                where, f"mask_token_id {value} is outside the vocabulary [0, {vocab}): SGLang refuses the file"
+                pointer=where,
+                message=f"mask_token_id {value} is outside the vocabulary [0, {vocab}): SGLang refuses the file",
             )
     inner, top = ctx.dflash.get("mask_token_id"), ctx.data.get("mask_token_id")
     if inner is not None and top is not None and inner != top:
         yield Problem(
-            "/mask_token_id",
-            f"top-level mask_token_id {show(top)} disagrees with dflash_config.mask_token_id "
+            pointer="/mask_token_id",
+            message=f"top-level mask_token_id {show(top)} disagrees with dflash_config.mask_token_id "
             f"{show(inner)}: vLLM and SGLang use the latter; make sure it is the trained one",
             severity=Severity.WARNING,
         )

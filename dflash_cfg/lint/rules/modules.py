@@ -35,8 +35,8 @@ def hidden_act(ctx: Context) -> Iterator[Problem]:
     act = ctx.data.get("hidden_act")
     if act is not None and act != "silu":
         yield Problem(
-            "/hidden_act",
-            f"hidden_act {show(act)}: vLLM's DFlash MLP builds only silu and refuses the file; SGLang's builds "
+            pointer="/hidden_act",
+            message=f"hidden_act {show(act)}: vLLM's DFlash MLP builds only silu and refuses the file; SGLang's builds "
             + (
                 "swigluoai only with swiglu_alpha and swiglu_limit"
                 if act == "swigluoai"
@@ -58,8 +58,8 @@ def laguna_draft_vocab(ctx: Context) -> Iterator[Problem]:
     archs = ctx.data.get("architectures")
     if isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs and ctx.data.get("draft_vocab_size") is None:
         yield Problem(
-            "/draft_vocab_size",
-            "draft_vocab_size missing on a DFlashLagunaForCausalLM drafter: vLLM refuses the file "
+            pointer="/draft_vocab_size",
+            message="draft_vocab_size missing on a DFlashLagunaForCausalLM drafter: vLLM refuses the file "
             "(Laguna DFlash config requires draft_vocab_size)",
         )
 
@@ -84,8 +84,8 @@ def aux_hidden_state_off(ctx: Context) -> Iterator[Problem]:
             name = f"{where}.use_aux_hidden_state" if where else "use_aux_hidden_state"
             if not value:
                 yield Problem(
-                    pointer(where, "use_aux_hidden_state") if where else "/use_aux_hidden_state",
-                    f"{name} is {json.dumps(value)}: vLLM then builds no fc layer and drafts without the "
+                    pointer=pointer(where, "use_aux_hidden_state") if where else "/use_aux_hidden_state",
+                    message=f"{name} is {json.dumps(value)}: vLLM then builds no fc layer and drafts without the "
                     "target's hidden states (SGLang feeds them); remove the key",
                 )
             return  # vLLM reads the first place that has the key, even a null (read as false)
@@ -115,8 +115,8 @@ def target_hidden_size_differs(ctx: Context) -> Iterator[Problem]:
     declared, hidden = ctx.int_field("target_hidden_size"), ctx.int_field("hidden_size")
     if declared is not None and hidden is not None and declared != hidden:
         yield Problem(
-            "/target_hidden_size",
-            f"target_hidden_size {declared} differs from hidden_size {hidden}: vLLM builds fc for "
+            pointer="/target_hidden_size",
+            message=f"target_hidden_size {declared} differs from hidden_size {hidden}: vLLM builds fc for "
             f"{declared}-wide target states, SGLang for {hidden}-wide ones and refuses the trained fc weights",
         )
 
@@ -140,9 +140,9 @@ def laguna_mixed_layers(ctx: Context) -> Iterator[Problem]:
     kinds = sorted({t for t in types if isinstance(t, str)})
     if len(kinds) > 1:
         yield Problem(
-            "/layer_types",
-            f"layer_types mixes {' and '.join(kinds)} on a DFlashLagunaForCausalLM drafter: vLLM's Laguna drafter "
-            "requires one kind for every layer and refuses the file; SGLang builds each layer as listed",
+            pointer="/layer_types",
+            message=f"layer_types mixes {' and '.join(kinds)} on a DFlashLagunaForCausalLM drafter: vLLM's "
+            "Laguna drafter requires one kind for every layer and refuses the file; SGLang builds each layer as listed",
         )
 
 

@@ -74,8 +74,8 @@ def values_differ(ctx: Context) -> Iterator[Problem]:
     newer = f"; a newer revision? `dflash-cfg catalog update {entry.repo.split('/')[0]}` reads it"
     for d in found.differences:
         yield Problem(
-            d.pointer,
-            f"{_label(d.name)} {_value(d.local)} {'match' if d.name == 'target_layer_ids' else 'matches'} no "
+            pointer=d.pointer,
+            message=f"{_label(d.name)} {_value(d.local)} {'match' if d.name == 'target_layer_ids' else 'matches'} no "
             f"published revision of {entry.repo} ({_short(revision)}: {_value(d.published)}){partial}{others}"
             f"{newer}",
             severity=level,
@@ -98,7 +98,9 @@ def identical(ctx: Context) -> Iterator[Problem]:
     if found is None or found.match != "identical":
         return
     yield Problem(
-        "", f"identical to the published {at(found.entry.repo, found.revision)}, as the catalog holds it{_newer(found)}"
+        pointer="",
+        message=f"identical to the published {at(found.entry.repo, found.revision)}, "
+        f"as the catalog holds it{_newer(found)}",
     )
 
 
@@ -119,8 +121,8 @@ def trained_as(ctx: Context) -> Iterator[Problem]:
     if found is None or found.match not in ("trained", "older"):
         return
     yield Problem(
-        "",
-        f"the trained values of the published {at(found.entry.repo, found.revision)}, as the catalog holds it"
+        pointer="",
+        message=f"the trained values of the published {at(found.entry.repo, found.revision)}, as the catalog holds it"
         f"{_newer(found)}",
     )
 
@@ -167,8 +169,8 @@ def not_the_base(ctx: Context) -> Iterator[Problem]:
     depth = shape.num_hidden_layers
     if depth is not None and target.num_hidden_layers is not None and depth != target.num_hidden_layers:
         yield Problem(
-            ctx.draft_pointer("target_layer_ids"),
-            f"{named} ({depth} layers), but the target {shown} has {target.num_hidden_layers} layers: its taps "
+            pointer=ctx.draft_pointer("target_layer_ids"),
+            message=f"{named} ({depth} layers), but the target {shown} has {target.num_hidden_layers} layers: its taps "
             "read other layers than it was trained on; launch it with its published target",
         )
         return
@@ -182,8 +184,9 @@ def not_the_base(ctx: Context) -> Iterator[Problem]:
     ]
     if wrong:
         yield Problem(
-            "",
-            f"{named}; the target {shown} has {', '.join(wrong)}: is it the model the drafter was trained with?",
+            pointer="",
+            message=f"{named}; the target {shown} has {', '.join(wrong)}: "
+            "is it the model the drafter was trained with?",
             severity=Severity.WARNING,
         )
 

@@ -46,36 +46,38 @@ def block_size(ctx: Context) -> Iterator[Problem]:
     top, inner = _read_int(ctx.data.get("block_size")), _read_int(ctx.dflash.get("block_size"))
     if top is None and inner is None:
         yield Problem(
-            "/block_size",
-            "block_size missing: loaders assume 16, the April reference crashes; take "
+            pointer="/block_size",
+            message="block_size missing: loaders assume 16, the April reference crashes; take "
             "the trained value from the upstream repo",
             severity=Severity.WARNING,
         )
         return
     for where, value in (("/block_size", top), ("/dflash_config/block_size", inner)):
         if value is not None and (not is_int(value) or value < 2):
-            yield Problem(where, f"block_size {show(value)} must be an integer ≥ 2 (one anchor plus masks)")
+            yield Problem(
+                pointer=where, message=f"block_size {show(value)} must be an integer ≥ 2 (one anchor plus masks)"
+            )
     if top is not None and inner is not None and top != inner:
         yield Problem(
-            "/dflash_config/block_size",
-            f"block_size {show(top)} at the top level but {show(inner)} in "
+            pointer="/dflash_config/block_size",
+            message=f"block_size {show(top)} at the top level but {show(inner)} in "
             "dflash_config: SGLang drafts the latter, the April reference and MLX the former; make sure the "
             "one in dflash_config is the trained one",
             severity=Severity.WARNING,
         )
     elif is_int(top) and top >= 2 and inner is None and isinstance(ctx.data.get("dflash_config"), dict):
         yield Problem(
-            "/dflash_config/block_size",
-            "block_size only at the top level; newer loaders read dflash_config first (and default to 16)",
-            Fix("mirror block_size into dflash_config", (PatchOp("add", "/dflash_config/block_size", top),)),
-            Severity.INFO,
+            pointer="/dflash_config/block_size",
+            message="block_size only at the top level; newer loaders read dflash_config first (and default to 16)",
+            fix=Fix("mirror block_size into dflash_config", (PatchOp("add", "/dflash_config/block_size", top),)),
+            severity=Severity.INFO,
         )
     elif is_int(inner) and inner >= 2 and top is None:
         yield Problem(
-            "/block_size",
-            "block_size only in dflash_config; the April reference and MLX read the top level",
-            Fix("mirror block_size to the top level", (PatchOp("add", "/block_size", inner),)),
-            Severity.INFO,
+            pointer="/block_size",
+            message="block_size only in dflash_config; the April reference and MLX read the top level",
+            fix=Fix("mirror block_size to the top level", (PatchOp("add", "/block_size", inner),)),
+            severity=Severity.INFO,
         )
 
 
@@ -109,21 +111,21 @@ def num_target_layers(ctx: Context) -> Iterator[Problem]:
     taps = ctx.taps()
     if value is None:
         yield Problem(
-            where,
-            "num_target_layers missing: SGLang bounds the taps by max(taps) + 1 and runs, the April reference "
+            pointer=where,
+            message="num_target_layers missing: SGLang bounds the taps by max(taps) + 1 and runs, the April reference "
             "and MLX require it; take it from the target",
             severity=Severity.WARNING,
             engines=(Requirement("mlx"), Requirement("reference")),
         )
     elif not is_int(value) or value < 1:
-        yield Problem(where, f"num_target_layers {show(value)} must be a positive integer")
+        yield Problem(pointer=where, message=f"num_target_layers {show(value)} must be a positive integer")
     elif taps is not None and value < len(taps):
-        yield Problem(where, f"num_target_layers {value} cannot hold {len(taps)} distinct taps")
+        yield Problem(pointer=where, message=f"num_target_layers {value} cannot hold {len(taps)} distinct taps")
     top, inner = _read_int(ctx.data.get("num_target_layers")), _read_int(ctx.dflash.get("num_target_layers"))
     if top is not None and inner is not None and top != inner:
         yield Problem(
-            "/num_target_layers",
-            f"num_target_layers {show(top)} at the top level but {show(inner)} in dflash_config: "
+            pointer="/num_target_layers",
+            message=f"num_target_layers {show(top)} at the top level but {show(inner)} in dflash_config: "
             "the April reference and MLX read the first, SGLang the second",
             severity=Severity.WARNING,
         )
@@ -154,8 +156,9 @@ def sample_from_anchor(ctx: Context) -> Iterator[Problem]:
     value = ctx.dflash.get("sample_from_anchor")
     if value:  # the speculator's own test: truthiness (1, "no" and [0] are refused too)
         yield Problem(
-            "/dflash_config/sample_from_anchor",
-            f"dflash_config.sample_from_anchor is {show(value)}: vLLM refuses the file at start-up (a DFlash block "
+            pointer="/dflash_config/sample_from_anchor",
+            message=f"dflash_config.sample_from_anchor is {show(value)}: "
+            "vLLM refuses the file at start-up (a DFlash block "
             "predicts only its masks; this is the DSpark layout), and SGLang ignores the key and drafts in the "
             "DFlash layout, not the trained one",
         )
@@ -168,8 +171,8 @@ def sample_from_anchor(ctx: Context) -> Iterator[Problem]:
         and any(a in XPRESS_ARCHITECTURES for a in archs if isinstance(a, str))
     ):
         yield Problem(
-            "/sample_from_anchor",
-            f"sample_from_anchor is {show(top)} on an XPress drafter: vLLM refuses the file at start-up (its "
+            pointer="/sample_from_anchor",
+            message=f"sample_from_anchor is {show(top)} on an XPress drafter: vLLM refuses the file at start-up (its "
             "refiner is trained and served with the anchor at slot 0, only the slots after it predicted)",
         )
 

@@ -52,35 +52,37 @@ def speculators_structure(ctx: Context) -> Iterator[Problem]:
     label = doc.get("speculators_model_type")
     if label != "dflash":
         yield Problem(
-            "/speculators_model_type",
-            f"speculators_model_type {show(label)} on a file whose speculators_config.algorithm is dflash: vLLM "
-            "translates it as that algorithm and refuses a DFlash launch (no mask token for parallel drafting)",
+            pointer="/speculators_model_type",
+            message=f"speculators_model_type {show(label)} on a file whose speculators_config.algorithm is dflash: "
+            "vLLM translates it as that algorithm and refuses a DFlash launch (no mask token for parallel drafting)",
         )
     layer = doc.get("transformer_layer_config")
     if not isinstance(layer, dict):
         state = "missing" if layer is None else f"a {type(layer).__name__}, not an object"
         yield Problem(
-            "/transformer_layer_config",
-            f"transformer_layer_config is {state}: `vllm serve` of this directory refuses it "
+            pointer="/transformer_layer_config",
+            message=f"transformer_layer_config is {state}: `vllm serve` of this directory refuses it "
             "(--speculative-config accepts it)",
         )
     for where, key in SPECULATORS_REQUIRED:
         if key not in doc:
-            yield Problem(where, f"{key} missing: vLLM's speculators translator raises KeyError (any launch)")
+            yield Problem(
+                pointer=where, message=f"{key} missing: vLLM's speculators translator raises KeyError (any launch)"
+            )
     spec = doc.get("speculators_config")
     methods = spec.get("proposal_methods") if isinstance(spec, dict) else None
     first = methods[0] if isinstance(methods, list) and methods else None
     verifier = spec.get("verifier") if isinstance(spec, dict) else None
     if not isinstance(first, dict) or "speculative_tokens" not in first:
         yield Problem(
-            "/speculators_config/proposal_methods",
-            "speculators_config.proposal_methods[0].speculative_tokens missing: `vllm serve` of this directory "
+            pointer="/speculators_config/proposal_methods",
+            message="speculators_config.proposal_methods[0].speculative_tokens missing: `vllm serve` of this directory "
             "refuses it (Invalid speculators config structure; --speculative-config accepts it)",
         )
     if not isinstance(verifier, dict) or "name_or_path" not in verifier:
         yield Problem(
-            "/speculators_config/verifier",
-            "speculators_config.verifier.name_or_path missing: `vllm serve` of this directory refuses it "
+            pointer="/speculators_config/verifier",
+            message="speculators_config.verifier.name_or_path missing: `vllm serve` of this directory refuses it "
             "(Invalid speculators config structure; --speculative-config accepts it)",
         )
 
@@ -102,9 +104,9 @@ def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
     doc = ctx.written
     if doc is not None and "model_type" not in doc:
         yield Problem(
-            "/speculators_model_type",
-            "a speculators-format drafter: SGLang refuses the directory (no top-level model_type; it loads only "
-            "the z-lab format); serve it with vLLM",
+            pointer="/speculators_model_type",
+            message="a speculators-format drafter: SGLang refuses the directory (no top-level model_type; it loads "
+            "only the z-lab format); serve it with vLLM",
             engines=(Requirement("sglang"),),
         )
 

@@ -49,8 +49,8 @@ def dflash_config_missing(ctx: Context) -> Iterator[Problem]:
     """
     if "dflash_config" not in ctx.data:
         yield Problem(
-            "/dflash_config",
-            "dflash_config is missing: vLLM's proposer refuses the file (no dflash_config.mask_token_id), "
+            pointer="/dflash_config",
+            message="dflash_config is missing: vLLM's proposer refuses the file (no dflash_config.mask_token_id), "
             "the April z-lab reference crashes, and without top-level taps the engines guess them",
         )
 
@@ -85,8 +85,8 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
     laguna = isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs
     if top is None:
         yield Problem(
-            TAPS,
-            "target_layer_ids missing: vLLM's Laguna drafter refuses the file (it reads only "
+            pointer=TAPS,
+            message="target_layer_ids missing: vLLM's Laguna drafter refuses the file (it reads only "
             "dflash_config.target_layer_ids) and SGLang falls back to a formula; take the trained list from the "
             "upstream repo"
             if laguna
@@ -95,18 +95,18 @@ def target_layer_ids_missing(ctx: Context) -> Iterator[Problem]:
         )
     elif laguna:
         yield Problem(
-            TAPS,
-            "target_layer_ids only at the top level: vLLM's Laguna drafter reads only "
+            pointer=TAPS,
+            message="target_layer_ids only at the top level: vLLM's Laguna drafter reads only "
             "dflash_config.target_layer_ids and refuses the file (SGLang falls back to the top-level list)",
-            Fix("copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
+            fix=Fix("copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
         )
     else:
         yield Problem(
-            TAPS,
-            "target_layer_ids only at the top level: current vLLM and SGLang fall back to it, but the April "
+            pointer=TAPS,
+            message="target_layer_ids only at the top level: current vLLM and SGLang fall back to it, but the April "
             "reference and older SGLang read only dflash_config.target_layer_ids",
-            Fix("copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
-            Severity.WARNING,
+            fix=Fix("copy target_layer_ids into dflash_config", (PatchOp("add", TAPS, top),)),
+            severity=Severity.WARNING,
         )
 
 
@@ -141,17 +141,18 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
         aux = isinstance(ctx.data.get("eagle_aux_hidden_state_layer_ids"), list)
         refuse = "SGLang refuses" if aux or isinstance(value, list) else "vLLM and SGLang refuse"
         yield Problem(
-            where, f"target_layer_ids must be a non-empty list of layer indices, got {show(value)}: {refuse} the file"
+            pointer=where,
+            message=f"target_layer_ids must be a non-empty list of layer indices, got {show(value)}: {refuse} the file",
         )
         return
     for i, tap in enumerate(value):
         if isinstance(tap, float) and tap.is_integer() and tap >= 0:
             yield Problem(
-                f"{where}/{i}",
-                f"target_layer_ids[{i}] = {show(tap)} is a float: vLLM and SGLang read it as {int(tap)}, "
+                pointer=f"{where}/{i}",
+                message=f"target_layer_ids[{i}] = {show(tap)} is a float: vLLM and SGLang read it as {int(tap)}, "
                 "other loaders may not",
-                Fix(f"write it as {int(tap)}", (PatchOp("replace", f"{where}/{i}", int(tap)),)),
-                Severity.WARNING,
+                fix=Fix(f"write it as {int(tap)}", (PatchOp("replace", f"{where}/{i}", int(tap)),)),
+                severity=Severity.WARNING,
             )
         elif not is_int(tap) or tap < 0:
             # Checked by running them: SGLang refuses a negative id; a string one fails both (vLLM adds 1 to it).
@@ -162,15 +163,18 @@ def taps_invalid(ctx: Context) -> Iterator[Problem]:
                 if isinstance(tap, str)
                 else ""
             )
-            yield Problem(f"{where}/{i}", f"target_layer_ids[{i}] = {show(tap)} is not a non-negative integer{refuses}")
+            yield Problem(
+                pointer=f"{where}/{i}",
+                message=f"target_layer_ids[{i}] = {show(tap)} is not a non-negative integer{refuses}",
+            )
     ints = [t for t in value if is_int(t)]
     if len(set(ints)) != len(ints):
         dups = sorted(t for t, n in Counter(ints).items() if n > 1)  # linear: a hostile list may be huge
-        yield Problem(where, f"target_layer_ids repeats {dups}: each target layer can be read once")
+        yield Problem(pointer=where, message=f"target_layer_ids repeats {dups}: each target layer can be read once")
     elif ints != sorted(ints):
         yield Problem(
-            where,
-            f"target_layer_ids {show(value)} is not increasing: the fc input columns are laid out "
+            pointer=where,
+            message=f"target_layer_ids {show(value)} is not increasing: the fc input columns are laid out "
             "in the trained order, and every published drafter lists taps in increasing order",
         )
 
@@ -195,8 +199,8 @@ def tap_out_of_range(ctx: Context) -> Iterator[Problem]:
     for i, tap in enumerate(taps):
         if tap >= depth:
             yield Problem(
-                f"{_where_taps(ctx)}/{i}",
-                f"tap {tap} is past the last target layer (num_target_layers {depth}, valid 0..{depth - 1}): "
+                pointer=f"{_where_taps(ctx)}/{i}",
+                message=f"tap {tap} is past the last target layer (num_target_layers {depth}, valid 0..{depth - 1}): "
                 "SGLang refuses the file",
             )
 
@@ -248,22 +252,22 @@ def tap_on_last_layer(ctx: Context) -> Iterator[Problem]:
     head = f"tap {tap} is the last of {depth} target layers"
     if family is None:
         yield Problem(
-            where,
-            f"{head}: whether SGLang captures it depends on the target's model code (Qwen3.5's cannot: "
+            pointer=where,
+            message=f"{head}: whether SGLang captures it depends on the target's model code (Qwen3.5's cannot: "
             "IndexError; give --target to know), vLLM does; a guessed or shifted list often ends here",
             engines=(Requirement("sglang"),),
         )
     elif family in SGLANG_NO_LAST_LAYER_CAPTURE:
         yield Problem(
-            where,
-            f"{head}: SGLang's Qwen3.5 target cannot capture it (IndexError), vLLM does; "
+            pointer=where,
+            message=f"{head}: SGLang's Qwen3.5 target cannot capture it (IndexError), vLLM does; "
             "a guessed or shifted list often ends here",
             engines=(Requirement("sglang"),),
         )
     else:
         yield Problem(
-            where,
-            f"{head}: vLLM captures it; whether SGLang's {family} target does is not checked",
+            pointer=where,
+            message=f"{head}: vLLM captures it; whether SGLang's {family} target does is not checked",
             severity=Severity.INFO,
             engines=(Requirement("sglang"),),
         )
@@ -291,8 +295,8 @@ def taps_not_standard(ctx: Context) -> Iterator[Problem]:
     standard = standard_taps(depth, len(taps))
     if taps != standard:
         yield Problem(
-            _where_taps(ctx),
-            f"taps {taps} differ from the standard selection for {depth} target "
+            pointer=_where_taps(ctx),
+            message=f"taps {taps} differ from the standard selection for {depth} target "
             f"layers and {len(taps)} taps, {standard}; fine if trained that way, check against upstream",
         )
 
@@ -313,8 +317,8 @@ def eagle_aux_mismatch(ctx: Context) -> Iterator[Problem]:
     expected = [t + 1 for t in taps]
     if eagle != expected:
         yield Problem(
-            "/eagle_aux_hidden_state_layer_ids",
-            f"eagle_aux_hidden_state_layer_ids {eagle} should be "
+            pointer="/eagle_aux_hidden_state_layer_ids",
+            message=f"eagle_aux_hidden_state_layer_ids {eagle} should be "
             f"target_layer_ids + 1 = {expected}: vLLM reads it before dflash_config",
         )
 
@@ -368,9 +372,9 @@ def dflash_key_top_level(ctx: Context) -> Iterator[Problem]:
             else:
                 effect = "vLLM and SGLang read it only in dflash_config and silently use their default"
             yield Problem(
-                f"/{key}",
-                f"{key} {show(value)} only at the top level: {effect}",
-                Fix(f"copy {key} into dflash_config", (PatchOp("add", f"/dflash_config/{key}", value),)),
+                pointer=f"/{key}",
+                message=f"{key} {show(value)} only at the top level: {effect}",
+                fix=Fix(f"copy {key} into dflash_config", (PatchOp("add", f"/dflash_config/{key}", value),)),
             )
 
 

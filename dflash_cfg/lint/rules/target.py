@@ -45,12 +45,13 @@ def target_hidden_size(ctx: Context) -> Iterator[Problem]:
     if is_int(declared):
         if declared != want:
             yield Problem(
-                "/target_hidden_size", f"target_hidden_size {declared} but the target's hidden_size is {want}"
+                pointer="/target_hidden_size",
+                message=f"target_hidden_size {declared} but the target's hidden_size is {want}",
             )
         return
     hidden = ctx.int_field("hidden_size")
     if hidden is not None and hidden != want:
-        yield Problem("/hidden_size", f"hidden_size {hidden} but the target ({target.path}) has {want}")
+        yield Problem(pointer="/hidden_size", message=f"hidden_size {hidden} but the target ({target.path}) has {want}")
 
 
 # Rows a target's embedding is padded by (to a multiple of 64..1024): a smaller drafter vocabulary, itself padded
@@ -99,33 +100,33 @@ def target_vocab_size(ctx: Context) -> Iterator[Problem]:
     if isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs and want is not None:
         if draft is not None and draft != want:
             yield Problem(
-                "/draft_vocab_size",
-                f"draft_vocab_size {draft} but the target's vocab_size is {want}: vLLM's Laguna drafter requires "
-                "them equal and refuses the file",
+                pointer="/draft_vocab_size",
+                message=f"draft_vocab_size {draft} but the target's vocab_size is {want}: vLLM's Laguna drafter "
+                "requires them equal and refuses the file",
             )
         return
     if want is None or vocab is None or vocab == want or "draft_vocab_size" in ctx.data:
         return
     if vocab > want:
         yield Problem(
-            "/vocab_size",
-            f"vocab_size {vocab} but the target's vocab_size is {want}: the draft logits need lm_head rows "
+            pointer="/vocab_size",
+            message=f"vocab_size {vocab} but the target's vocab_size is {want}: the draft logits need lm_head rows "
             "the target does not have",
         )
         return
     tokens = target.token_count()
     if tokens is not None and tokens <= vocab:
         yield Problem(
-            "/vocab_size",
-            f"vocab_size {vocab} is below the target's {want}, but the target's tokenizer ends at id "
+            pointer="/vocab_size",
+            message=f"vocab_size {vocab} is below the target's {want}, but the target's tokenizer ends at id "
             f"{tokens - 1}: only padding rows are never drafted",
             severity=Severity.INFO,
         )
         return
     padding = want - vocab <= PADDING_ROWS and vocab % 64 == 0
     yield Problem(
-        "/vocab_size",
-        f"vocab_size {vocab} is below the target's {want}: ids {vocab}..{want - 1} are never drafted; "
+        pointer="/vocab_size",
+        message=f"vocab_size {vocab} is below the target's {want}: ids {vocab}..{want - 1} are never drafted; "
         + ("so few rows are usually the target's padding" if padding else "fine if trained that way")
         + ", check against upstream",
         severity=Severity.INFO if padding else Severity.WARNING,
@@ -166,18 +167,18 @@ def target_depth(ctx: Context) -> Iterator[Problem]:
             # Absent: DF122 says what the engines then do; the target's depth is a fact of the target, so
             # it is a safe fix.
             yield Problem(
-                where,
-                f"num_target_layers is absent; the target has {depth} layers",
-                Fix(f"set num_target_layers to the target's {depth}", (PatchOp("add", where, depth),)),
+                pointer=where,
+                message=f"num_target_layers is absent; the target has {depth} layers",
+                fix=Fix(f"set num_target_layers to the target's {depth}", (PatchOp("add", where, depth),)),
                 engines=PORTS,
             )
         elif value != depth:
             op: Literal["add", "replace"] = "replace" if value is not None else "add"
             yield Problem(
-                where,
-                f"num_target_layers is {show(value)} but the target has {depth} layers (SGLang captures with "
+                pointer=where,
+                message=f"num_target_layers is {show(value)} but the target has {depth} layers (SGLang captures with "
                 "the target's; the April reference and MLX with this value)",
-                Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)),
+                fix=Fix(f"set num_target_layers to the target's {depth}", (PatchOp(op, where, depth),)),
                 engines=PORTS,
             )
 
@@ -219,34 +220,37 @@ def mask_token(ctx: Context) -> Iterator[Problem]:
     shown = f"{mask} ({show(token.content)})" if token else str(mask)
     if names:
         yield Problem(
-            where,
-            f"mask_token_id {shown} is the target's {', '.join(names)}: the drafter fills its block with a "
+            pointer=where,
+            message=f"mask_token_id {shown} is the target's {', '.join(names)}: the drafter fills its block with a "
             "control token; fine if it was trained that way, check against upstream",
             severity=Severity.INFO,
         )
     if target.vocab_size is not None and mask >= target.vocab_size:
-        yield Problem(where, f"mask_token_id {mask} is outside the target vocabulary [0, {target.vocab_size})")
+        yield Problem(
+            pointer=where, message=f"mask_token_id {mask} is outside the target vocabulary [0, {target.vocab_size})"
+        )
     if target.mask_token is not None and target.mask_token[1] is not None and target.mask_token[1] != mask:
         content, tid = target.mask_token
         yield Problem(
-            where,
-            f"the target tokenizer's mask_token {show(content)} is id {tid}, not {mask} (SGLang refuses the mismatch)",
+            pointer=where,
+            message=f"the target tokenizer's mask_token {show(content)} "
+            f"is id {tid}, not {mask} (SGLang refuses the mismatch)",
         )
     if token is None and not names:
         first_added = min((t.id for t in target.added_tokens), default=None)
         base = target.base_vocab_size if target.base_vocab_size is not None else first_added
         if base is not None and mask < base:
             yield Problem(
-                where,
-                f"mask_token_id {mask} is an ordinary token of the target tokenizer's base "
+                pointer=where,
+                message=f"mask_token_id {mask} is an ordinary token of the target tokenizer's base "
                 f"vocabulary (ids below {base}): text uses it too; fine only if it was trained that way, "
                 "check against upstream",
                 severity=Severity.WARNING,
             )
     elif token is not None and not token.special and not names:
         yield Problem(
-            where,
-            f"mask_token_id {shown} is an added token that is not special: the model emits it as text",
+            pointer=where,
+            message=f"mask_token_id {shown} is an added token that is not special: the model emits it as text",
             severity=Severity.WARNING,
         )
 
@@ -274,7 +278,10 @@ def taps_past_target(ctx: Context) -> Iterator[Problem]:
     where = ctx.draft_pointer("target_layer_ids")
     for i, tap in enumerate(taps):
         if tap >= depth:
-            yield Problem(f"{where}/{i}", f"tap {tap} does not exist in the target ({depth} layers, 0..{depth - 1})")
+            yield Problem(
+                pointer=f"{where}/{i}",
+                message=f"tap {tap} does not exist in the target ({depth} layers, 0..{depth - 1})",
+            )
 
 
 # Targets whose SGLang model marks self.layers[tap + 1] to capture a tap (qwen3_5.py; text_config model_type
@@ -309,8 +316,8 @@ def tap_on_last_target_layer(ctx: Context) -> Iterator[Problem]:
     for i, tap in enumerate(taps):
         if tap == depth - 1:
             yield Problem(
-                f"{where}/{i}",
-                f"tap {tap} is the last layer of the target ({target.model_type}, {depth} layers): SGLang's "
+                pointer=f"{where}/{i}",
+                message=f"tap {tap} is the last layer of the target ({target.model_type}, {depth} layers): SGLang's "
                 "Qwen3.5 model cannot capture it and stops at start-up (IndexError)",
                 engines=(Requirement("sglang"),),
             )

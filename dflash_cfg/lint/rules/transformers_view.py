@@ -46,11 +46,15 @@ def config_class_rejects(ctx: Context) -> Iterator[Problem]:
     engines = "vLLM refuses" if ctx.kind == "speculators" else "vLLM and SGLang refuse"
     if eff.error is not None and eff.config_class is not None:
         yield Problem(
-            "",
-            f"{eff.through} (transformers {eff.transformers_version}) rejects the file, so {engines} it: {eff.error}",
+            pointer="",
+            message=f"{eff.through} (transformers {eff.transformers_version}) "
+            f"rejects the file, so {engines} it: {eff.error}",
         )
     elif eff.error is not None and "AutoConfig" not in eff.error:
-        yield Problem("", f"transformers {eff.transformers_version} cannot load the file, so {engines} it: {eff.error}")
+        yield Problem(
+            pointer="",
+            message=f"transformers {eff.transformers_version} cannot load the file, so {engines} it: {eff.error}",
+        )
 
 
 # Fields where a silent raw -> effective change alters what the drafter computes, except the ones
@@ -101,8 +105,8 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
                 continue  # DF204 explains it
             use = show(data["use_sliding_window"]) if "use_sliding_window" in data else "absent"
             yield Problem(
-                "/sliding_window",
-                f"sliding_window {show(before)} becomes {show(after)} through {eff.through} "
+                pointer="/sliding_window",
+                message=f"sliding_window {show(before)} becomes {show(after)} through {eff.through} "
                 f"(transformers {eff.transformers_version}, use_sliding_window "
                 f"{use}); no layer slides, so only engines reading "
                 "the raw file see a window",
@@ -117,8 +121,8 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
         # The legacy "attention" renamed to "full_attention": the layout the file means (DF202 warns).
         legacy = name == "layer_types" and isinstance(before, list) and after == [_modern(t) for t in before]
         yield Problem(
-            where,
-            f"{name} {shown[0]} in the file becomes {shown[1]} through {eff.through} "
+            pointer=where,
+            message=f"{name} {shown[0]} in the file becomes {shown[1]} through {eff.through} "
             f"(transformers {eff.transformers_version}); engines see the latter",
             severity=Severity.INFO if legacy else None,
         )
@@ -143,7 +147,7 @@ def transformers_warning(ctx: Context) -> Iterator[Problem]:
     Pass: a file transformers loads silently
     """
     for message in ctx.effective.warnings:
-        yield Problem("", f"transformers {ctx.effective.transformers_version}: {message}")
+        yield Problem(pointer="", message=f"transformers {ctx.effective.transformers_version}: {message}")
 
 
 @rule(
@@ -190,8 +194,8 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     flat, nested = _stated_theta(ctx.data)
     if flat is not None and nested is not None and flat != nested:
         yield Problem(
-            "/rope_parameters/rope_theta",
-            f"rope_theta {flat} disagrees with rope_parameters.rope_theta {nested}: vLLM and SGLang read "
+            pointer="/rope_parameters/rope_theta",
+            message=f"rope_theta {flat} disagrees with rope_parameters.rope_theta {nested}: vLLM and SGLang read "
             f"{nested} (as transformers v5 does), transformers 4.x reads {flat}; make sure {nested} is the trained one",
             severity=Severity.WARNING,
         )
@@ -199,8 +203,8 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     stated = flat if flat is not None else nested
     if stated is None:
         yield Problem(
-            "/rope_theta",
-            "no RoPE theta: vLLM and SGLang build RoPE with base 10000 (the config class default), not the "
+            pointer="/rope_theta",
+            message="no RoPE theta: vLLM and SGLang build RoPE with base 10000 (the config class default), not the "
             "trained value; take it from upstream",
             severity=Severity.ERROR,
         )
@@ -208,18 +212,18 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     seen = eff.values.get("rope_theta") if eff.values else None
     if seen is not None and seen != stated:
         yield Problem(
-            "/rope_theta" if flat is not None else "/rope_parameters/rope_theta",
-            f"the file says RoPE theta {stated} but {eff.through} "
+            pointer="/rope_theta" if flat is not None else "/rope_parameters/rope_theta",
+            message=f"the file says RoPE theta {stated} but {eff.through} "
             f"(transformers {eff.transformers_version}) reads {seen}",
             severity=Severity.ERROR,
         )
     elif flat is None:
         yield Problem(
-            "/rope_theta",
-            f"RoPE theta {nested} only in rope_parameters: transformers 4.x, MLX and Swift "
+            pointer="/rope_theta",
+            message=f"RoPE theta {nested} only in rope_parameters: transformers 4.x, MLX and Swift "
             "ports read flat rope_theta and fall back to 10000",
-            Fix("mirror rope_parameters.rope_theta to a flat rope_theta", (PatchOp("add", "/rope_theta", nested),)),
-            Severity.INFO,
+            fix=Fix("mirror rope_parameters.rope_theta to a flat rope_theta", (PatchOp("add", "/rope_theta", nested),)),
+            severity=Severity.INFO,
         )
 
 

@@ -92,21 +92,21 @@ def critical_differs(ctx: Context) -> Iterator[Problem]:
     Pass: the same values as upstream
     """
     if ctx.upstream_data is None:
-        yield Problem("", f"upstream config.json at {_where(ctx)} is not a JSON object; cannot compare")
+        yield Problem(pointer="", message=f"upstream config.json at {_where(ctx)} is not a JSON object; cannot compare")
         return
     for row in rows(ctx):
         if not row.critical or _mirrors_upstream(ctx, row):
             continue
         if row.differs:
             yield Problem(
-                row.pointer,
-                f"{row.pointer[1:]} is {show_compared(row.local)} here but {show_compared(row.upstream)} "
+                pointer=row.pointer,
+                message=f"{row.pointer[1:]} is {show_compared(row.local)} here but {show_compared(row.upstream)} "
                 f"upstream ({_where(ctx)})",
             )
         elif row.differs_effective:
             yield Problem(
-                row.pointer,
-                f"{row.pointer[1:]}: same in both files, but through {_through(ctx)} this file "
+                pointer=row.pointer,
+                message=f"{row.pointer[1:]}: same in both files, but through {_through(ctx)} this file "
                 f"gives {show_compared(row.local_effective)} and upstream {show_compared(row.upstream_effective)} "
                 f"({_where(ctx)})",
             )
@@ -126,14 +126,14 @@ def other_differs(ctx: Context) -> Iterator[Problem]:
     for row in rows(ctx):
         if _mirrors_upstream(ctx, row):
             yield Problem(
-                row.pointer,
-                f"{row.pointer[1:]} {show_compared(row.local)} is not in upstream's file, but mirrors "
+                pointer=row.pointer,
+                message=f"{row.pointer[1:]} {show_compared(row.local)} is not in upstream's file, but mirrors "
                 f"upstream's {MIRRORS[row.pointer][1:]} (same value, read by another loader generation)",
             )
         elif not row.critical and row.differs:
             yield Problem(
-                row.pointer,
-                f"{row.pointer[1:]} is {show_compared(row.local)} here, {show_compared(row.upstream)} upstream",
+                pointer=row.pointer,
+                message=f"{row.pointer[1:]} is {show_compared(row.local)} here, {show_compared(row.upstream)} upstream",
             )
 
 
@@ -150,8 +150,8 @@ def identical(ctx: Context) -> Iterator[Problem]:
     assert ctx.upstream is not None
     if git_blob_sha1(ctx.doc.raw) == ctx.upstream.blob_id:
         yield Problem(
-            "",
-            f"identical to upstream at {ctx.upstream.repo}@{ctx.upstream.commit} "
+            pointer="",
+            message=f"identical to upstream at {ctx.upstream.repo}@{ctx.upstream.commit} "
             f"(git blob {ctx.upstream.blob_id[:12]})",
         )
 

@@ -41,7 +41,7 @@ def weights_unreadable(ctx: Context) -> Iterator[Problem]:
     Pass: readable headers
     """
     if ctx.weights_error is not None:
-        yield Problem("", f"checkpoint: {ctx.weights_error}")
+        yield Problem(pointer="", message=f"checkpoint: {ctx.weights_error}")
 
 
 @rule(
@@ -74,12 +74,14 @@ def fc_width(ctx: Context) -> Iterator[Problem]:
         taps_in_weights = f" ({fc.shape[1] // width} taps' worth)" if fc.shape[1] % width == 0 else ""
         where = ctx.draft_pointer("target_layer_ids")
         yield Problem(
-            where,
-            f"{fc.name} in {fc.file} has {fc.shape[1]} input features{taps_in_weights}, but "
+            pointer=where,
+            message=f"{fc.name} in {fc.file} has {fc.shape[1]} input features{taps_in_weights}, but "
             f"{len(taps)} taps × {_n(width)} = {_n(expected)}",
         )
     if fc.shape[0] != hidden:
-        yield Problem("/hidden_size", f"{fc.name} has {fc.shape[0]} output features, hidden_size is {_n(hidden)}")
+        yield Problem(
+            pointer="/hidden_size", message=f"{fc.name} has {fc.shape[0]} output features, hidden_size is {_n(hidden)}"
+        )
 
 
 @rule(
@@ -112,14 +114,15 @@ def layer_count(ctx: Context) -> Iterator[Problem]:
         beyond = [i for i in indices if i >= depth]
         if beyond:
             yield Problem(
-                "/num_hidden_layers",
-                f"num_hidden_layers is {depth} but the shards that were read have layers {_ranges(tuple(beyond))} "
-                f"(the LFS pointer shards were not read)",
+                pointer="/num_hidden_layers",
+                message=f"num_hidden_layers is {depth} but the shards that were read have layers "
+                f"{_ranges(tuple(beyond))} (the LFS pointer shards were not read)",
             )
         return
     if len(indices) != depth or indices != tuple(range(len(indices))):
         yield Problem(
-            "/num_hidden_layers", f"num_hidden_layers is {depth} but the checkpoint has layers {_ranges(indices)}"
+            pointer="/num_hidden_layers",
+            message=f"num_hidden_layers is {depth} but the checkpoint has layers {_ranges(indices)}",
         )
 
 
@@ -191,8 +194,8 @@ def layer_shapes(ctx: Context) -> Iterator[Problem]:
         through = ctx.view.through if ctx.view is not None else "the config class"
         note = f"; {', '.join(defaulted)} absent, so {through}'s default is used" if defaulted else ""
         yield Problem(
-            where,
-            f"{tensor.name} is {list(tensor.shape)} in {tensor.file}, the config implies "
+            pointer=where,
+            message=f"{tensor.name} is {list(tensor.shape)} in {tensor.file}, the config implies "
             f"{_shape(shape)} ({meaning}{note})",
         )
 
@@ -237,7 +240,9 @@ def weights_lfs_pointer(ctx: Context) -> Iterator[Problem]:
         if command
         else "this dir is in no git work tree: run `git lfs pull` in the clone they came from"
     )
-    yield Problem("", f"{what}, so {it} {'was' if it == 'it' else 'were'} not read{read}; to check {it}, {how}")
+    yield Problem(
+        pointer="", message=f"{what}, so {it} {'was' if it == 'it' else 'were'} not read{read}; to check {it}, {how}"
+    )
 
 
 def _pull(weights: Weights) -> str | None:
@@ -381,8 +386,8 @@ def weights_too_small(ctx: Context) -> Iterator[Problem]:
     if total < need:
         shards = "the LFS pointer records" if len(pointers) == 1 else f"the {len(pointers)} LFS pointers record"
         yield Problem(
-            "",
-            f"{shards} {total} bytes of weights ({_bytes(total)}), but the config's shapes need at least "
+            pointer="",
+            message=f"{shards} {total} bytes of weights ({_bytes(total)}), but the config's shapes need at least "
             f"{_n(params)} parameters ({how}): {_n(need)} bytes ({_bytes(need)}) even at {bits} bit"
             f"{'s' if bits > 1 else ''} each",
         )

@@ -50,12 +50,14 @@ class InProcess:
         """The file's entry in the JSON document `check` prints for a config.json of these bytes."""
         doc = parse(raw[: MAX_BYTES + 1])
         if classify(doc)[0] == "skipped":
-            inputs = Inputs(SHOWN, doc)
+            inputs = Inputs(path=SHOWN, doc=doc)
         else:
             view = self.views.of(doc) if self.views is not None else None
-            integrity = Integrity(hashlib.sha256(raw).hexdigest())
-            inputs = Inputs(SHOWN, doc, view=view, integrity=integrity, engine=self.engine, catalog=catalog.load())
-        report = Report((lint(inputs, ALL),), _transformers(), __version__)
+            integrity = Integrity(sha256=hashlib.sha256(raw).hexdigest())
+            inputs = Inputs(
+                path=SHOWN, doc=doc, view=view, integrity=integrity, engine=self.engine, catalog=catalog.load()
+            )
+        report = Report(files=(lint(inputs, ALL),), transformers_version=_transformers(), tool_version=__version__)
         (entry,) = json.loads(render(report, "json"))["files"]
         assert isinstance(entry, dict)
         return entry

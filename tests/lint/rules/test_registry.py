@@ -142,31 +142,31 @@ def test_rule_doc_has_fail_and_pass_examples(rule_id: str) -> None:
 
 
 def _context() -> Inputs:
-    return Inputs("config.json", parse(json.dumps(REAL_DATA).encode()))
+    return Inputs(path="config.json", doc=parse(json.dumps(REAL_DATA).encode()))
 
 
 @rule("DF999", "test-rule", Severity.ERROR)
 def _yields_a_warning(ctx: Context) -> Iterator[Problem]:
     """A rule that yields a severity it does not declare."""
-    yield Problem("", "a warning", severity=Severity.WARNING)
+    yield Problem(pointer="", message="a warning", severity=Severity.WARNING)
 
 
 @rule("DF999", "test-rule", Severity.ERROR)
 def _yields_a_fix(ctx: Context) -> Iterator[Problem]:
     """A rule that yields a fix it does not declare."""
-    yield Problem("", "fixable", Fix("remove it", (PatchOp("remove", "/auto_map"),)))
+    yield Problem(pointer="", message="fixable", fix=Fix("remove it", (PatchOp("remove", "/auto_map"),)))
 
 
 @rule("DF999", "test-rule", Severity.ERROR, fix=True)
 def _yields_an_unsafe_fix(ctx: Context) -> Iterator[Problem]:
     """A rule that declares a (safe) fix and yields an unsafe one."""
-    yield Problem("", "fixable", Fix("remove it", (PatchOp("remove", "/auto_map"),), safe=False))
+    yield Problem(pointer="", message="fixable", fix=Fix("remove it", (PatchOp("remove", "/auto_map"),), safe=False))
 
 
 @rule("DF999", "test-rule", Severity.ERROR, until=V1_RUNNER_GONE)
 def _yields_a_release_it_does_not_declare(ctx: Context) -> Iterator[Problem]:
     """A rule that knows the releases before a change and yields a finding for those after it."""
-    yield Problem("", "from 0.34 on", engines=(V1_RUNNER_GONE.since.on,))
+    yield Problem(pointer="", message="from 0.34 on", engines=(V1_RUNNER_GONE.since.on,))
 
 
 @pytest.mark.parametrize(

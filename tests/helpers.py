@@ -79,6 +79,49 @@ def set_taps(taps: list[int]) -> Callable[[dict[str, Any]], None]:
     return lambda d: d["dflash_config"].__setitem__("target_layer_ids", taps)
 
 
+def vllm_reads(**changes: Any) -> dict[str, Any]:
+    """What the vLLM adapter (dflash_cfg/adapters/adapter_vllm.py) reads from the upstream drafter
+    z-lab/Qwen3.6-27B-DFlash with its target, a fresh copy at each call; `changes` replace or add members."""
+    reads: dict[str, Any] = {
+        "max_model_len": {"served": 262144, "target": 262144},
+        "layer_types": ["sliding_attention"] * 4 + ["full_attention"],
+        "sliding_window": [2048, 2048, 2048, 2048, None],
+        "causal": [False] * 5,
+        "rope": [{"theta": 10000000.0, "scaling": None, "neox": True}] * 5,
+        "rope_theta": 10000000.0,
+        "attention_sink": False,
+        "logit_scalars": {"logit_scale": 1.0, "logit_soft_cap": None},
+        "fc_in_features": 25600,
+        "lm_head_size": 248320,
+        "architecture": "DFlashQwen3ForCausalLM",
+        "target_layer_ids": [1, 16, 31, 46, 61],
+        "engine_layer_ids": [2, 17, 32, 47, 62],
+        "mask_token_id": 248070,
+        "num_draft_tokens": 15,
+        "block_size": None,
+        "vocab_size": 248320,
+    }
+    return copy.deepcopy(reads | changes)
+
+
+def vllm_record(
+    *, engine: str = "vllm", version: str = "1.7.0", python: str = "/venv/bin/python", **changes: Any
+) -> dict[str, Any]:
+    """The record the vLLM adapter answers for that drafter (the shape of dflash_adapter_io.record): its reads
+    (vllm_reads), the stand-in it names, no refusal; `engine`, `version` and `python` are what it says it ran,
+    and `changes` replace members (`reads=vllm_reads(...)`, `refused=...`). A fresh copy at each call."""
+    return {
+        "engine": engine,
+        "version": version,
+        "python": python,
+        "refused": None,
+        "reads": vllm_reads(),
+        "stand_ins": ["tokenizer: not loaded (skip_tokenizer_init)"],
+        "failed": None,
+        **copy.deepcopy(changes),
+    }
+
+
 def tool_venv(name: str, requirement: str, script: str) -> Path:
     """A test server's console script, installed into its own venv under the tests' cache on first use
     (its pins never meet the tool's). Built under a lock and marked complete at the end, so concurrent test

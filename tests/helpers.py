@@ -52,6 +52,34 @@ class Result:
         return json.loads(self.out)
 
 
+def assert_one_line_error(
+    result: Result | subprocess.CompletedProcess[str],
+    *,
+    code: int = 2,
+    contains: tuple[str, ...] = (),
+    one_of: tuple[str, ...] = (),
+    out: str | None = None,
+) -> str:
+    """A failed CLI run as the user must see it: exit `code`, and on stderr exactly one line, `dflash-cfg: error:
+    ...`, naming every fragment of `contains` and at least one of `one_of`; no traceback or internal error
+    anywhere; with `out`, stdout is exactly that. Takes an in-process Result or a child process' answer; returns
+    the line."""
+    if isinstance(result, subprocess.CompletedProcess):
+        result = Result(result.returncode, result.stdout, result.stderr)
+    assert result.code == code, (result.code, result.out[-500:], result.err[-2000:])
+    shown = result.out + result.err
+    assert "Traceback" not in shown and "internal error" not in shown, result.err
+    assert result.err.count("\n") == 1 and result.err.endswith("\n"), result.err
+    line = result.err.rstrip("\n")
+    assert line.startswith("dflash-cfg: error: "), line
+    for fragment in contains:
+        assert fragment in line, (fragment, line)
+    assert not one_of or any(fragment in line for fragment in one_of), (one_of, line)
+    if out is not None:
+        assert result.out == out, result.out
+    return line
+
+
 def write_config(folder: Path, data: Any = None, *, raw: bytes | None = None, project: str | None = None) -> Path:
     """A config.json in `folder`: the real bytes, `data` dumped like the Hub files are, or `raw`; `project`: the
     text of a dflash-cfg.toml beside it."""

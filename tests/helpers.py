@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -78,6 +78,19 @@ def assert_one_line_error(
     if out is not None:
         assert result.out == out, result.out
     return line
+
+
+def run_as_user(*args: str | Path, timeout: float = 300) -> Result:
+    """The CLI in a process of its own, as a user starts it, with this test's environment: only there do library
+    log records reach the terminal (an in-process run's are pytest's)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "dflash_cfg", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=timeout,
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
 
 
 def write_config(folder: Path, data: Any = None, *, raw: bytes | None = None, project: str | None = None) -> Path:
@@ -148,6 +161,28 @@ def vllm_record(
         "failed": None,
         **copy.deepcopy(changes),
     }
+
+
+class Store(Protocol):
+    """An object store the tests start (s3server.S3Server, gcsserver.GcsServer), as a test written once for every
+    store uses it (the `store` fixture)."""
+
+    scheme: str  # in the tool's URLs: s3, gs
+    endpoint_variable: str  # the environment variable that points the tool at the server
+    port: int
+
+    def new_bucket(self) -> str: ...
+    def upload_dir(self, bucket: str, prefix: str, source: Path) -> None: ...
+    def put(self, bucket: str, key: str, data: bytes) -> None: ...
+    def get(self, bucket: str, key: str) -> bytes: ...
+    def keys(self, bucket: str) -> list[str]: ...
+
+
+def upload(store: Store, folder: Path, prefix: str = "team/drafter") -> tuple[str, str]:
+    """`folder` uploaded under `prefix` of a new bucket: the bucket and the folder's URL."""
+    bucket = store.new_bucket()
+    store.upload_dir(bucket, prefix, folder)
+    return bucket, f"{store.scheme}://{bucket}/{prefix}"
 
 
 def tool_venv(name: str, requirement: str, script: str) -> Path:

@@ -160,3 +160,16 @@ def small_shapes(
         fc_in=fc_in,
         prefix=prefix,
     )
+
+
+def drafter_dir(
+    tmp_path: Path, config: bytes | None = None, shapes: dict[str, tuple[int, ...]] | None = None, weights: bool = True
+) -> Path:
+    """A small drafter model dir, tmp_path/drafter: config.json (the small config's, or `config`) and (unless
+    `weights` is false) one safetensors shard, of the small config's shapes or `shapes`."""
+    folder = tmp_path / "drafter"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_bytes(config if config is not None else json.dumps(small_config()).encode())
+    if weights:
+        save(folder / "model.safetensors", shapes if shapes is not None else small_shapes())
+    return folder

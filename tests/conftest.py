@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faultproxy import FaultProxy
 from gcsserver import GcsServer
-from helpers import CACHE, FIXTURES, Result
+from helpers import CACHE, FIXTURES, Result, Store
 from hubserver import ErrorHub, Olah
 from hypothesis.configuration import set_hypothesis_home_dir
 from installed import Installed, install
@@ -111,10 +112,10 @@ def pytest_report_header() -> str:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test served by olah, moto or the GCS emulator is slow: the session starts the server (and may
-    build its venv); so is every test of the installed wheel (built and installed once per session)."""
+    """Every test served by olah, moto or the GCS emulator (`store`: either) is slow: the session starts the server
+    (and may build its venv); so is every test of the installed wheel (built and installed once per session)."""
     for item in items:
-        if {"olah", "s3_server", "gcs_server", "installed"} & set(getattr(item, "fixturenames", ())):
+        if {"olah", "s3_server", "gcs_server", "store", "installed"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 
@@ -175,6 +176,24 @@ def gcs(gcs_server: GcsServer, monkeypatch: pytest.MonkeyPatch) -> GcsServer:
     for name, value in gcs_server.env().items():
         monkeypatch.setenv(name, value)
     return gcs_server
+
+
+@pytest.fixture(params=["s3", "gcs"])
+def store(request: pytest.FixtureRequest) -> Store:
+    """Each object store in turn as this test's (the `s3` fixture, then `gcs`): a test that holds for every store
+    the tool reads is written once."""
+    server: Store = request.getfixturevalue(request.param)
+    return server
+
+
+@pytest.fixture
+def proxy(store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultProxy]:
+    """The fault-injecting proxy (tests/faultproxy.py) in front of this test's store, the tool's endpoint."""
+    server = FaultProxy(store.port)
+    server.start()
+    monkeypatch.setenv(store.endpoint_variable, server.endpoint)
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

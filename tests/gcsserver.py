@@ -19,6 +19,9 @@ from hubserver import free_port
 
 
 class GcsServer:
+    scheme = "gs"  # the tool's URLs of it: gs://BUCKET/KEY
+    endpoint_variable = "STORAGE_EMULATOR_HOST"  # what points the tool at a server
+
     def __init__(self, workdir: Path) -> None:
         self.log = workdir / "gcs-emulator.log"
         self.port = free_port()

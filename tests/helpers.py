@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -52,6 +52,47 @@ class Result:
         return json.loads(self.out)
 
 
+def assert_one_line_error(
+    result: Result | subprocess.CompletedProcess[str],
+    *,
+    code: int = 2,
+    contains: tuple[str, ...] = (),
+    one_of: tuple[str, ...] = (),
+    out: str | None = None,
+) -> str:
+    """A failed CLI run as the user must see it: exit `code`, and on stderr exactly one line, `dflash-cfg: error:
+    ...`, naming every fragment of `contains` and at least one of `one_of`; no traceback or internal error
+    anywhere; with `out`, stdout is exactly that. Takes an in-process Result or a child process' answer; returns
+    the line."""
+    if isinstance(result, subprocess.CompletedProcess):
+        result = Result(result.returncode, result.stdout, result.stderr)
+    assert result.code == code, (result.code, result.out[-500:], result.err[-2000:])
+    shown = result.out + result.err
+    assert "Traceback" not in shown and "internal error" not in shown, result.err
+    assert result.err.count("\n") == 1 and result.err.endswith("\n"), result.err
+    line = result.err.rstrip("\n")
+    assert line.startswith("dflash-cfg: error: "), line
+    for fragment in contains:
+        assert fragment in line, (fragment, line)
+    assert not one_of or any(fragment in line for fragment in one_of), (one_of, line)
+    if out is not None:
+        assert result.out == out, result.out
+    return line
+
+
+def run_as_user(*args: str | Path, timeout: float = 300) -> Result:
+    """The CLI in a process of its own, as a user starts it, with this test's environment: only there do library
+    log records reach the terminal (an in-process run's are pytest's)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "dflash_cfg", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=timeout,
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
 def write_config(folder: Path, data: Any = None, *, raw: bytes | None = None, project: str | None = None) -> Path:
     """A config.json in `folder`: the real bytes, `data` dumped like the Hub files are, or `raw`; `project`: the
     text of a dflash-cfg.toml beside it."""
@@ -77,6 +118,71 @@ def mutated(change: Callable[[dict[str, Any]], object], base: dict[str, Any] | N
 
 def set_taps(taps: list[int]) -> Callable[[dict[str, Any]], None]:
     return lambda d: d["dflash_config"].__setitem__("target_layer_ids", taps)
+
+
+def vllm_reads(**changes: Any) -> dict[str, Any]:
+    """What the vLLM adapter (dflash_cfg/adapters/adapter_vllm.py) reads from the upstream drafter
+    z-lab/Qwen3.6-27B-DFlash with its target, a fresh copy at each call; `changes` replace or add members."""
+    reads: dict[str, Any] = {
+        "max_model_len": {"served": 262144, "target": 262144},
+        "layer_types": ["sliding_attention"] * 4 + ["full_attention"],
+        "sliding_window": [2048, 2048, 2048, 2048, None],
+        "causal": [False] * 5,
+        "rope": [{"theta": 10000000.0, "scaling": None, "neox": True}] * 5,
+        "rope_theta": 10000000.0,
+        "attention_sink": False,
+        "logit_scalars": {"logit_scale": 1.0, "logit_soft_cap": None},
+        "fc_in_features": 25600,
+        "lm_head_size": 248320,
+        "architecture": "DFlashQwen3ForCausalLM",
+        "target_layer_ids": [1, 16, 31, 46, 61],
+        "engine_layer_ids": [2, 17, 32, 47, 62],
+        "mask_token_id": 248070,
+        "num_draft_tokens": 15,
+        "block_size": None,
+        "vocab_size": 248320,
+    }
+    return copy.deepcopy(reads | changes)
+
+
+def vllm_record(
+    *, engine: str = "vllm", version: str = "1.7.0", python: str = "/venv/bin/python", **changes: Any
+) -> dict[str, Any]:
+    """The record the vLLM adapter answers for that drafter (the shape of dflash_adapter_io.record): its reads
+    (vllm_reads), the stand-in it names, no refusal; `engine`, `version` and `python` are what it says it ran,
+    and `changes` replace members (`reads=vllm_reads(...)`, `refused=...`). A fresh copy at each call."""
+    return {
+        "engine": engine,
+        "version": version,
+        "python": python,
+        "refused": None,
+        "reads": vllm_reads(),
+        "stand_ins": ["tokenizer: not loaded (skip_tokenizer_init)"],
+        "failed": None,
+        **copy.deepcopy(changes),
+    }
+
+
+class Store(Protocol):
+    """An object store the tests start (s3server.S3Server, gcsserver.GcsServer), as a test written once for every
+    store uses it (the `store` fixture)."""
+
+    scheme: str  # in the tool's URLs: s3, gs
+    endpoint_variable: str  # the environment variable that points the tool at the server
+    port: int
+
+    def new_bucket(self) -> str: ...
+    def upload_dir(self, bucket: str, prefix: str, source: Path) -> None: ...
+    def put(self, bucket: str, key: str, data: bytes) -> None: ...
+    def get(self, bucket: str, key: str) -> bytes: ...
+    def keys(self, bucket: str) -> list[str]: ...
+
+
+def upload(store: Store, folder: Path, prefix: str = "team/drafter") -> tuple[str, str]:
+    """`folder` uploaded under `prefix` of a new bucket: the bucket and the folder's URL."""
+    bucket = store.new_bucket()
+    store.upload_dir(bucket, prefix, folder)
+    return bucket, f"{store.scheme}://{bucket}/{prefix}"
 
 
 def tool_venv(name: str, requirement: str, script: str) -> Path:

@@ -26,6 +26,9 @@ def moto_server() -> Path:
 
 
 class S3Server:
+    scheme = "s3"  # the tool's URLs of it: s3://BUCKET/KEY
+    endpoint_variable = "AWS_ENDPOINT_URL_S3"  # what points the tool at a server
+
     def __init__(self, workdir: Path) -> None:
         self.log = workdir / "moto.log"
         self.port = free_port()

@@ -81,6 +81,26 @@ LAYOUT: dict[str, Part] = {
 }
 
 
+# The parts outside the package, and what of the repository they may import: the top-level names of dflash_cfg,
+# of tools/ and of the tests' modules (tests/: `engines` is tests/engines/). The tests may import the tooling; the
+# package imports neither.
+OUTSIDE: dict[str, Part] = {
+    "tools/": Part(
+        ("dflash_cfg", "tools"),
+        exceptions=(
+            (
+                "engines",
+                "the engine tooling runs the engine suite's own drafters and launches (tests/engines/cases.py, "
+                "mutants.py, launches.py) in the venvs its build.py makes",
+            ),
+        ),
+    ),
+}
+TEST_MODULES = {p.stem for p in (ROOT / "tests").glob("*.py")} | {
+    p.name for p in (ROOT / "tests").iterdir() if (p / "__init__.py").is_file()
+}
+
+
 def _part(path: Path) -> str:
     rel = path.relative_to(PACKAGE)
     return f"{rel.parts[0]}/" if len(rel.parts) > 1 else rel.name
@@ -183,6 +203,36 @@ def test_object_storage_is_reached_only_through_the_remote_seam() -> None:
     assert sorted(set(found)) == ["sources/remote.py"]
 
 
+def _first_party(path: Path) -> list[str]:
+    """The top-level names of the repository's own code (dflash_cfg, tools, the tests' modules) a file imports,
+    wherever the import is."""
+    ours = {"dflash_cfg", "tools"} | TEST_MODULES
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append(node.module.split(".")[0])
+    return [name for name in found if name in ours]
+
+
+def test_the_parts_outside_the_package_import_only_what_the_layout_allows() -> None:
+    wrong, used = [], set()
+    for name, part in OUTSIDE.items():
+        allowed = (*part.may_import, *(m for m, _ in part.exceptions))
+        for path in sorted((ROOT / name).rglob("*.py")):
+            imports = _first_party(path)
+            used |= {(name, m) for m in imports}
+            wrong += [f"{path.relative_to(ROOT)}: imports {m}" for m in imports if m not in allowed]
+    stale = [f"{n}: {m}" for n, part in OUTSIDE.items() for m, _ in part.exceptions if (n, m) not in used]
+    assert wrong == [] and stale == []
+
+
+def test_the_package_imports_neither_the_tooling_nor_the_tests() -> None:
+    wrong = [f"{p.relative_to(PACKAGE)}: imports {m}" for p in _modules() for m in _first_party(p) if m != "dflash_cfg"]
+    assert wrong == []
+
+
 # --- CONTRIBUTING.md's code map -------------------------------------------------------------------------
 
 
@@ -207,7 +257,8 @@ def _code_map() -> list[tuple[str, str, str]]:
 def test_the_code_map_shows_the_layout() -> None:
     shown = _code_map()
     owns = {part: cell for part, cell, _ in shown}
-    expected = [(name, owns.get(name, "(say what it owns)"), may_import(part)) for name, part in LAYOUT.items()]
+    parts = {**LAYOUT, **OUTSIDE}
+    expected = [(name, owns.get(name, "(say what it owns)"), may_import(part)) for name, part in parts.items()]
     table = "\n".join(
         ["| part | owns | may import |", "|---|---|---|", *(f"| `{n}` | {o} | {m} |" for n, o, m in expected)]
     )

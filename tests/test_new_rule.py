@@ -14,10 +14,8 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-sys.path.insert(0, str(ROOT / "tools"))
-import new_rule
-
 from dflash_cfg.lint.rules import REGISTRY
+from tools import new_rule
 
 
 @pytest.mark.parametrize(
@@ -118,7 +116,7 @@ def test_a_rule_added_with_the_scaffold_passes_once_its_body_and_cases_are_writt
     text = text.replace(
         "    return\n    yield\n",
         '    if ctx.data.get("mask_token_id") == 424242:\n'
-        '        yield Problem("/mask_token_id", "mask_token_id is the probe value")\n',
+        '        yield Problem(pointer="/mask_token_id", message="mask_token_id is the probe value")\n',
     )
     module.write_text(text)
     case = repo / f"tests/lint/rules/cases/{rule_id}.yaml"

@@ -1,5 +1,5 @@
 """Which keys of the drafter's config.json an engine's code reads, recorded while the adapter runs it: the key
-recording of `./dev engines --keys` (tests/engines/engine_keys.py). Standard library only, like the adapters.
+recording of `./dev engines --keys` (tools/engines/engine_keys.py). Standard library only, like the adapters.
 
 dflash_adapter_io imports it only when the adapter's environment sets DFLASH_ADAPTER_KEYS=1 (then each record
 carries "keys"): the recording wraps transformers' and pydantic's attribute access, which no user's engine run

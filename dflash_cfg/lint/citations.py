@@ -10,7 +10,7 @@ A citation names the pinned release of its package (pinned.PINNED). One tagged w
 the suite also runs (pinned.ALSO_CHECKED) whose code the pinned one no longer has.
 
 The engine suite resolves every citation of the repository in the venv that holds its release
-(tests/engines/citations.py: the untagged ones in the pinned venv, the tagged ones in their release's) and fails
+(tools/engines/citations.py: the untagged ones in the pinned venv, the tagged ones in their release's) and fails
 on one that names nothing or is tagged with a release the suite does not run; it also writes the line span of each
 to `cited_lines.LINES`, from which the docs render line numbers (`with_lines`).
 """

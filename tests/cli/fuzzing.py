@@ -428,12 +428,3 @@ def drafter_commands(dflash: Run, b: Box, data: st.DataObject, with_target: bool
         assert result.code in (0, 1), result
         with untouched(b.root):
             assert survive(dflash, "verify", named, text_out=True).code == 0
-
-
-# --- the reproducers' verdict: a one-line cause, exit 2 ---------------------------------------------------
-
-
-def assert_one_line_cause(result: Result) -> None:
-    assert result.code == 2, result
-    assert "internal error" not in result.err and "Traceback" not in result.err, result.err
-    assert result.err.startswith("dflash-cfg: error: ") and result.err.count("\n") == 1, result.err

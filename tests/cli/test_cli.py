@@ -22,7 +22,7 @@ from typing import Any
 import jsonpatch
 import pytest
 from checkpoints import save, small_config, small_shapes
-from helpers import FIXTURES, REAL, Result, mutated, set_taps, write_config
+from helpers import FIXTURES, REAL, Result, assert_one_line_error, mutated, set_taps, write_config
 
 import dflash_cfg
 from dflash_cfg.lint.rules import ALL, REGISTRY
@@ -174,29 +174,20 @@ def test_target_error_exits_1_as_a_real_process(tmp_path: Path) -> None:
     assert proc.returncode == 1
 
 
-def _one_line_error(result: Result) -> str:
-    assert result.code == 2, result
-    assert_no_traceback(result)
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1, result.err
-    assert lines[0].startswith("dflash-cfg: error: "), result.err
-    return lines[0]
-
-
 def test_missing_path_exits_2_with_one_line(dflash: Run, tmp_path: Path) -> None:
-    line = _one_line_error(dflash("check", tmp_path / "nope"))
+    line = assert_one_line_error(dflash("check", tmp_path / "nope"))
     assert str(tmp_path / "nope") in line
 
 
 def test_missing_path_among_good_ones_exits_2(dflash: Run, tmp_path: Path) -> None:
     good = write_config(tmp_path / "m")
-    _one_line_error(dflash("check", good, tmp_path / "nope", "--format", "json"))
+    assert_one_line_error(dflash("check", good, tmp_path / "nope", "--format", "json"))
 
 
 def test_unknown_select_id_exits_2(dflash: Run, tmp_path: Path) -> None:
     path = write_config(tmp_path / "m")
-    assert "DF999" in _one_line_error(dflash("check", path, "--select", "DF999"))
-    assert "XX1" in _one_line_error(dflash("check", path, "--ignore", "DF1,XX1"))
+    assert "DF999" in assert_one_line_error(dflash("check", path, "--select", "DF999"))
+    assert "XX1" in assert_one_line_error(dflash("check", path, "--ignore", "DF1,XX1"))
 
 
 def test_bad_format_choice_exits_2(dflash: Run, tmp_path: Path) -> None:
@@ -208,14 +199,14 @@ def test_bad_format_choice_exits_2(dflash: Run, tmp_path: Path) -> None:
 
 def test_target_pointing_at_nothing_exits_2(dflash: Run, tmp_path: Path) -> None:
     path = write_config(tmp_path / "m")
-    line = _one_line_error(dflash("check", path, "--target", tmp_path / "no-target"))
+    line = assert_one_line_error(dflash("check", path, "--target", tmp_path / "no-target"))
     assert "--target" in line
 
 
 def test_explicit_dangling_symlink_exits_2(dflash: Run, tmp_path: Path) -> None:
     link = tmp_path / "config.json"
     link.symlink_to(tmp_path / "gone.json")
-    assert "symlink" in _one_line_error(dflash("check", link))
+    assert "symlink" in assert_one_line_error(dflash("check", link))
 
 
 def test_unreadable_file_reports_the_cause(dflash: Run) -> None:
@@ -601,7 +592,7 @@ def test_rules_json(dflash: Run) -> None:
 
 
 def test_rules_unknown_id_exits_2(dflash: Run) -> None:
-    _one_line_error(dflash("rules", "DF999"))
+    assert_one_line_error(dflash("rules", "DF999"))
 
 
 # --- real processes -------------------------------------------------------------------------------

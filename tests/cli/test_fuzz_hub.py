@@ -34,7 +34,6 @@ from fuzzing import (
     PAIRED_DRAFTER,
     UPSTREAM,
     Run,
-    assert_one_line_cause,
     bounded,
     box,
     drafter_bytes,
@@ -44,7 +43,7 @@ from fuzzing import (
     survive,
     untouched,
 )
-from helpers import write_config
+from helpers import assert_one_line_error, write_config
 from hubserver import ErrorHub
 from hypothesis import given
 from hypothesis import strategies as st
@@ -264,7 +263,7 @@ def test_found_bug_tilde_of_an_unknown_user(dflash: Run, how: str) -> None:
     else:
         spec = json.dumps({"method": "dflash", "model": name, "num_speculative_tokens": 15})
         result = dflash("preflight", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--speculative-config", spec)
-    assert_one_line_cause(result)
+    assert_one_line_error(result)
 
 
 @pytest.mark.parametrize("where", ["option", "lock-file"])
@@ -290,7 +289,7 @@ def test_found_bug_revision_with_a_lone_surrogate(
         }
         (config.parent / ".dflash-cfg.lock").write_text(json.dumps({"version": 1, "files": {"config.json": entry}}))
         result = dflash("check", config.parent, "--from-hub")
-    assert_one_line_cause(result)
+    assert_one_line_error(result)
 
 
 @pytest.mark.parametrize("how", ["where", "preflight"])
@@ -313,7 +312,7 @@ def test_found_bug_revision_read_outside_the_cache(
     else:
         spec = json.dumps({"method": "dflash", "model": "org/name", "revision": revision})
         result = dflash("preflight", "--", "vllm", "serve", "org/name", "--speculative-config", spec)
-    assert_one_line_cause(result)
+    assert_one_line_error(result)
     assert "branch, tag or commit" in result.err
 
 

@@ -23,7 +23,6 @@ from fuzzing import (
     PAIRED_TARGET,
     Box,
     Run,
-    assert_one_line_cause,
     bounded,
     box,
     drafter_bytes,
@@ -32,6 +31,7 @@ from fuzzing import (
     survive,
     untouched,
 )
+from helpers import assert_one_line_error
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -160,7 +160,7 @@ def test_hostile_launch_commands_long(dflash: Run, tmp_path: Path, data: st.Data
 def test_found_bug_path_that_cannot_be_encoded(dflash: Run, drafter: str) -> None:
     # The drafter of a launch comes from JSON, where "\\u0000" and "\\ud800" are valid escapes.
     spec = '{"method": "dflash", "model": "' + drafter + '", "num_speculative_tokens": 15}'
-    assert_one_line_cause(dflash("preflight", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--speculative-config", spec))
+    assert_one_line_error(dflash("preflight", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--speculative-config", spec))
 
 
 # --- found by the campaign (tests/fuzz/campaign.py) -------------------------------------------------

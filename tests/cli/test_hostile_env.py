@@ -14,19 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, REAL_DATA, Result, write_config
+from helpers import FIXTURES, REAL_DATA, Result, assert_one_line_error, write_config
 from hubserver import ErrorHub
 
 Run = Callable[..., Result]
 INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
 TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
 TOKEN = "hf_" + "S3cretT0kenValue" * 2
-
-
-def one_line_error(result: Result) -> None:
-    assert result.code == 2, (result.code, result.out, result.err)
-    assert result.err.startswith("dflash-cfg: error: ") and result.err.count("\n") == 1, result.err
-    assert "internal error" not in result.err and "Traceback" not in result.err
 
 
 # --- 1. a revision can never write outside the cache ----------------------------------------------
@@ -43,7 +37,7 @@ def test_a_revision_cannot_name_a_path(
     drafter = write_config(tmp_path / "model")
     before = set(tmp_path.rglob("*"))
     result = dflash("check", drafter, "--from-hub", "org/anyrev", "--revision", revision)
-    one_line_error(result)
+    assert_one_line_error(result)
     assert "not a branch, tag or commit name" in result.err
     assert set(tmp_path.rglob("*")) == before  # nothing written beside the model, nor anywhere under it
     assert not (Path("/") / "victim").exists()
@@ -69,7 +63,7 @@ def test_a_revision_from_a_shipped_lock_file_is_checked_too(
     }
     (drafter.parent / ".dflash-cfg.lock").write_text(json.dumps(lock))
     result = dflash("check", drafter, "--from-hub")
-    one_line_error(result)
+    assert_one_line_error(result)
     assert "not a branch, tag or commit name" in result.err
     assert not [p for p in error_hub.seen_paths if "victim" in p]  # refused before asking the server
 
@@ -91,7 +85,7 @@ def test_a_commit_id_that_is_a_path_is_refused(
 ) -> None:
     monkeypatch.setenv("HF_ENDPOINT", error_hub.endpoint)
     result = dflash("check", write_config(tmp_path / "model"), "--from-hub", "org/badcommit")
-    one_line_error(result)
+    assert_one_line_error(result)
     assert "malformed commit id" in result.err
     assert not list(Path(os.environ["HF_HOME"]).rglob("escaped"))
 
@@ -105,7 +99,7 @@ def test_a_token_echoed_by_a_broken_server_is_not_printed(
     monkeypatch.setenv("HF_ENDPOINT", error_hub.endpoint)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     result = dflash("check", write_config(tmp_path / "model"), "--from-hub", "org/echo")
-    one_line_error(result)
+    assert_one_line_error(result)
     assert any(TOKEN in seen for seen in error_hub.seen_auth)  # it was sent, and came back in the reply
     assert TOKEN not in result.err + result.out and "S3cret" not in result.err
 
@@ -113,7 +107,7 @@ def test_a_token_echoed_by_a_broken_server_is_not_printed(
 def test_url_user_info_is_not_printed(dflash: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HF_ENDPOINT", "http://alice:pa55w0rd@127.0.0.1:9")
     result = dflash("check", write_config(tmp_path / "model"), "--from-hub", "org/model")
-    one_line_error(result)
+    assert_one_line_error(result)
     assert "pa55w0rd" not in result.err and "alice" not in result.err
     assert "http://***@127.0.0.1:9" in result.err
 
@@ -196,9 +190,9 @@ def test_a_path_component_too_long(dflash: Run, tmp_path: Path) -> None:
         ("where", long),
         ("diff", long, "--from-hub", "o/r"),
     ):
-        one_line_error(dflash(*args))
+        assert_one_line_error(dflash(*args))
     result = dflash("check", INCIDENT, "--target", tmp_path / ("y" * 300))
-    one_line_error(result)
+    assert_one_line_error(result)
 
 
 def test_a_number_of_layers_past_any_float(dflash: Run, tmp_path: Path) -> None:
@@ -236,12 +230,12 @@ def test_integers_past_the_digit_limit(dflash: Run, tmp_path: Path) -> None:
     target = tmp_path / "target"
     shutil.copytree(TARGET, target)
     (target / "config.json").write_text('{"num_hidden_layers": ' + huge + "}")
-    one_line_error(dflash("check", INCIDENT, "--target", target))
+    assert_one_line_error(dflash("check", INCIDENT, "--target", target))
     shutil.copytree(TARGET, tmp_path / "target2")
     (tmp_path / "target2" / "tokenizer_config.json").write_text(
         '{"added_tokens_decoder": {"' + huge + '": {"content": "<x>", "special": true}}}'
     )
-    one_line_error(dflash("check", INCIDENT, "--target", tmp_path / "target2"))
+    assert_one_line_error(dflash("check", INCIDENT, "--target", tmp_path / "target2"))
     drafter = write_config(tmp_path / "drafter")
     # Written by hand: no safetensors writer accepts these, and the reader must refuse them gracefully.
     header = (

@@ -5,7 +5,6 @@ code) and how many times the engine was started. The pinned engines' own runs: t
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import shutil
@@ -14,32 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, Result
+from helpers import FIXTURES, Result, vllm_record
 
 Run = Callable[..., Result]
 
 DRAFTER = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash"
 TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
-# What the vLLM adapter answers for the upstream drafter (the shape of dflash_adapter_io.record).
-READS: dict[str, Any] = {
-    "max_model_len": {"served": 262144, "target": 262144},
-    "layer_types": ["sliding_attention"] * 4 + ["full_attention"],
-    "sliding_window": [2048, 2048, 2048, 2048, None],
-    "causal": [False] * 5,
-    "rope": [{"theta": 10000000.0, "scaling": None, "neox": True}] * 5,
-    "rope_theta": 10000000.0,
-    "attention_sink": False,
-    "logit_scalars": {"logit_scale": 1.0, "logit_soft_cap": None},
-    "fc_in_features": 25600,
-    "lm_head_size": 248320,
-    "architecture": "DFlashQwen3ForCausalLM",
-    "target_layer_ids": [1, 16, 31, 46, 61],
-    "engine_layer_ids": [2, 17, 32, 47, 62],
-    "mask_token_id": 248070,
-    "num_draft_tokens": 15,
-    "block_size": None,
-    "vocab_size": 248320,
-}
 
 
 class Engine:
@@ -85,16 +64,7 @@ class Engine:
         if changes.pop("hang", False):
             (self.root / "answer.sh").write_text("exec sleep 60\n", encoding="utf-8")
             return
-        data = {
-            "engine": "vllm",
-            "version": self.version,
-            "python": str(self.python),
-            "refused": None,
-            "reads": copy.deepcopy(READS),
-            "stand_ins": ["tokenizer: not loaded (skip_tokenizer_init)"],
-            "failed": None,
-            **changes,
-        }
+        data = vllm_record(version=self.version, python=str(self.python), **changes)
         (self.root / "record.json").write_text(json.dumps(data) + "\n", encoding="utf-8")
         (self.root / "answer.sh").write_text(f"cat {self.root}/record.json\n", encoding="utf-8")
 

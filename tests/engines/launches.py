@@ -5,8 +5,10 @@ as a value (`oracle_runs`), so that `./dev engines --upgrade` puts the same laun
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 import yaml
 from helpers import FIXTURES
 
+ORACLE = Path(__file__).with_name("launch_oracle.py")
 B16 = FIXTURES / "upstream" / "z-lab__Qwen3-4B-DFlash-b16" / "config.json"
 QWEN3_4B = str(FIXTURES / "targets" / "Qwen__Qwen3-4B")  # 32 heads, 8 KV heads, max_position_embeddings 40960
 SLIDING = ["sliding_attention"] * 4 + ["full_attention"]
@@ -30,6 +33,32 @@ class OracleRun:
     request: Mapping[str, Any]
     cwd: Path
     env: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def ask_oracle(
+    python: Path, request: Mapping[str, Any], cwd: Path, env: Mapping[str, str | None] | None = None
+) -> list[dict[str, Any]]:
+    """launch_oracle.py's answers to `request`, run by the engine venv's `python` in `cwd` (CPU, offline), with
+    `env` changing the environment (None: unset)."""
+    environment = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}
+    for name, value in (env or {}).items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
+    done = subprocess.run(
+        [str(python), str(ORACLE)],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=1500,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers: list[dict[str, Any]] = json.loads(done.stdout)
+    return answers
 
 
 def drafter(folder: Path, name: str, source: Path = B16, **change: Any) -> Path:

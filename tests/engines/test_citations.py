@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engines import citations
+from tools.engines import citations
 
 
 def test_every_citation_names_installed_code(engine_python: Path) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dflash_cfg.lint import key_reads
-from engines import build, engine_keys
+from engines import build
+from tools.engines import engine_keys
 
 
 def test_the_recorded_keys_are_the_installed_engines(engine_python: Path) -> None:

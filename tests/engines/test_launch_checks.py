@@ -7,9 +7,7 @@ the checks and which rule covers each."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from engines.launches import (
     PARALLEL_ENVS,
     QWEN3_4B,
     SPEC_KEYS,
+    ask_oracle,
     dflash_case,
     draft_tp_rows,
     draft_window_argvs,
@@ -40,25 +39,7 @@ from engines.launches import (
 )
 
 Run = Callable[..., Result]
-ORACLE = Path(__file__).with_name("launch_oracle.py")
-
-
-def oracle(engine_python: Path, request: dict[str, Any], cwd: Path, **env: str) -> list[dict[str, Any]]:
-    environment = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}
-    environment.update(env)
-    done = subprocess.run(
-        [str(engine_python), str(ORACLE)],
-        input=json.dumps(request),
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environment,
-        timeout=1500,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    answers: list[dict[str, Any]] = json.loads(done.stdout)
-    return answers
+V2_RUNNER = {"VLLM_USE_V2_MODEL_RUNNER": "1"}  # the oracle on vLLM's V2 model runner
 
 
 def served_by(engine_python: Path, target: str, *args: str) -> list[str]:
@@ -92,8 +73,8 @@ def test_v1_runner_refusals_are_df806_df807_or_df811(engine_python: Path, dflash
     cases = [dflash_case(t, d) for t, d in pairs.values()]
     fired: set[str] = set()
     for value in ("0", "1"):
-        answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path,
-                         VLLM_USE_V2_MODEL_RUNNER=value)  # fmt: skip
+        answers = ask_oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path,
+                             {"VLLM_USE_V2_MODEL_RUNNER": value})  # fmt: skip
         for (name, (target, path)), answer in zip(pairs.items(), answers, strict=True):
             spec = json.dumps(cases[0]["speculative_config"] | {"model": str(path)})
             argv = [f"VLLM_USE_V2_MODEL_RUNNER={value}", *served_by(engine_python, target, "-sc", spec)]
@@ -113,7 +94,7 @@ def test_draft_tensor_parallel_and_draft_heads(engine_python: Path, dflash: Run,
     # launch vLLM refuses whatever the drafter) and reports the second.
     target = QWEN3_4B  # 32 heads, 8 KV heads
     cases = draft_tp_rows(tmp_path)
-    answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, VLLM_USE_V2_MODEL_RUNNER="1")
+    answers = ask_oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, V2_RUNNER)
     seen = {"refused-launch": 0, "df802": 0, "accepted": 0}
     for case, answer in zip(cases, answers, strict=True):
         argv = ["vllm", "serve", target, "-tp", str(case["tp"]), "-sc", json.dumps(case["speculative_config"])]
@@ -135,7 +116,7 @@ def test_served_speculators_model_is_read_as_vllm_reads_it(engine_python: Path, 
     # vllm serve SPEC_DIR: maybe_override_with_speculators swaps in the verifier as the target, SPEC_DIR as the
     # drafter, the file's method; a --speculative-config adds keys but its model and method are overwritten.
     lines = served_speculators_lines(tmp_path)
-    answers = oracle(engine_python, {"engine": "vllm", "lines": lines, "speculators": True}, tmp_path)
+    answers = ask_oracle(engine_python, {"engine": "vllm", "lines": lines, "speculators": True}, tmp_path)
     for line, answer in zip(lines, answers, strict=True):
         launch = parse_launch(["vllm", "serve", *line])
         config = json.loads((tmp_path / line[0] / "config.json").read_text())
@@ -165,7 +146,7 @@ def test_sglang_draft_window_is_df808(engine_python: Path, dflash: Run, tmp_path
     # _handle_dflash: the draft window must hold --speculative-num-draft-tokens, which it takes from the
     # drafter's block size when the launch does not give them.
     argvs = draft_window_argvs(tmp_path)
-    answers = oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path)
+    answers = ask_oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path)
     outcomes = set()
     for argv, answer in zip(argvs, answers, strict=True):
         ours = findings(dflash, ["python", "-m", "sglang.launch_server", *argv]).get("DF808")
@@ -184,7 +165,7 @@ def test_sglang_parallel_layouts_are_df809(engine_python: Path, dflash: Run, tmp
     outcomes = set()
     for env in PARALLEL_ENVS:
         argvs = parallel_layout_argvs()
-        answers = oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path, **env)
+        answers = ask_oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path, env)
         for argv, answer in zip(argvs, answers, strict=True):
             prefix = [f"{k}={v}" for k, v in env.items()]
             ours = findings(dflash, [*prefix, "python", "-m", "sglang.launch_server", *argv]).get("DF809")
@@ -200,7 +181,7 @@ def test_a_drafter_shorter_than_max_model_len_is_df810(engine_python: Path, dfla
     # the drafter's length (max_position_embeddings, times the factor of types not pre-scaled).
     target = QWEN3_4B  # max_position_embeddings 40960
     cases = max_len_cases(tmp_path)
-    answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, VLLM_USE_V2_MODEL_RUNNER="1")
+    answers = ask_oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, V2_RUNNER)
     lowered = set()
     for case, answer, length in zip(cases, answers, MAX_LENGTHS * (len(cases) // len(MAX_LENGTHS)), strict=True):
         argv = ["vllm", "serve", target, "--max-model-len", length, "-sc", json.dumps(case["speculative_config"])]
@@ -222,7 +203,7 @@ def test_v1_runner_chosen_by_the_launch_line_is_df806_df807_or_df811(
     # runs V1 for it (V2 lacks it), which refuses what DF806/DF807 say; vLLM 0.34 refuses the layout (DF811).
     monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
     cases = launch_line_runner_cases(tmp_path)
-    answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path)
+    answers = ask_oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path)
     fired = set()
     for case, answer in zip(cases, answers, strict=True):
         argv = served_by(engine_python, QWEN3_4B, "-pp", str(case["pp"]), "-sc", json.dumps(case["speculative_config"]))
@@ -257,7 +238,7 @@ def test_speculative_config_keys_and_methods_are_df812_and_df803(
         {"target": QWEN3_4B, "speculative_config": {"model": str(path), "num_speculative_tokens": 15, **spec}}
         for path, spec in specs
     ]
-    answers = oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, VLLM_USE_V2_MODEL_RUNNER="1")
+    answers = ask_oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, V2_RUNNER)
     outcomes = set()
     for case, answer in zip(cases, answers, strict=True):
         argv = served_by(engine_python, QWEN3_4B, "-sc", json.dumps(case["speculative_config"]))

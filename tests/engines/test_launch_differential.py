@@ -10,9 +10,6 @@ preflight, unless launch_by_design.toml gives the reason. preflight may refuse a
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,14 +19,13 @@ import yaml
 
 from dflash_cfg.errors import LaunchError
 from dflash_cfg.launch import parse_launch
-from engines.launches import LINES, generated_lines
+from engines.launches import LINES, ask_oracle, generated_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-ORACLE = Path(__file__).with_name("launch_oracle.py")
 MAX_REFUSED = 0.15  # preflight's own refusals (a line the engine reads), as a share of the lines
 
 
@@ -61,23 +57,6 @@ def ours(engine: str, line: list[str]) -> dict[str, Any] | None:
     }
 
 
-def engine_readings(engine_python: Path, engine: str, lines: list[list[str]], cwd: Path) -> list[dict[str, Any]]:
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [str(engine_python), str(ORACLE)],
-        input=json.dumps({"engine": engine, "lines": lines}),
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=900,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    readings: list[dict[str, Any]] = json.loads(done.stdout)
-    return readings
-
-
 def _normal(engine: str, read: dict[str, Any]) -> dict[str, Any]:
     out = dict(read)
     if engine == "vllm" and out["target_revision"] == "None":
@@ -92,7 +71,7 @@ def test_preflight_reads_launch_lines_as_the_engine_does(engine_python: Path, tm
     # Local model dirs (the engine reads their config.json while it builds its arguments; Hub ids would
     # need the network): the Qwen3-4B target and its b16 drafter.
     lines = generated_lines(engine, tmp_path)
-    readings = engine_readings(engine_python, engine, lines, tmp_path)
+    readings = ask_oracle(engine_python, {"engine": engine, "lines": lines}, tmp_path)
     disagree: list[str] = []
     used: set[str] = set()
     refused_by_us = 0

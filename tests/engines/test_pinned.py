@@ -6,7 +6,8 @@ from __future__ import annotations
 from dflash_cfg.lint.citations import parse, with_lines
 from dflash_cfg.lint.rules import ALL
 from dflash_cfg.pinned import ALSO_CHECKED, PINNED, PLACEHOLDERS, expand, is_checked, named
-from engines import build, citations
+from engines import build
+from tools.engines import citations
 
 
 def test_the_pinned_table_is_the_lock() -> None:

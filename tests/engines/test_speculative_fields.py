@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engines import speculative_fields
+from tools.engines import speculative_fields
 
 
 def test_the_table_holds_the_installed_release(engine_python: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from helpers import ROOT
 
 from dflash_cfg.adapters.dflash_adapter_io import StandIn
-from engines import citations
+from tools.engines import citations
 
 sys.path.insert(0, str(ROOT / "dflash_cfg" / "adapters"))  # as the adapters run: their dir first on the path
 ADAPTERS = {name: importlib.import_module(f"adapter_{name}") for name in ("vllm", "sglang")}

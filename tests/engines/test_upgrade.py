@@ -1,4 +1,4 @@
-"""The pure parts of `./dev engines --upgrade` (tests/engines/upgrade.py), fast: the requirements held against a
+"""The pure parts of `./dev engines --upgrade` (tools/engines/upgrade.py), fast: the requirements held against a
 lock, the lock and PINNED rewritten, a frame's line mapped to its qualname, records, launches and cited code
 compared, and the release report rendered. No engine, no index."""
 
@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
-from engines import build, upgrade
-from engines.upgrade import Case, Cited, Lock, Pin, Report
+from engines import build
+from tools.engines import upgrade
+from tools.engines.upgrade import Case, Cited, Lock, Pin, Report
 
 LOCK = """\
 # The engines: vLLM 0.33.0 and SGLang 0.5.23, with torch 2.14.1.

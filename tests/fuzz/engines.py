@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers import FIXTURES
+from helpers import FIXTURES, vllm_reads, vllm_record
 
 from dflash_cfg.model import Adapted
 from dflash_cfg.sources import adapters
@@ -37,36 +37,13 @@ TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
 ENGINE = "@ENGINE@"  # the stand-in writes the engine its adapter was started for (adapter_<engine>.py)
 GROWTH_MIB = 150  # a run that holds a flood (tens of MB or more) whole grows the peak past this
 
-# What the vLLM adapter answers for the upstream drafter (dflash_adapter_io.record's shape).
-READS: dict[str, Any] = {
-    "max_model_len": {"served": 262144, "target": 262144},
-    "layer_types": ["sliding_attention"] * 4 + ["full_attention"],
-    "sliding_window": [2048, 2048, 2048, 2048, None],
-    "causal": [False] * 5,
-    "rope": [{"theta": 10000000.0, "scaling": None, "neox": True}] * 5,
-    "rope_theta": 10000000.0,
-    "attention_sink": False,
-    "logit_scalars": {"logit_scale": 1.0, "logit_soft_cap": None},
-    "fc_in_features": 25600,
-    "lm_head_size": 248320,
-    "architecture": "DFlashQwen3ForCausalLM",
-    "target_layer_ids": [1, 16, 31, 46, 61],
-    "engine_layer_ids": [2, 17, 32, 47, 62],
-    "mask_token_id": 248070,
-    "num_draft_tokens": 15,
-    "block_size": None,
-    "vocab_size": 248320,
-    "window_left": [2047, 2047, 2047, 2047, -1],
-}
-RECORD: dict[str, Any] = {
-    "engine": ENGINE,
-    "version": "0.34.0",
-    "python": "/opt/engine/bin/python",
-    "refused": None,
-    "reads": READS,
-    "stand_ins": ["tokenizer: not loaded (skip_tokenizer_init)"],
-    "failed": None,
-}
+# What the vLLM adapter answers for the upstream drafter (dflash_adapter_io.record's shape), window_left too.
+RECORD: dict[str, Any] = vllm_record(
+    engine=ENGINE,
+    version="0.34.0",
+    python="/opt/engine/bin/python",
+    reads=vllm_reads(window_left=[2047, 2047, 2047, 2047, -1]),
+)
 VALUES: list[Any] = [
     None, True, False, 0, -1, 1, 2**63, 10**400, 1.5, -0.0, 1e308, "", "x", "x" * 5000, "\u202e\x1b[2J", [], {},
     [None], [1, "a", None], [[1, 2]], {"a": 1}, {"served": "x"}, {"served": 10**400, "target": None},

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, vllm_record
 
 from dflash_cfg.model import EngineRecord
 from dflash_cfg.sources import engine_cache
@@ -24,34 +24,8 @@ from dflash_cfg.sources.engine_cache import MAX_ENTRIES, EngineCache, key
 DRAFTER = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash"
 TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
 
-# A record as the vLLM adapter writes it (the shape of dflash_adapter_io.record), for the upstream drafter.
-RECORD: dict[str, Any] = {
-    "engine": "vllm",
-    "version": "1.7.0",
-    "python": "/venv/bin/python",
-    "refused": None,
-    "reads": {
-        "max_model_len": {"served": 262144, "target": 262144},
-        "layer_types": ["sliding_attention"] * 4 + ["full_attention"],
-        "sliding_window": [2048, 2048, 2048, 2048, None],
-        "causal": [False] * 5,
-        "rope": [{"theta": 10000000.0, "scaling": None, "neox": True}] * 5,
-        "rope_theta": 10000000.0,
-        "attention_sink": False,
-        "logit_scalars": {"logit_scale": 1.0, "logit_soft_cap": None},
-        "fc_in_features": 25600,
-        "lm_head_size": 248320,
-        "architecture": "DFlashQwen3ForCausalLM",
-        "target_layer_ids": [1, 16, 31, 46, 61],
-        "engine_layer_ids": [2, 17, 32, 47, 62],
-        "mask_token_id": 248070,
-        "num_draft_tokens": 15,
-        "block_size": None,
-        "vocab_size": 248320,
-    },
-    "stand_ins": ["tokenizer: not loaded (skip_tokenizer_init)"],
-    "failed": None,
-}
+# A record as the vLLM adapter writes it, for the upstream drafter.
+RECORD: dict[str, Any] = vllm_record()
 
 
 def record(**changes: Any) -> EngineRecord:

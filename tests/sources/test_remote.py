@@ -1,7 +1,7 @@
-"""Model dirs on object storage, against a real S3 API server on loopback (moto's standalone server, with
-request signatures checked): check, fix and verify through s3:// paths, the compare-and-swap write under a
-race, and the faults (server down, wrong credentials). Without a server: the one-line error of a missing
-extra."""
+"""Model dirs on S3, against a real S3 API server on loopback (moto's standalone server, with request signatures
+checked): fix and verify through s3:// paths, the compare-and-swap write under a race, wrong credentials. Without a
+server: the one-line error of a missing extra. What holds on every store (check, where, a target, the faults as one
+line) is test_stores.py's, run on S3 too."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from checkpoints import save, small_config, small_shapes
-from helpers import FIXTURES, REAL, ROOT, Result
-from hubserver import free_port
+from checkpoints import drafter_dir
+from helpers import FIXTURES, REAL, ROOT, Result, upload
 from s3server import S3Server
 
 from dflash_cfg.errors import UsageError
@@ -26,25 +25,6 @@ from dflash_cfg.sources import remote
 
 Run = Callable[..., Result]
 BOM = b"\xef\xbb\xbf"
-
-
-def drafter_dir(
-    tmp_path: Path, config: bytes | None = None, shapes: dict[str, tuple[int, ...]] | None = None, weights: bool = True
-) -> Path:
-    """A small drafter model dir: config.json and (unless `weights` is false) one safetensors shard that matches
-    the small config."""
-    folder = tmp_path / "drafter"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_bytes(config if config is not None else json.dumps(small_config()).encode())
-    if weights:
-        save(folder / "model.safetensors", shapes if shapes is not None else small_shapes())
-    return folder
-
-
-def upload(s3: S3Server, folder: Path, prefix: str = "team/drafter") -> tuple[str, str]:
-    bucket = s3.new_bucket()
-    s3.upload_dir(bucket, prefix, folder)
-    return bucket, f"s3://{bucket}/{prefix}"
 
 
 def test_the_server_refuses_a_stale_conditional_put(s3: S3Server) -> None:
@@ -62,62 +42,6 @@ def test_the_server_refuses_a_stale_conditional_put(s3: S3Server) -> None:
         client.put_object(Bucket=bucket, Key="k", Body=b"four", IfNoneMatch="*")
     assert exists.value.response["ResponseMetadata"]["HTTPStatusCode"] == 412
     assert s3.get(bucket, "k") == b"two"
-
-
-def test_check_reads_config_and_weight_headers_on_s3(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
-    folder = drafter_dir(tmp_path, shapes=small_shapes(taps=8))  # fc.weight too wide for 5 taps: DF501
-    _, url = upload(s3, folder)
-    result = dflash("check", url, "--format", "json")
-    assert result.code == 1, result.err
-    [file] = result.json()["files"]
-    assert file["path"] == f"{url}/config.json"
-    assert file["sha256"] == hashlib.sha256((folder / "config.json").read_bytes()).hexdigest()
-    assert [f["rule"] for f in file["findings"] if f["severity"] == "error"] == ["DF501"]
-    local = dflash("check", folder, "--format", "json").json()["files"][0]["findings"]
-    assert [f["rule"] for f in file["findings"]] == [f["rule"] for f in local]
-
-
-def test_check_reads_only_config_and_one_header_per_shard(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
-    folder = drafter_dir(tmp_path)
-    save(folder / "extra.safetensors", {"extra.weight": (4096, 4096)})  # 32 MiB of tensor data, never read
-    _, url = upload(s3, folder)
-    headers = 0
-    for shard in ("model.safetensors", "extra.safetensors"):
-        with open(folder / shard, "rb") as fh:
-            headers += 8 + int.from_bytes(fh.read(8), "little")
-    before = remote.bytes_received()
-    result = dflash("check", url, "--select", "DF5")
-    assert result.code in (0, 1), result.err
-    assert remote.bytes_received() - before == len((folder / "config.json").read_bytes()) + headers
-
-
-def test_a_tree_under_a_prefix(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
-    bucket = s3.new_bucket()
-    s3.upload_dir(bucket, "fleet/a", drafter_dir(tmp_path / "a"))
-    s3.upload_dir(bucket, "fleet/b", drafter_dir(tmp_path / "b"))
-    s3.put(bucket, "fleet/.hidden/config.json", b"{}")
-    result = dflash("check", f"s3://{bucket}/fleet", "--format", "json")
-    assert result.code == 0, result.err
-    assert [f["path"] for f in result.json()["files"]] == [
-        f"s3://{bucket}/fleet/a/config.json",
-        f"s3://{bucket}/fleet/b/config.json",
-    ]
-
-
-def test_target_on_s3(dflash: Run, s3: S3Server) -> None:
-    target = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
-    _, url = upload(s3, target, "targets/Qwen3.6-27B")
-    drafter = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
-    remote_run = dflash("check", drafter, "--target", url, "--engine", "sglang", "--format", "json")
-    local_run = dflash("check", drafter, "--target", target, "--engine", "sglang", "--format", "json")
-    assert remote_run.code == local_run.code == 1, (
-        remote_run.err
-    )  # DF406: the guessed last tap, on this target, for SGLang
-
-    def rules(r: Result) -> list[tuple[str, str]]:
-        return [(f["rule"], f["pointer"]) for f in r.json()["files"][0]["findings"]]
-
-    assert rules(remote_run) == rules(local_run) and any(rule.startswith("DF4") for rule, _ in rules(local_run))
 
 
 def test_fix_verify_round_trip(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
@@ -210,17 +134,6 @@ def test_an_upload_between_plan_and_write_is_not_overwritten(dflash: Run, s3: S3
     assert "team/drafter/.dflash-cfg.lock" not in s3.keys(bucket)
 
 
-def test_server_down_is_one_line(dflash: Run, s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", f"http://127.0.0.1:{free_port()}")  # nothing listens there
-    started = time.monotonic()
-    for command in ("check", "verify", "fix"):
-        result = dflash(command, "s3://models-x/team/drafter", *(["--yes"] if command == "fix" else []))
-        assert result.code == 2, (command, result)
-        assert len(result.err.strip().splitlines()) == 1 and "unreachable" in result.err, result.err
-        assert "Traceback" not in result.err
-    assert time.monotonic() - started < 60
-
-
 def test_wrong_credentials_are_refused_without_printing_them(
     dflash: Run, s3: S3Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -235,16 +148,6 @@ def test_wrong_credentials_are_refused_without_printing_them(
             assert "refused the credentials" in result.err, result.err
             assert len(result.err.strip().splitlines()) == 1
             assert secret not in result.out + result.err
-
-
-def test_where_on_s3(dflash: Run, s3: S3Server, tmp_path: Path) -> None:
-    folder = drafter_dir(tmp_path)
-    _, url = upload(s3, folder)
-    result = dflash("where", url, "--format", "json")
-    assert result.code == 0, result.err
-    doc = result.json()
-    assert doc["config"] == f"{url}/config.json"
-    assert doc["sha256"] == hashlib.sha256((folder / "config.json").read_bytes()).hexdigest()
 
 
 def test_a_missing_extra_is_one_line_naming_it(dflash: Run, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,13 +1,12 @@
-"""S3 writes and reads through a fault-injecting proxy in front of moto (tests/faultproxy.py): a lost
-answer, an endpoint that dies after a write, a directory marker where the lock object goes, an endpoint
-that ignores Range or trickles. The outcome a user is told must be the one the store holds."""
+"""S3 writes through a fault-injecting proxy in front of moto (tests/faultproxy.py): a lost answer, an endpoint
+that dies after a write, a directory marker where the lock object goes. The outcome a user is told must be the one
+the store holds. The read faults of every store (Range ignored, a trickle): test_store_faults.py."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from faultproxy import FaultProxy
@@ -19,13 +18,8 @@ BOM = b"\xef\xbb\xbf"
 OLD = BOM + REAL.read_bytes()  # DF003: a BOM, which the safe fix strips
 
 
-@pytest.fixture
-def proxy(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultProxy]:
-    server = FaultProxy(s3.port)
-    server.start()
-    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", server.endpoint)
-    yield server
-    server.stop()
+# The proxy (conftest's) in front of S3 alone: these are the writes, which only S3 takes.
+pytestmark = pytest.mark.parametrize("store", ["s3"], indirect=True)
 
 
 def drafter(s3: S3Server, data: bytes = OLD) -> tuple[str, str]:
@@ -80,53 +74,3 @@ def test_a_directory_marker_where_the_lock_goes_is_refused_before_writing(
     assert fixed.code == 2 and ".dflash-cfg.lock is a directory" in fixed.err, fixed.err
     assert s3.get(bucket, "team/drafter/config.json") == OLD  # nothing written
     assert s3.keys(bucket) == ["team/drafter/.dflash-cfg.lock/", "team/drafter/config.json"]
-
-
-def test_an_answer_larger_than_the_range_is_refused(
-    dflash: Run, s3: S3Server, proxy: FaultProxy, tmp_path: Path
-) -> None:
-    from checkpoints import save, small_config, small_shapes
-
-    folder = tmp_path / "drafter"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps(small_config()))
-    save(folder / "model.safetensors", small_shapes())
-    bucket = s3.new_bucket()
-    s3.upload_dir(bucket, "team/drafter", folder)
-    url = f"s3://{bucket}/team/drafter"
-    # The shard's header read asks for 8 bytes: an endpoint that ignores Range answers the whole shard.
-    proxy.faults, proxy.only_key = {"ignore-range"}, "model.safetensors"
-    result = dflash("check", url, "--format", "json")
-    doc = result.json()
-    messages = [f["message"] for file in doc["files"] for f in file["findings"]] + list(doc.get("errors", []))
-    assert any("ignores Range" in m for m in messages), messages
-    assert "internal error" not in result.err
-    # An endless answer: read no further than the range (and the config's size limit), never to the end.
-    import resource
-
-    proxy.endless = True
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    endless = dflash("check", url, "--format", "json")
-    assert any("ignores Range" in f["message"] for file in endless.json()["files"] for f in file["findings"])
-    proxy.only_key = "config.json"
-    assert dflash("check", url).code in (1, 2)
-    # Bounded by the config size limit (read once, joined once), whatever the server sends.
-    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024 < 400  # MB
-
-
-def test_a_trickling_endpoint_is_held_to_the_deadline(
-    dflash: Run, s3: S3Server, proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import time
-
-    _, url = drafter(s3)
-    proxy.faults, proxy.only_key, proxy.trickle_delay = {"trickle"}, "team/drafter/config.json", 0.5
-    monkeypatch.setenv("DFLASH_CFG_REMOTE_DEADLINE", "2")
-    started = time.monotonic()
-    result = dflash("check", url)
-    assert time.monotonic() - started < 30
-    assert result.code == 2 and "DFLASH_CFG_REMOTE_DEADLINE" in result.err, result.err
-    assert result.err.count("\n") == 1
-    monkeypatch.setenv("DFLASH_CFG_REMOTE_DEADLINE", "soon")
-    bad = dflash("check", url)
-    assert bad.code == 2 and "DFLASH_CFG_REMOTE_DEADLINE='soon'" in bad.err

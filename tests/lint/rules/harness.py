@@ -5,11 +5,11 @@ The table is the YAML files in cases/ next to this module: DF204.yaml holds DF20
 `expect` or in `absent`), clean.yaml the published drafters as they are, alone and with their own target,
 weights, upstream or launch. A row is a mapping under its name (a string). A row that is its config.json alone
 (only the keys of IN_PROCESS_KEYS) is linted in this process on its bytes, as `check` lints such a file
-(harness_in_process.py): most rows need nothing more. Any other row is written into tmp_path and run through
-the real CLI, `check --format json` (or `preflight` when the row has a launch) invoked in-process through click
-(harness_files.py). Either way the findings are judged the same (harness_judge.py). Adding a rule means one
-rule module plus its DFnnn.yaml here, with a row where it fires, and a row (there or in clean.yaml) that names
-it in `absent`.
+(harness_in_process.py): most rows need nothing more. Any other row is written into a temporary dir outside any
+git work tree (test_rule_cases.py's row_dir) and run through the real CLI, `check --format json` (or `preflight`
+when the row has a launch) invoked in-process through click (harness_files.py). Either way the findings are
+judged the same (harness_judge.py). Adding a rule means one rule module plus its DFnnn.yaml here, with a row where
+it fires, and a row (there or in clean.yaml) that names it in `absent`.
 
 Why YAML and not Python: a row is data a reviewer reads top to bottom (sqlfluff's rule cases work the same
 way), a change is a few JSON Pointers rather than a lambda, and the rows import nothing from the package,

@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -201,6 +202,25 @@ def inside_a_work_tree(path: Path) -> bool:
     return any((p / ".git").exists() for p in (path.resolve(), *path.resolve().parents))
 
 
+def needs_no_work_tree(row: Row) -> bool:
+    """Whether the row's findings hold only where no git work tree holds its drafter dir: LFS pointers or other
+    files without a `clone:` of its own (what DF504 advises, `git lfs pull` in that tree or not, depends on it)."""
+    return ("pointers" in row.spec or "files" in row.spec) and "clone" not in row.spec
+
+
+# Where a row's dir goes when the run's own temporary dir is inside a git work tree (a --basetemp or TMPDIR in a
+# checkout): the first of these that no work tree holds.
+ELSEWHERE = (Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
+
+
+def outside_any_work_tree() -> Path | None:
+    """A fresh dir that no git work tree holds (the caller removes it), or None when there is no such place."""
+    for root in ELSEWHERE:
+        if root.is_dir() and os.access(root, os.W_OK) and not inside_a_work_tree(root):
+            return Path(tempfile.mkdtemp(prefix="dflash-cfg-row-", dir=root))
+    return None
+
+
 @dataclass(frozen=True)
 class Prepared:
     """A row written to disk: the drafter dir and the command that checks it."""
@@ -226,8 +246,8 @@ def prepare(row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     folder.mkdir(parents=True, exist_ok=True)
     if "clone" in spec:
         (top / ".git").mkdir()  # all git-lfs needs to match paths
-    elif ("pointers" in spec or "files" in spec) and inside_a_work_tree(tmp_path):
-        pytest.skip("the test's tmp dir is inside a git work tree")
+    elif needs_no_work_tree(row) and inside_a_work_tree(tmp_path):
+        pytest.skip(f"{row.id}: its dir {tmp_path} is inside a git work tree and no temporary dir is outside one")
     if not spec.get("snapshot"):
         (folder / "config.json").write_bytes(config_bytes(row))
     if "checkpoint" in spec:

@@ -1,20 +1,32 @@
 """The rule cases: one table for every rule of the catalogue (the YAML files of cases/, one per rule, and
 clean.yaml), each row linted and judged. A row that is its config.json alone is linted in this process on its
-bytes (harness_in_process.py), as `check` would lint it; any other row is written into tmp_path and run through
-the real CLI (harness_files.py). The table, its loader and its vocabulary are in harness.py; the verdict in
+bytes (harness_in_process.py), as `check` would lint it; any other row is written into a temporary dir that no
+git work tree holds (row_dir: tmp_path, or another when the run's own is in a checkout) and run through the real
+CLI (harness_files.py). The table, its loader and its vocabulary are in harness.py; the verdict in
 harness_judge.py."""
 
 from __future__ import annotations
 
 import copy
 import json
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 from checkpoints import save, small_shapes
 from harness import CASES_DIR, ROWS, CaseLoader, Row, base, config_bytes
-from harness_files import Run, prepare, qwen3_tokenizer_config, shapes_of, tokenizer_json
+from harness_files import (
+    Run,
+    inside_a_work_tree,
+    needs_no_work_tree,
+    outside_any_work_tree,
+    prepare,
+    qwen3_tokenizer_config,
+    shapes_of,
+    tokenizer_json,
+)
 from harness_in_process import InProcess
 from harness_judge import (
     Findings,
@@ -52,11 +64,52 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("releases")
 
 
+@pytest.fixture
+def row_dir(tmp_path: Path) -> Iterator[Path]:
+    """Where a row is written: tmp_path, or when a git work tree holds it (a --basetemp or TMPDIR inside a
+    checkout) a fresh dir outside any, so that the rows that need no work tree around them run all the same."""
+    if not inside_a_work_tree(tmp_path) or (elsewhere := outside_any_work_tree()) is None:
+        yield tmp_path
+        return
+    try:
+        yield elsewhere
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)
+
+
+# The rows whose findings hold only outside a git work tree (prepare skips them, saying why, where row_dir finds
+# no such place).
+NO_WORK_TREE = [r for r in THROUGH_THE_CLI if needs_no_work_tree(r)]
+
+
+def test_no_row_is_skipped_for_a_work_tree_around_it(row_dir: Path) -> None:
+    """The count of the rows skipped because a work tree holds their dir: 0 wherever a temporary dir outside one
+    exists (row_dir takes it); on a host with none, this test is skipped too, naming how many and which."""
+    assert NO_WORK_TREE, "no row has pointers or files without a clone: needs_no_work_tree is stale"
+    skipped = [r.id for r in NO_WORK_TREE if inside_a_work_tree(row_dir)]
+    if skipped:
+        pytest.skip(f"{len(skipped)} of {len(NO_WORK_TREE)} rows skipped, {row_dir} is in a git work tree: {skipped}")
+    assert len(skipped) == 0
+
+
+def test_a_row_in_a_work_tree_is_written_outside_it(tmp_path: Path) -> None:
+    """A run whose temporary dir is in a git checkout: row_dir's fallback is a dir no work tree holds."""
+    checkout = tmp_path / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    assert inside_a_work_tree(checkout / "sub")
+    elsewhere = outside_any_work_tree()
+    assert elsewhere is not None, "no temporary dir outside a git work tree on this host"
+    try:
+        assert not inside_a_work_tree(elsewhere)
+    finally:
+        shutil.rmtree(elsewhere)
+
+
 @pytest.mark.parametrize("row", THROUGH_THE_CLI, ids=lambda r: r.id)
 def test_rule_case_through_the_cli(
-    row: Row, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, releases: Path
+    row: Row, dflash: Run, row_dir: Path, monkeypatch: pytest.MonkeyPatch, releases: Path
 ) -> None:
-    prepared = prepare(row, dflash, tmp_path, monkeypatch, releases)
+    prepared = prepare(row, dflash, row_dir, monkeypatch, releases)
     config = prepared.folder / "config.json"
     before = config.read_bytes()
     result = prepared.run(dflash)

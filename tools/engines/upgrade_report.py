@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from dflash_cfg.lint.rules import CHANGES
 from dflash_cfg.model import display
-from engines.upgrade_compare import Cited
-from engines.upgrade_lock import Pin
+from tools.engines.upgrade_compare import Cited
+from tools.engines.upgrade_lock import Pin
 
 # ---------------------------------------------------------------------------------------------------------------
 # The report (pure)
@@ -81,7 +81,7 @@ def render(report: Report) -> str:
     out = [
         f"# {title}: release report",
         "",
-        f"Written by `./dev engines --upgrade {r.name}=={r.new}` (tests/engines/upgrade.py; a re-run writes the same",
+        f"Written by `./dev engines --upgrade {r.name}=={r.new}` (tools/engines/upgrade.py; a re-run writes the same",
         f"file): the lock for {r.name} {r.new} in place of {r.old}, and what the release changed on the engine suite's",
         "drafters and launches and in the engine code the repository cites.",
         f"The lock: `{r.lock_path}` "

@@ -1,7 +1,7 @@
 """Resolve the repository's engine citations (`path:qualname[@release]`, dflash_cfg/lint/citations.py) in an
 engine venv.
 
-    python tests/engines/citations.py [--python PY] [--check]   (from the repository root, in .venv)
+    python tools/engines/citations.py [--python PY] [--check]   (from the repository root, in .venv)
 
 writes dflash_cfg/lint/cited_lines.py: the lines of every citation the venv holds the release of (PY: an engine
 venv's python; default: the venv of $DFLASH_CFG_ENGINES_LOCK's lock, else the pinned one, built if needed), the
@@ -29,8 +29,11 @@ from dflash_cfg.pinned import ALSO_CHECKED, PINNED
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TABLE = ROOT / "dflash_cfg" / "lint" / "cited_lines.py"
-# Where citations are written: the package, the docs (templates and pages), the tests, the top-level prose.
-SCANNED = ("dflash_cfg/**/*.py", "docs/**/*.md", "tests/**/*.py", "tests/**/*.yaml", "tests/**/*.toml", "*.md")
+# Where citations are written: the package, the docs (templates and pages), the tests, the tooling, the top-level
+# prose.
+SCANNED = (
+    "dflash_cfg/**/*.py", "docs/**/*.md", "tests/**/*.py", "tests/**/*.yaml", "tests/**/*.toml", "tools/**/*.py", "*.md"
+)  # fmt: skip
 
 
 # A Markdown backslash escape (CommonMark: any ASCII punctuation). Generated pages escape the `_` of names

@@ -1,6 +1,6 @@
 """An engine release in one command: `./dev engines --upgrade NAME==VERSION [--lock-out PATH]`.
 
-    python tests/engines/upgrade.py NAME==VERSION [--lock-out PATH] [--report PATH]   (repository root, .venv)
+    python tools/engines/upgrade.py NAME==VERSION [--lock-out PATH] [--report PATH]   (repository root, .venv)
 
 1. Re-freezes the lock: the release's Requires-Dist (its wheel's METADATA, `pip download --no-deps`; markers
    evaluated for this interpreter, extras left out) against the lock's pins. A pin the release wants other than
@@ -55,10 +55,14 @@ from dflash_cfg.sources.adapters import ENGINES
 ROOT = Path(__file__).resolve().parent.parent.parent
 if str(ROOT / "tests") not in sys.path:  # run as a script: the engine suite's modules, as pytest finds them
     sys.path.insert(0, str(ROOT / "tests"))
+if str(ROOT) not in sys.path:  # and this tooling's own package
+    sys.path.insert(0, str(ROOT))
 
-from engines import build, citations, engine_keys  # noqa: E402
+from engines import build  # noqa: E402
 from engines.launches import OracleRun, oracle_runs  # noqa: E402
-from engines.upgrade_compare import (  # noqa: E402
+
+from tools.engines import citations, engine_keys  # noqa: E402
+from tools.engines.upgrade_compare import (  # noqa: E402
     Cited,
     answer_changes,
     cited_changes,
@@ -67,7 +71,7 @@ from engines.upgrade_compare import (  # noqa: E402
     one_line,
     record_changes,
 )
-from engines.upgrade_lock import (  # noqa: E402
+from tools.engines.upgrade_lock import (  # noqa: E402
     TO_UPDATE,
     Lock,
     Pin,
@@ -80,7 +84,7 @@ from engines.upgrade_lock import (  # noqa: E402
     rewrite_pinned,
     settle,
 )
-from engines.upgrade_report import Case, Report, render, rules_section  # noqa: E402
+from tools.engines.upgrade_report import Case, Report, render, rules_section  # noqa: E402
 
 __all__ = [
     "PINNED_FILE",
@@ -175,9 +179,10 @@ def _adapters_digest() -> str:
 def drafter_cases(root: Path, engine: str) -> tuple[dict[str, Case], dict[str, Any]]:
     """The differential suite's drafters that `engine` runs (as test_differential.py builds them), as cases and
     their adapter requests."""
-    from dflash_cfg.sources.adapters import Request
     from engines.cases import TARGETS, fixture_requests, write_drafter
     from engines.mutants import generate
+
+    from dflash_cfg.sources.adapters import Request
 
     cases: dict[str, Case] = {}
     requests: dict[str, Request] = {}

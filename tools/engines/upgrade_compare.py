@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from engines import citations
+from tools.engines import citations
 
 # ---------------------------------------------------------------------------------------------------------------
 # Records, launches and citations compared (pure, over JSON-like values)

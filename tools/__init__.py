@@ -1,0 +1,1 @@
+"""Maintainer tooling, outside the package (CONTRIBUTING.md, the code map's `tools/` row)."""

@@ -126,9 +126,26 @@ def _getter(call: ast.Call) -> tuple[ast.expr, str, ast.expr | None] | None:
     return None
 
 
+# A comparison's opposite, so that an `else` reads `x is None`, not `not x is not None`.
+_OPPOSITE: Mapping[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+}
+
+
 def _negated(test: ast.expr) -> str:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return ast.unparse(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        return ast.unparse(ast.Compare(test.left, [_OPPOSITE[type(test.ops[0])]()], test.comparators))
     return ast.unparse(ast.UnaryOp(op=ast.Not(), operand=test))
 
 

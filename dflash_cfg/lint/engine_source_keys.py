@@ -31,12 +31,12 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:build_dspark_v4_confidence_head",
                     "None",
-                    "not read_ragged_verify_mode() is RaggedVerifyMode.STATIC",
+                    "read_ragged_verify_mode() is not RaggedVerifyMode.STATIC",
                 ),
                 (
                     "sglang/srt/models/dspark.py:build_confidence_head",
                     "markov_rank > 0",
-                    "not read_ragged_verify_mode() is RaggedVerifyMode.STATIC",
+                    "read_ragged_verify_mode() is not RaggedVerifyMode.STATIC",
                 ),
             ),
             "/conv_group_size": (
@@ -63,14 +63,14 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "False",
-                    "not (not isinstance(mask_token, str) or not mask_token); not output_multiplier <= 0; not bool(selector_rank) != bool(selector_top_k); ...",
+                    "not (not isinstance(mask_token, str) or not mask_token); output_multiplier > 0; bool(selector_rank) == bool(selector_top_k); ...",
                 ),
             ),
             "/dflash_config/attention_value_scale": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "None",
-                    "isinstance(raw_attention_sink_bias, bool); not (not isinstance(mask_token, str) or not mask_token); not output_multiplier <= 0; ...",
+                    "isinstance(raw_attention_sink_bias, bool); not (not isinstance(mask_token, str) or not mask_token); output_multiplier > 0; ...",
                 ),
             ),
             "/dflash_config/block_size": (
@@ -97,7 +97,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "",
-                    "not output_multiplier <= 0; not bool(selector_rank) != bool(selector_top_k); not bool(conv_kernel_size) != bool(conv_group_size)",
+                    "output_multiplier > 0; bool(selector_rank) == bool(selector_top_k); bool(conv_kernel_size) == bool(conv_group_size)",
                 ),
             ),
             "/dflash_config/gru_hidden_dim": (
@@ -111,14 +111,14 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "_cfg_get(draft_hf_config, 'mask_token', None)",
-                    "not output_multiplier <= 0; not bool(selector_rank) != bool(selector_top_k); not bool(conv_kernel_size) != bool(conv_group_size)",
+                    "output_multiplier > 0; bool(selector_rank) == bool(selector_top_k); bool(conv_kernel_size) == bool(conv_group_size)",
                 ),
             ),
             "/dflash_config/mask_token_id": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "_cfg_get(draft_hf_config, 'mask_token_id', None)",
-                    "not (not isinstance(mask_token, str) or not mask_token); not output_multiplier <= 0; not bool(selector_rank) != bool(selector_top_k); ...",
+                    "not (not isinstance(mask_token, str) or not mask_token); output_multiplier > 0; bool(selector_rank) == bool(selector_top_k); ...",
                 ),
             ),
             "/dflash_config/num_target_layers": (
@@ -132,14 +132,14 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "1.0",
-                    "not bool(selector_rank) != bool(selector_top_k); not bool(conv_kernel_size) != bool(conv_group_size)",
+                    "bool(selector_rank) == bool(selector_top_k); bool(conv_kernel_size) == bool(conv_group_size)",
                 ),
             ),
             "/dflash_config/projector_type": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "_cfg_get(draft_hf_config, 'projector_type', None)",
-                    "isinstance(raw_attention_sink_bias, bool); not (not isinstance(mask_token, str) or not mask_token); not output_multiplier <= 0; ...",
+                    "isinstance(raw_attention_sink_bias, bool); not (not isinstance(mask_token, str) or not mask_token); output_multiplier > 0; ...",
                 ),
             ),
             "/dflash_config/pure_draft_prefix_len": (
@@ -153,21 +153,21 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:is_nemotron_35_draft_config",
                     "_cfg_get(config, 'sample_from_anchor', True)",
-                    "not any((int(target) + 1 != int(aux) for target, aux in zip(target_layer_ids, aux_layer_ids))); not len(target_layer_ids) != len(aux_layer_ids); not (not target_layer_ids or not aux_layer_ids); ...",
+                    "not any((int(target) + 1 != int(aux) for target, aux in zip(target_layer_ids, aux_layer_ids))); len(target_layer_ids) == len(aux_layer_ids); not (not target_layer_ids or not aux_layer_ids); ...",
                 ),
             ),
             "/dflash_config/selector_rank": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "0",
-                    "not bool(conv_kernel_size) != bool(conv_group_size)",
+                    "bool(conv_kernel_size) == bool(conv_group_size)",
                 ),
             ),
             "/dflash_config/selector_top_k": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "0",
-                    "not bool(conv_kernel_size) != bool(conv_group_size)",
+                    "bool(conv_kernel_size) == bool(conv_group_size)",
                 ),
             ),
             "/dflash_config/shift_label": (
@@ -189,12 +189,12 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:is_nemotron_35_draft_config",
                     "_cfg_get(config, 'target_layer_ids', None)",
-                    "not _cfg_get(quant_config, 'quant_algo', None) != 'W4A16_NVFP4'; not bool(_cfg_get(config, 'has_lm_head', False)); bool(_cfg_get(config, 'has_embed_tokens', False)); ...",
+                    "_cfg_get(quant_config, 'quant_algo', None) == 'W4A16_NVFP4'; not bool(_cfg_get(config, 'has_lm_head', False)); bool(_cfg_get(config, 'has_embed_tokens', False)); ...",
                 ),
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "_cfg_get(draft_hf_config, 'target_layer_ids', None)",
-                    "not output_multiplier <= 0; not bool(selector_rank) != bool(selector_top_k); not bool(conv_kernel_size) != bool(conv_group_size)",
+                    "output_multiplier > 0; bool(selector_rank) == bool(selector_top_k); bool(conv_kernel_size) == bool(conv_group_size)",
                 ),
             ),
             "/dspark_block_size": (
@@ -218,7 +218,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:is_nemotron_35_draft_config",
                     "None",
-                    "not _cfg_get(quant_config, 'quant_algo', None) != 'W4A16_NVFP4'; not bool(_cfg_get(config, 'has_lm_head', False)); bool(_cfg_get(config, 'has_embed_tokens', False)); ...",
+                    "_cfg_get(quant_config, 'quant_algo', None) == 'W4A16_NVFP4'; not bool(_cfg_get(config, 'has_lm_head', False)); bool(_cfg_get(config, 'has_embed_tokens', False)); ...",
                 ),
             ),
             "/emb_dim": (
@@ -232,12 +232,12 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:build_dspark_v4_confidence_head",
                     "",
-                    "not read_ragged_verify_mode() is RaggedVerifyMode.STATIC",
+                    "read_ragged_verify_mode() is not RaggedVerifyMode.STATIC",
                 ),
                 (
                     "sglang/srt/models/dspark.py:build_confidence_head",
                     "",
-                    "not read_ragged_verify_mode() is RaggedVerifyMode.STATIC",
+                    "read_ragged_verify_mode() is not RaggedVerifyMode.STATIC",
                 ),
             ),
             "/final_logit_softcapping": (
@@ -248,7 +248,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:_get_text_config",
                     "None",
-                    "not text_config is not None; not isinstance(config, dict); not config is None",
+                    "text_config is None; not isinstance(config, dict); config is not None",
                 ),
             ),
             "/gru_hidden_dim": (
@@ -312,20 +312,18 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
             "/head_dim": (
                 ("sglang/srt/models/dflash.py:DFlashAttention.__init__", "hidden_size // total_num_heads", ""),
             ),
-            "/hidden_act": (
-                ("sglang/srt/models/dflash.py:DFlashMLP.__init__", "'silu'", "not intermediate_size <= 0"),
-            ),
+            "/hidden_act": (("sglang/srt/models/dflash.py:DFlashMLP.__init__", "'silu'", "intermediate_size > 0"),),
             "/hidden_size": (
                 ("sglang/srt/models/deepseek_v4_dspark.py:DSparkV4StageMixin.__init__", "", ""),
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:DSparkV4StageMixin.__init__",
                     "",
-                    "not num_target_layers <= 0; stage_id == 0",
+                    "not self.hc_pre_from_prev_sublayer; stage_id == num_stages - 1",
                 ),
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:DSparkV4StageMixin.__init__",
                     "",
-                    "not self.hc_pre_from_prev_sublayer; stage_id == num_stages - 1",
+                    "num_target_layers > 0; stage_id == 0",
                 ),
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:DSparkV4StageMixin.__init__",
@@ -340,7 +338,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:build_dspark_v4_confidence_head",
                     "",
-                    "not (with_markov and markov_rank <= 0); not read_ragged_verify_mode() is RaggedVerifyMode.STATIC",
+                    "not (with_markov and markov_rank <= 0); read_ragged_verify_mode() is not RaggedVerifyMode.STATIC",
                 ),
                 ("sglang/srt/models/dflash.py:DFlash2DraftModel.__init__", "", "draft_config.selector_rank"),
                 ("sglang/srt/models/dflash.py:DFlashAttention.__init__", "", ""),
@@ -349,12 +347,12 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/models/dflash.py:DFlashDraftModel.load_weights",
                     "",
-                    "not shape_matches; resolved_name.endswith('fc.weight'); not resolved_name is None; ...",
+                    "not shape_matches; resolved_name.endswith('fc.weight'); resolved_name is not None; ...",
                 ),
                 (
                     "sglang/srt/models/dflash.py:DFlashDraftModel.load_weights",
                     "",
-                    "self.is_nemotron_35_draft; resolved_name.endswith('fc.weight'); not resolved_name is None; ...",
+                    "self.is_nemotron_35_draft; resolved_name.endswith('fc.weight'); resolved_name is not None; ...",
                 ),
                 (
                     "sglang/srt/models/dflash.py:DFlashDraftModel.project_target_hidden",
@@ -372,14 +370,14 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/models/dspark.py:build_confidence_head",
                     "",
-                    "not read_ragged_verify_mode() is RaggedVerifyMode.STATIC",
+                    "read_ragged_verify_mode() is not RaggedVerifyMode.STATIC",
                 ),
-                ("sglang/srt/models/dspark.py:build_markov_head", "", "not markov_rank <= 0"),
+                ("sglang/srt/models/dspark.py:build_markov_head", "", "markov_rank > 0"),
                 ("sglang/srt/models/dspark_minimax.py:MiniMaxDraftBackbone.__init__", "", ""),
                 (
                     "sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2.__init__",
                     "",
-                    "not (lm_head is None or prefix_gru is None or embed_proj is None); not self.domino_candidate_pool_size < 0; self._is_domino",
+                    "not (lm_head is None or prefix_gru is None or embed_proj is None); self.domino_candidate_pool_size >= 0; self._is_domino",
                 ),
                 ("sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2._warm_eager_selector", "", ""),
             ),
@@ -395,45 +393,45 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 ),
             ),
             "/markov_head_type": (
-                ("sglang/srt/models/dspark.py:build_markov_head", "'vanilla'", "not markov_rank <= 0"),
+                ("sglang/srt/models/dspark.py:build_markov_head", "'vanilla'", "markov_rank > 0"),
                 ("sglang/srt/models/dspark.py:build_nemotron_35_markov_head", "'vanilla'", ""),
                 (
                     "sglang/srt/speculative/dspark_components/dspark_config.py:parse_dspark_draft_config",
                     "None",
-                    "not prefixed_markov_head_type is not None; not markov_rank < 0",
+                    "prefixed_markov_head_type is None; markov_rank >= 0",
                 ),
             ),
             "/markov_rank": (
                 (
                     "sglang/srt/models/dspark.py:build_confidence_head",
                     "0",
-                    "not read_ragged_verify_mode() is RaggedVerifyMode.STATIC",
+                    "read_ragged_verify_mode() is not RaggedVerifyMode.STATIC",
                 ),
                 ("sglang/srt/models/dspark.py:build_markov_head", "0", ""),
-                ("sglang/srt/models/dspark.py:build_nemotron_35_markov_head", "", "not markov_head_type != 'vanilla'"),
+                ("sglang/srt/models/dspark.py:build_nemotron_35_markov_head", "", "markov_head_type == 'vanilla'"),
                 (
                     "sglang/srt/speculative/dspark_components/dspark_config.py:parse_dspark_draft_config",
                     "0",
-                    "not prefixed_markov_rank is not None",
+                    "prefixed_markov_rank is None",
                 ),
             ),
             "/mask_token": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "None",
-                    "not output_multiplier <= 0; not bool(selector_rank) != bool(selector_top_k); not bool(conv_kernel_size) != bool(conv_group_size)",
+                    "output_multiplier > 0; bool(selector_rank) == bool(selector_top_k); bool(conv_kernel_size) == bool(conv_group_size)",
                 ),
             ),
             "/mask_token_id": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "None",
-                    "not (not isinstance(mask_token, str) or not mask_token); not output_multiplier <= 0; not bool(selector_rank) != bool(selector_top_k); ...",
+                    "not (not isinstance(mask_token, str) or not mask_token); output_multiplier > 0; bool(selector_rank) == bool(selector_top_k); ...",
                 ),
                 (
                     "sglang/srt/speculative/dspark_components/dspark_config.py:parse_dspark_draft_config",
                     "_cfg_get(draft_hf_config, 'mask_token_id', base.mask_token_id)",
-                    "not prefixed_noise_token_id is not None; not (markov_rank > 0 and markov_head_type is None and (not uses_prefixed)); not markov_rank < 0",
+                    "prefixed_noise_token_id is None; not (markov_rank > 0 and markov_head_type is None and (not uses_prefixed)); markov_rank >= 0",
                 ),
             ),
             "/max_position_embeddings": (("sglang/srt/models/dflash.py:DFlashAttention.__init__", "32768", ""),),
@@ -455,7 +453,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:DeepseekV4ForCausalLMDSpark.__init__",
                     "1",
-                    "not dspark_config.num_target_layers is not None; dspark_config.require_markov()",
+                    "dspark_config.num_target_layers is None; dspark_config.require_markov()",
                 ),
                 ("sglang/srt/models/dflash.py:DFlashDraftModel.__init__", "", ""),
                 ("sglang/srt/models/dspark.py:DSparkDraftMixin.__init__", "", "dspark_config.require_markov()"),
@@ -467,7 +465,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:DeepseekV4ForCausalLMDSpark.__init__",
                     "1",
-                    "not dspark_config.target_layer_ids is not None; dspark_config.require_markov()",
+                    "dspark_config.target_layer_ids is None; dspark_config.require_markov()",
                 ),
             ),
             "/num_target_layers": (("sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config", "None", ""),),
@@ -491,7 +489,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "None",
-                    "isinstance(raw_attention_sink_bias, bool); not (not isinstance(mask_token, str) or not mask_token); not output_multiplier <= 0; ...",
+                    "isinstance(raw_attention_sink_bias, bool); not (not isinstance(mask_token, str) or not mask_token); output_multiplier > 0; ...",
                 ),
             ),
             "/pure_draft_prefix_len": (
@@ -519,7 +517,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:DSparkV4StageMixin.__init__",
                     "",
-                    "not num_target_layers <= 0; stage_id == 0",
+                    "num_target_layers > 0; stage_id == 0",
                 ),
                 (
                     "sglang/srt/models/deepseek_v4_dspark.py:DSparkV4StageMixin.__init__",
@@ -544,7 +542,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/speculative/dflash_utils.py:is_nemotron_35_draft_config",
                     "True",
-                    "not any((int(target) + 1 != int(aux) for target, aux in zip(target_layer_ids, aux_layer_ids))); not len(target_layer_ids) != len(aux_layer_ids); not (not target_layer_ids or not aux_layer_ids); ...",
+                    "not any((int(target) + 1 != int(aux) for target, aux in zip(target_layer_ids, aux_layer_ids))); len(target_layer_ids) == len(aux_layer_ids); not (not target_layer_ids or not aux_layer_ids); ...",
                 ),
                 ("sglang/srt/speculative/dspark_components/dspark_config.py:get_dspark_sample_from_anchor", "True", ""),
             ),
@@ -577,48 +575,48 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "sglang/srt/models/dflash.py:DFlashMLP.__init__",
                     "",
-                    "hidden_act == 'swigluoai'; not hidden_act == 'silu'; not intermediate_size <= 0",
+                    "hidden_act == 'swigluoai'; hidden_act != 'silu'; intermediate_size > 0",
                 ),
             ),
             "/swiglu_limit": (
                 (
                     "sglang/srt/models/dflash.py:DFlashMLP.__init__",
                     "",
-                    "hidden_act == 'swigluoai'; not hidden_act == 'silu'; not intermediate_size <= 0",
+                    "hidden_act == 'swigluoai'; hidden_act != 'silu'; intermediate_size > 0",
                 ),
             ),
             "/target_layer_ids": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:is_nemotron_35_draft_config",
                     "None",
-                    "not _cfg_get(quant_config, 'quant_algo', None) != 'W4A16_NVFP4'; not bool(_cfg_get(config, 'has_lm_head', False)); bool(_cfg_get(config, 'has_embed_tokens', False)); ...",
+                    "_cfg_get(quant_config, 'quant_algo', None) == 'W4A16_NVFP4'; not bool(_cfg_get(config, 'has_lm_head', False)); bool(_cfg_get(config, 'has_embed_tokens', False)); ...",
                 ),
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
                     "None",
-                    "not output_multiplier <= 0; not bool(selector_rank) != bool(selector_top_k); not bool(conv_kernel_size) != bool(conv_group_size)",
+                    "output_multiplier > 0; bool(selector_rank) == bool(selector_top_k); bool(conv_kernel_size) == bool(conv_group_size)",
                 ),
             ),
             "/text_config": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:_get_text_config",
                     "None",
-                    "not isinstance(config, dict); not config is None",
+                    "not isinstance(config, dict); config is not None",
                 ),
                 (
                     "sglang/srt/speculative/dflash_utils.py:_get_text_config",
                     "config",
-                    "isinstance(config, dict); not config is None",
+                    "isinstance(config, dict); config is not None",
                 ),
                 (
                     "sglang/srt/speculative/dspark_components/dspark_config.py:_get_text_config",
                     "None",
-                    "not isinstance(config, dict); not config is None",
+                    "not isinstance(config, dict); config is not None",
                 ),
                 (
                     "sglang/srt/speculative/dspark_components/dspark_config.py:_get_text_config",
                     "config",
-                    "isinstance(config, dict); not config is None",
+                    "isinstance(config, dict); config is not None",
                 ),
             ),
             "/use_gemma_norm": (
@@ -642,8 +640,8 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 ("sglang/srt/models/dflash.py:DFlash2DraftModel.__init__", "", "draft_config.selector_rank"),
                 ("sglang/srt/models/dflash.py:DFlashDraftModel.__init__", "", "draft_config.is_domino"),
                 ("sglang/srt/models/dflash.py:DFlashDraftModel.__init__", "", "self.is_nemotron_35_draft"),
-                ("sglang/srt/models/dspark.py:build_markov_head", "", "not markov_rank <= 0"),
-                ("sglang/srt/models/dspark.py:build_nemotron_35_markov_head", "", "not markov_head_type != 'vanilla'"),
+                ("sglang/srt/models/dspark.py:build_markov_head", "", "markov_rank > 0"),
+                ("sglang/srt/models/dspark.py:build_nemotron_35_markov_head", "", "markov_head_type == 'vanilla'"),
             ),
             "/window_size": (
                 (
@@ -746,7 +744,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "speculators/models/dflash/core.py:DFlashDraftModel.mask_token_id",
                     "",
-                    "not self.config.mask_token_id is None",
+                    "self.config.mask_token_id is not None",
                 ),
             ),
             "/num_attention_heads": (
@@ -774,7 +772,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "speculators/models/dflash/core.py:DFlashDraftModel._backbone_forward",
                     "",
-                    "not anchored_block_indices.numel() < total_seq_len",
+                    "anchored_block_indices.numel() >= total_seq_len",
                 ),
                 ("speculators/models/dflash/core.py:DFlashDraftModel.forward", "", ""),
                 ("speculators/models/dflash2/core.py:DFlash2DraftModel._predecessor_ids", "", ""),
@@ -785,24 +783,24 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "speculators/models/dflash2/core.py:DFlash2DraftModel.__init__",
                     "",
-                    "not config.selector_top_k > target_vocab_size; not config.draft_vocab_size != target_vocab_size",
+                    "config.selector_top_k <= target_vocab_size; config.draft_vocab_size == target_vocab_size",
                 ),
             ),
             "/selector_top_k": (
                 (
                     "speculators/models/dflash2/core.py:DFlash2DraftModel.__init__",
                     "",
-                    "config.selector_top_k > target_vocab_size; not config.draft_vocab_size != target_vocab_size",
+                    "config.draft_vocab_size == target_vocab_size",
                 ),
                 (
                     "speculators/models/dflash2/core.py:DFlash2DraftModel.__init__",
                     "",
-                    "not config.draft_vocab_size != target_vocab_size",
+                    "config.selector_top_k <= target_vocab_size; config.draft_vocab_size == target_vocab_size",
                 ),
                 (
                     "speculators/models/dflash2/core.py:DFlash2DraftModel.__init__",
                     "",
-                    "not config.selector_top_k > target_vocab_size; not config.draft_vocab_size != target_vocab_size",
+                    "config.selector_top_k > target_vocab_size; config.draft_vocab_size == target_vocab_size",
                 ),
             ),
             "/sliding_window": (
@@ -825,7 +823,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "speculators/models/dflash2/core.py:DFlash2DraftModel.__init__",
                     "",
-                    "not config.selector_top_k > target_vocab_size; not config.draft_vocab_size != target_vocab_size",
+                    "config.selector_top_k <= target_vocab_size; config.draft_vocab_size == target_vocab_size",
                 ),
                 ("speculators/models/dflash2/core.py:DFlash2DraftModel._make_decoder_layer", "", ""),
                 ("speculators/models/dspark/core.py:DSparkDraftModel.__init__", "", ""),
@@ -838,7 +836,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "speculators/models/dflash2/core.py:DFlash2DraftModel.__init__",
                     "",
-                    "not config.selector_top_k > target_vocab_size; not config.draft_vocab_size != target_vocab_size",
+                    "config.selector_top_k <= target_vocab_size; config.draft_vocab_size == target_vocab_size",
                 ),
                 ("speculators/models/dspark/core.py:DSparkDraftModel.__init__", "", ""),
             ),
@@ -846,7 +844,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "speculators/models/dflash2/core.py:DFlash2DraftModel.__init__",
                     "0.02",
-                    "not config.selector_top_k > target_vocab_size; not config.draft_vocab_size != target_vocab_size",
+                    "config.selector_top_k <= target_vocab_size; config.draft_vocab_size == target_vocab_size",
                 ),
             ),
             "/transformer_layer_config/layer_types": (
@@ -867,6 +865,862 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
         },
     },
     "vllm": {
+        "0.33.0": {
+            "/add_swa_attention_sink_bias": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "False", ""),
+            ),
+            "/architectures": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "transformers_mtp_overrides is None",
+                ),
+                ("vllm/config/speculative.py:_is_qwen3_omni_target@0.33.0", "()", ""),
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "()",
+                    "_is_qwen3_omni_target(target_model_config)",
+                ),
+            ),
+            "/attention_bias": (
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0", "False", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "False", ""),
+            ),
+            "/attention_k_eq_v": (
+                (
+                    "vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0",
+                    "False",
+                    "layer_type == 'full_attention'",
+                ),
+            ),
+            "/attn_logit_softcapping": (
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0", "None", ""),
+            ),
+            "/block_size": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "self.num_speculative_tokens is None; self.use_dspark(); not ('ParseAuxMTPModel' in self.draft_model_config.architectures and self.num_speculative_tokens not in (None, 1)); ...",
+                ),
+            ),
+            "/confidence_head_with_markov": (
+                (
+                    "vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0",
+                    "False",
+                    "getattr(config, 'enable_confidence_head', False)",
+                ),
+                (
+                    "vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__@0.33.0",
+                    "False",
+                    "getattr(config, 'enable_confidence_head', False)",
+                ),
+            ),
+            "/decoder": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "initial_architecture == 'RadioMBartPrefixForCausalLM'; transformers_mtp_overrides is None",
+                ),
+            ),
+            "/decoder/causal_vision_prefix": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "False",
+                    "initial_architecture == 'RadioMBartPrefixForCausalLM'; transformers_mtp_overrides is None",
+                ),
+            ),
+            "/dflash_config": (
+                ("vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0",
+                    "",
+                    "target_layer_ids",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "None", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0", "{}", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal@0.33.0", "None", "is_causal is None"),
+                ("vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention@0.33.0", "None", ""),
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3DecoderLayer.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3ForCausalLM.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3Model.__init__@0.33.0", "", ""),
+                ("vllm/v1/spec_decode/dflash.py:DFlashProposer.dflash_config@0.33.0", "None", ""),
+                ("vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__@0.33.0", "None", ""),
+                ("vllm/v1/worker/gpu/spec_decode/dflash2/speculator.py:DFlash2Speculator.__init__@0.33.0", "", ""),
+            ),
+            "/dflash_config/attention_sink_bias": (
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0",
+                    "getattr(config, 'add_swa_attention_sink_bias', False)",
+                    "",
+                ),
+            ),
+            "/dflash_config/attention_value_scale": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "", ""),
+            ),
+            "/dflash_config/causal": (
+                ("vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal@0.33.0", "", "is_causal is None"),
+            ),
+            "/dflash_config/conv_group_size": (
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3DecoderLayer.__init__@0.33.0", "", ""),
+            ),
+            "/dflash_config/conv_kernel_size": (
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3DecoderLayer.__init__@0.33.0", "", ""),
+            ),
+            "/dflash_config/final_logit_softcapping": (
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3ForCausalLM.__init__@0.33.0", "", ""),
+            ),
+            "/dflash_config/input_embedding_scale": (
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3Model.__init__@0.33.0", "1.0", ""),
+            ),
+            "/dflash_config/mask_token_id": (
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0",
+                    "",
+                    "target_layer_ids",
+                ),
+            ),
+            "/dflash_config/output_multiplier": (
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3ForCausalLM.__init__@0.33.0", "1.0", ""),
+            ),
+            "/dflash_config/sample_from_anchor": (
+                ("vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__@0.33.0", "False", ""),
+            ),
+            "/dflash_config/selector_rank": (
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3Model.__init__@0.33.0", "", ""),
+            ),
+            "/dflash_config/selector_top_k": (
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3Model.__init__@0.33.0", "", ""),
+            ),
+            "/dflash_config/swa_window_size": (
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention@0.33.0",
+                    "getattr(config, 'sliding_window', None)",
+                    "is_sliding",
+                ),
+            ),
+            "/dflash_config/target_layer_ids": (
+                ("vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0", "", ""),
+            ),
+            "/dflash_config/use_aux_hidden_state": (
+                (
+                    "vllm/v1/spec_decode/dflash.py:DFlashProposer._get_eagle3_use_aux_hidden_state_from_config@0.33.0",
+                    "True",
+                    "",
+                ),
+            ),
+            "/dflash_config/use_swa": (
+                ("vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention@0.33.0", "False", ""),
+            ),
+            "/draft_vocab_size": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "dspark_draft_topk is not None; self.method == 'dspark'; not (self.dspark_draft_topk is not None and self.method != 'dspark'); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "xpress_topc is not None; self.is_xpress(); not (self.xpress_topc is not None and (not self.is_xpress())); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "not (not isinstance(draft_input_vocab_size, int) or isinstance(draft_input_vocab_size, bool) or draft_input_vocab_size <= 0); not (sample_from_anchor is not True or bonus_anchor is not False); markov_head_type == 'vanilla'; ...",
+                ),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0", "None", ""),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__@0.33.0",
+                    "",
+                    "getattr(self.config, 'draft_vocab_size', None) is not None",
+                ),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__@0.33.0",
+                    "",
+                    "self.config.draft_vocab_size != target_vocab_size; getattr(self.config, 'draft_vocab_size', None) is not None",
+                ),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__@0.33.0",
+                    "",
+                    "self.config.draft_vocab_size == target_vocab_size; getattr(self.config, 'draft_vocab_size', None) is not None",
+                ),
+                ("vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__@0.33.0", "None", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.__init__@0.33.0",
+                    "",
+                    "self.config.draft_vocab_size != target_vocab_size",
+                ),
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.compute_logits@0.33.0",
+                    "",
+                    "self.draft_id_to_target_id is not None",
+                ),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkForCausalLM.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkForCausalLM.__init__@0.33.0",
+                    "",
+                    "self.config.draft_vocab_size < self.target_vocab_size",
+                ),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkForCausalLM.load_weights@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__@0.33.0", "None", ""),
+                ("vllm/v1/worker/gpu/spec_decode/dspark/utils.py:load_dspark_model@0.33.0", "None", ""),
+            ),
+            "/dspark_block_size": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "block_size is None; self.num_speculative_tokens is None; self.use_dspark(); ...",
+                ),
+            ),
+            "/dspark_bonus_anchor": (
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "False",
+                    "markov_head_type == 'vanilla'; not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is True; ...",
+                ),
+            ),
+            "/dspark_draft_topk": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "dspark_draft_topk is None; self.method == 'dspark'; not (self.dspark_draft_topk is not None and self.method != 'dspark'); ...",
+                ),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__@0.33.0", "None", ""),
+                ("vllm/v1/worker/gpu/spec_decode/dspark/speculator.py:DSparkSpeculator.__init__@0.33.0", "None", ""),
+            ),
+            "/dspark_target_layer_ids": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "self.method == 'dspark' and 'Gemma4DSparkModel' in self.draft_model_config.architectures; not (self.method == 'dspark' and ('Qwen3DSparkModel' not in self.draft_model_config.architectures and _QWEN3_OMNI_DSPARK_ARCHITECTURE not in self.draft_model_config.architectures and (_MUSE_SPARK_DSPARK_ARCHITECTURE not in self.draft_model_config.architectures) and ('Gemma4DSparkModel' not in self.draft_model_config.architectures) and ('K3DSparkModel' not in self.draft_model_config.architectures))); not (self.method == 'dspark' and 'DSparkDraftModel' in self.draft_model_config.architectures and (self.draft_model_config.hf_config.model_type == 'qwen3')); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "target_layer_ids is None; draft_hidden_size == target_hidden_size; draft_target_hidden_size == target_hidden_size; ...",
+                ),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0", "None", ""),
+            ),
+            "/eagle_aux_hidden_state_layer_ids": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.compute_hash@0.33.0",
+                    "None",
+                    "self.draft_model_config is not None",
+                ),
+            ),
+            "/eagle_config": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0", "{}", ""),
+            ),
+            "/eagle_config/mask_token_id": (
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0",
+                    "getattr(self.config, 'mask_token_id', None)",
+                    "",
+                ),
+            ),
+            "/eagle_config/use_aux_hidden_state": (
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0",
+                    "getattr(self.config, 'use_aux_hidden_state', True)",
+                    "",
+                ),
+            ),
+            "/enable_confidence_head": (
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0", "False", ""),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__@0.33.0", "False", ""),
+            ),
+            "/final_logit_softcapping": (
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkForCausalLM.__init__@0.33.0", "None", ""),
+            ),
+            "/has_own_lm_head": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.__init__@0.33.0", "False", ""),
+                (
+                    "vllm/v1/worker/gpu/spec_decode/dflash/utils.py:load_dflash_model@0.33.0",
+                    "False",
+                    "target_lm_head is not None",
+                ),
+            ),
+            "/hc_count": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "hf_config.model_type == 'qwen4_exp_mtp'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/head_dim": (
+                ("vllm/config/speculative.py:_get_attention_head_dim@0.33.0", "None", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "None", ""),
+            ),
+            "/hidden_act": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "", ""),
+            ),
+            "/hidden_size": (
+                ("vllm/config/speculative.py:_get_attention_head_dim@0.33.0", "None", "head_dim is None"),
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "draft_target_hidden_size == target_hidden_size; target_text_config is not None; num_speculative_tokens == block_size; ...",
+                ),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0",
+                    "",
+                    "not self.use_k_eq_v",
+                ),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkForCausalLM.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0",
+                    "",
+                    "getattr(config, 'enable_confidence_head', False)",
+                ),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__@0.33.0",
+                    "",
+                    "self.config.draft_vocab_size == target_vocab_size; getattr(self.config, 'draft_vocab_size', None) is not None",
+                ),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0",
+                    "",
+                    "target_layer_ids",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0",
+                    "",
+                    "self.use_aux_hidden_state",
+                ),
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:_get_dflash_fc_input_size@0.33.0",
+                    "",
+                    "not getattr(config, 'target_hidden_size', None)",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3DecoderLayer.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3Model.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkForCausalLM.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__@0.33.0",
+                    "",
+                    "getattr(config, 'enable_confidence_head', False)",
+                ),
+            ),
+            "/index_share_for_mtp_iteration": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.compute_hash@0.33.0",
+                    "False",
+                    "self.method == 'mtp' and self.draft_model_config is not None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "False",
+                    "hf_config.model_type == 'glm5_next'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "False",
+                    "hf_config.model_type == 'qwen4_exp_mtp'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/intermediate_size": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "", ""),
+            ),
+            "/is_causal": (("vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal@0.33.0", "None", ""),),
+            "/is_neox_style": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "True", ""),
+            ),
+            "/layer_types": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "len(mtp_layer_types) == n_predict; hf_config.model_type == 'dots3_note'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); ...",
+                ),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/laguna_dflash.py:_get_dflash_layer_types@0.33.0", "None", ""),
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal@0.33.0",
+                    "None",
+                    "override is None; is_causal is None",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention@0.33.0", "None", ""),
+            ),
+            "/logit_scale": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.__init__@0.33.0", "1.0", ""),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkForCausalLM.__init__@0.33.0", "1.0", ""),
+            ),
+            "/markov_head_type": (
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is True; not (target_layer_ids[0] < 0 or target_layer_ids[-1] >= target_num_layers); ...",
+                ),
+            ),
+            "/markov_rank": (
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "_get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is True; not (target_layer_ids[0] < 0 or target_layer_ids[-1] >= target_num_layers); list(target_layer_ids) == sorted(set(target_layer_ids)); ...",
+                ),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0",
+                    "",
+                    "with_markov; getattr(config, 'enable_confidence_head', False)",
+                ),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__@0.33.0",
+                    "",
+                    "with_markov; getattr(config, 'enable_confidence_head', False)",
+                ),
+            ),
+            "/mask_token_id": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0", "None", ""),
+            ),
+            "/max_position_embeddings": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig._maybe_override_draft_max_position_embeddings@0.33.0",
+                    "None",
+                    "",
+                ),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "", ""),
+            ),
+            "/model_type": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "'DSparkDraftModel' in self.draft_model_config.architectures; 'Gemma4DSparkModel' not in self.draft_model_config.architectures; _MUSE_SPARK_DSPARK_ARCHITECTURE not in self.draft_model_config.architectures; ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "'DSparkDraftModel' in self.draft_model_config.architectures; self.method == 'dspark'; self.model is not None; ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "not using_transformers_mtp; not ('dspark' in self.draft_model_config.model.lower() or 'Qwen3DSparkModel' in self.draft_model_config.architectures or _QWEN3_OMNI_DSPARK_ARCHITECTURE in self.draft_model_config.architectures or (_MUSE_SPARK_DSPARK_ARCHITECTURE in self.draft_model_config.architectures) or ('Gemma4DSparkModel' in self.draft_model_config.architectures) or ('DSparkDraftModel' in self.draft_model_config.architectures and self.draft_model_config.hf_config.model_type == 'qwen3')); not ('dflash' in self.draft_model_config.model.lower() or 'MuseGlimmerAssistantModel' in self.draft_model_config.architectures); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "self.method == 'dspark' and ('Qwen3DSparkModel' not in self.draft_model_config.architectures and _QWEN3_OMNI_DSPARK_ARCHITECTURE not in self.draft_model_config.architectures and (_MUSE_SPARK_DSPARK_ARCHITECTURE not in self.draft_model_config.architectures) and ('Gemma4DSparkModel' not in self.draft_model_config.architectures) and ('K3DSparkModel' not in self.draft_model_config.architectures)); not (self.method == 'dspark' and 'DSparkDraftModel' in self.draft_model_config.architectures and (self.draft_model_config.hf_config.model_type == 'qwen3')); self.model is not None; ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "self.num_speculative_tokens > 1; not (self.target_model_config is not None and self.target_model_config.hf_config.model_type == 'deepseek_v41'); using_transformers_mtp or self.draft_model_config.hf_config.model_type in get_args(MTPModelTypes); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "self.target_model_config is not None; using_transformers_mtp or self.draft_model_config.hf_config.model_type in get_args(MTPModelTypes); not ('dspark' in self.draft_model_config.model.lower() or 'Qwen3DSparkModel' in self.draft_model_config.architectures or _QWEN3_OMNI_DSPARK_ARCHITECTURE in self.draft_model_config.architectures or (_MUSE_SPARK_DSPARK_ARCHITECTURE in self.draft_model_config.architectures) or ('Gemma4DSparkModel' in self.draft_model_config.architectures) or ('DSparkDraftModel' in self.draft_model_config.architectures and self.draft_model_config.hf_config.model_type == 'qwen3')); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "hf_config.model_type in ('deepseek_v4', 'deepseek_v41'); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.use_gemma4_mtp@0.33.0",
+                    "None",
+                    "self.draft_model_config is not None; self.method == 'mtp'",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.use_step3p5_mtp@0.33.0",
+                    "None",
+                    "self.draft_model_config is not None; self.method == 'mtp'",
+                ),
+                ("vllm/config/speculative.py:_is_qwen3_omni_target@0.33.0", "None", ""),
+                (
+                    "vllm/v1/worker/gpu/spec_decode/dspark/utils.py:_get_dspark_parallel_config@0.33.0",
+                    "",
+                    "parallel_config.enable_eplb and (not enable_draft_eplb)",
+                ),
+                (
+                    "vllm/v1/worker/gpu/spec_decode/dspark/utils.py:_resolve_dspark_attention_backend@0.33.0",
+                    "",
+                    "draft_backend is None",
+                ),
+            ),
+            "/mrope_section": (
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "not (not isinstance(noise_token_id, int) or isinstance(noise_token_id, bool) or (not 0 <= noise_token_id < draft_input_vocab_size)); not (not isinstance(draft_output_vocab_size, int) or isinstance(draft_output_vocab_size, bool) or (not 0 < draft_output_vocab_size <= target_vocab_size)); not (not isinstance(draft_input_vocab_size, int) or isinstance(draft_input_vocab_size, bool) or draft_input_vocab_size <= 0); ...",
+                ),
+            ),
+            "/mtp_layer_types": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.model_type == 'dots3_note'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/mtp_num_hidden_layers": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "n_predict is None; hf_config.model_type in ('qwen3_5', 'qwen3_5_moe', 'qwen3_5_text', 'qwen3_5_moe_text'); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "getattr(text_config, 'num_nextn_predict_layers', None)",
+                    "hf_config.model_type == 'qwen4_exp_mtp'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/n_predict": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "self.model is not None; self.method != 'extract_hidden_states'; self.method != 'custom_class'; ...",
+                ),
+            ),
+            "/num_attention_heads": (
+                ("vllm/config/speculative.py:_get_attention_head_dim@0.33.0", "None", "head_dim is None"),
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "draft_hidden_size == target_hidden_size; draft_target_hidden_size == target_hidden_size; target_text_config is not None; ...",
+                ),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "", ""),
+            ),
+            "/num_hidden_layers": (
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0",
+                    "",
+                    "target_layer_ids",
+                ),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:_get_dflash_layer_types@0.33.0",
+                    "",
+                    "layer_types is not None",
+                ),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:_get_dflash_layer_types@0.33.0",
+                    "",
+                    "len(layer_types) != config.num_hidden_layers; layer_types is not None",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:_get_dflash_fc_input_size@0.33.0", "", "not aux_layers"),
+                ("vllm/model_executor/models/qwen3_dflash.py:dflash_has_any_non_causal@0.33.0", "", ""),
+            ),
+            "/num_key_value_heads": (
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "getattr(draft_hf_config, 'num_attention_heads', None)",
+                    "draft_hidden_size == target_hidden_size; draft_target_hidden_size == target_hidden_size; target_text_config is not None; ...",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "", ""),
+            ),
+            "/num_mtp_layers": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "target.hf_config is target.hf_text_config; using_transformers_mtp; self.model is not None; ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "target.using_transformers_backend(); target is not None; self.method == 'mtp'; ...",
+                ),
+            ),
+            "/num_nextn_predict_layers": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "hf_config.model_type == 'glm5_next'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "1",
+                    "hf_config.model_type == 'dots3_note'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.architectures[0] == 'Glm4MoeForCausalLM'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.architectures[0] == 'Glm4MoeLiteForCausalLM'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.architectures[0] == 'GlmOcrForConditionalGeneration'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.architectures[0] == 'MiMoForCausalLM'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.model_type == 'deepseek_mtp'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.model_type == 'ernie_mtp'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.model_type == 'pangu_ultra_moe_mtp'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.model_type == 'qwen4_exp_mtp'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.model_type in ('deepseek_v4', 'deepseek_v41'); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.use_multi_module_mtp@0.33.0",
+                    "1",
+                    "not (self.method != 'mtp' or self.draft_model_config is None)",
+                ),
+            ),
+            "/per_layer_config": (
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0", "", ""),
+            ),
+            "/rms_norm_eps": (
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0",
+                    "",
+                    "target_layer_ids",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0", "", ""),
+            ),
+            "/rope_parameters": (
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "not (not isinstance(noise_token_id, int) or isinstance(noise_token_id, bool) or (not 0 <= noise_token_id < draft_input_vocab_size)); not (not isinstance(draft_output_vocab_size, int) or isinstance(draft_output_vocab_size, bool) or (not 0 < draft_output_vocab_size <= target_vocab_size)); not (not isinstance(draft_input_vocab_size, int) or isinstance(draft_input_vocab_size, bool) or draft_input_vocab_size <= 0); ...",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__@0.33.0", "", ""),
+            ),
+            "/rope_scaling": (
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "not (not isinstance(noise_token_id, int) or isinstance(noise_token_id, bool) or (not 0 <= noise_token_id < draft_input_vocab_size)); not (not isinstance(draft_output_vocab_size, int) or isinstance(draft_output_vocab_size, bool) or (not 0 < draft_output_vocab_size <= target_vocab_size)); not (not isinstance(draft_input_vocab_size, int) or isinstance(draft_input_vocab_size, bool) or draft_input_vocab_size <= 0); ...",
+                ),
+            ),
+            "/sample_from_anchor": (
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "True",
+                    "markov_head_type == 'vanilla'; not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is True; ...",
+                ),
+                ("vllm/v1/worker/gpu/spec_decode/dspark/speculator.py:DSparkSpeculator.__init__@0.33.0", "True", ""),
+            ),
+            "/sliding_window": (
+                ("vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention@0.33.0", "None", "is_sliding"),
+            ),
+            "/target_hidden_size": (
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "target_text_config is not None; num_speculative_tokens == block_size; not (not isinstance(block_size, int) or isinstance(block_size, bool) or block_size <= 0); ...",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:_get_dflash_fc_input_size@0.33.0", "None", ""),
+            ),
+            "/target_layer_count": (
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0",
+                    "",
+                    "target_layer_ids",
+                ),
+            ),
+            "/target_layer_ids": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "getattr(hf, 'dspark_target_layer_ids', None) is None and getattr(hf, 'target_layer_ids', None) is not None; self.method == 'dspark' and 'Gemma4DSparkModel' in self.draft_model_config.architectures; not (self.method == 'dspark' and ('Qwen3DSparkModel' not in self.draft_model_config.architectures and _QWEN3_OMNI_DSPARK_ARCHITECTURE not in self.draft_model_config.architectures and (_MUSE_SPARK_DSPARK_ARCHITECTURE not in self.draft_model_config.architectures) and ('Gemma4DSparkModel' not in self.draft_model_config.architectures) and ('K3DSparkModel' not in self.draft_model_config.architectures))); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "getattr(hf, 'dspark_target_layer_ids', None) is None; self.method == 'dspark' and 'Gemma4DSparkModel' in self.draft_model_config.architectures; not (self.method == 'dspark' and ('Qwen3DSparkModel' not in self.draft_model_config.architectures and _QWEN3_OMNI_DSPARK_ARCHITECTURE not in self.draft_model_config.architectures and (_MUSE_SPARK_DSPARK_ARCHITECTURE not in self.draft_model_config.architectures) and ('Gemma4DSparkModel' not in self.draft_model_config.architectures) and ('K3DSparkModel' not in self.draft_model_config.architectures))); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "target_layer_ids is None; draft_hidden_size == target_hidden_size; draft_target_hidden_size == target_hidden_size; ...",
+                ),
+                (
+                    "vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0",
+                    "",
+                    "not getattr(config, 'dspark_target_layer_ids', None)",
+                ),
+            ),
+            "/text_config": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "hf_config.architectures[0] in ('NemotronH_Super_Omni_Reasoning_V3', 'NemotronH_Omni_Reasoning_V3'); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "hf_config",
+                    "hf_config.model_type == 'kimi_k3'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/text_config/architectures": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "[]",
+                    "not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/text_config/architectures/BailingMoeV2_5ForCausalLM": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "hf_config.model_type != 'bailing_hybrid'; initial_architecture not in ('BailingMoeV3ForCausalLM', 'BailingMoeV3VLForConditionalGeneration'); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); ...",
+                ),
+            ),
+            "/text_config/model_type": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/text_config/num_nextn_predict_layers": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "hasattr(hf_config, 'num_nextn_predict_layers'); hf_config.model_type in {'nemotron_h', 'nemotron_h_puzzle'}; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "hf_config.model_type in {'nemotron_h', 'nemotron_h_puzzle'}; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "1",
+                    "hf_config.model_type == 'nemotron_h_mtp'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.model_type == 'kimi_k3'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "hf_config.model_type == 'qwen3_next_mtp'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/text_config/quantization_config": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "None",
+                    "initial_architecture == 'BailingMoeV3VLForConditionalGeneration'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/text_config/text_config": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
+                    "",
+                    "initial_architecture == 'BailingMoeV3VLForConditionalGeneration'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
+                ),
+            ),
+            "/thinker_config": (("vllm/config/speculative.py:_get_qwen3_omni_text_config@0.33.0", "None", ""),),
+            "/thinker_config/text_config": (
+                ("vllm/config/speculative.py:_get_qwen3_omni_text_config@0.33.0", "None", ""),
+            ),
+            "/use_aux_hidden_state": (
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0", "True", ""),
+            ),
+            "/vocab_size": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "not getattr(hf_config, 'draft_vocab_size', None); dspark_draft_topk is not None; self.method == 'dspark'; ...",
+                ),
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "",
+                    "not getattr(hf_config, 'draft_vocab_size', None); xpress_topc is not None; self.is_xpress(); ...",
+                ),
+                (
+                    "vllm/config/speculative.py:_validate_qwen3_omni_dspark@0.33.0",
+                    "None",
+                    "not (sample_from_anchor is not True or bonus_anchor is not False); markov_head_type == 'vanilla'; not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); ...",
+                ),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkForCausalLM.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__@0.33.0",
+                    "",
+                    "not getattr(config, 'draft_vocab_size', None)",
+                ),
+                ("vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__@0.33.0",
+                    "",
+                    "target_layer_ids",
+                ),
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.__init__@0.33.0",
+                    "None",
+                    "getattr(self.config, 'draft_vocab_size', None) is None",
+                ),
+                (
+                    "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.compute_logits@0.33.0",
+                    "",
+                    "self.draft_id_to_target_id is not None",
+                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3Model.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkForCausalLM.__init__@0.33.0",
+                    "None",
+                    "getattr(self.config, 'draft_vocab_size', None) is None",
+                ),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkForCausalLM.load_weights@0.33.0", "", ""),
+                ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__@0.33.0", "", ""),
+                (
+                    "vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__@0.33.0",
+                    "",
+                    "not getattr(config, 'draft_vocab_size', None)",
+                ),
+            ),
+            "/xpress_topc": (
+                (
+                    "vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0",
+                    "None",
+                    "xpress_topc is None; self.is_xpress(); not (self.xpress_topc is not None and (not self.is_xpress())); ...",
+                ),
+            ),
+        },
         "0.34.0": {
             "/add_swa_attention_sink_bias": (
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__", "False", ""),
@@ -875,12 +1729,12 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "",
-                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); not initial_architecture == 'Gemma4DSparkModel'; ...",
+                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); initial_architecture != 'Gemma4DSparkModel'; ...",
                 ),
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "",
-                    "not transformers_mtp_overrides is not None",
+                    "transformers_mtp_overrides is None",
                 ),
                 ("vllm/config/speculative.py:_is_qwen3_omni_target", "()", ""),
                 (
@@ -926,14 +1780,14 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "None",
-                    "initial_architecture == 'RadioMBartPrefixForCausalLM'; not initial_architecture == 'Gemma4DSparkModel'; not (initial_architecture == 'DFlash2DraftModel' and getattr(hf_config, 'no_rope_layers', None)); ...",
+                    "initial_architecture == 'RadioMBartPrefixForCausalLM'; initial_architecture != 'Gemma4DSparkModel'; not (initial_architecture == 'DFlash2DraftModel' and getattr(hf_config, 'no_rope_layers', None)); ...",
                 ),
             ),
             "/decoder/causal_vision_prefix": (
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "False",
-                    "initial_architecture == 'RadioMBartPrefixForCausalLM'; not initial_architecture == 'Gemma4DSparkModel'; not (initial_architecture == 'DFlash2DraftModel' and getattr(hf_config, 'no_rope_layers', None)); ...",
+                    "initial_architecture == 'RadioMBartPrefixForCausalLM'; initial_architecture != 'Gemma4DSparkModel'; not (initial_architecture == 'DFlash2DraftModel' and getattr(hf_config, 'no_rope_layers', None)); ...",
                 ),
             ),
             "/dflash_config": (
@@ -941,11 +1795,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 ("vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__", "", "target_layer_ids"),
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__", "None", ""),
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__", "{}", ""),
-                (
-                    "vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal",
-                    "None",
-                    "not is_causal is not None",
-                ),
+                ("vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal", "None", "is_causal is None"),
                 ("vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention", "None", ""),
                 ("vllm/model_executor/models/qwen3_dflash.py:dflash_has_any_sliding", "None", ""),
                 ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3DecoderLayer.__init__", "", ""),
@@ -965,7 +1815,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__", "", ""),
             ),
             "/dflash_config/causal": (
-                ("vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal", "", "not is_causal is not None"),
+                ("vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal", "", "is_causal is None"),
             ),
             "/dflash_config/conv_group_size": (
                 ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3DecoderLayer.__init__", "", ""),
@@ -1012,23 +1862,23 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "None",
-                    "not (not isinstance(draft_input_vocab_size, int) or isinstance(draft_input_vocab_size, bool) or draft_input_vocab_size <= 0); not (sample_from_anchor is not True or bonus_anchor is not False); not markov_head_type != 'vanilla'; ...",
+                    "not (not isinstance(draft_input_vocab_size, int) or isinstance(draft_input_vocab_size, bool) or draft_input_vocab_size <= 0); not (sample_from_anchor is not True or bonus_anchor is not False); markov_head_type == 'vanilla'; ...",
                 ),
                 ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__", "None", ""),
                 (
                     "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__",
                     "",
-                    "not getattr(self.config, 'draft_vocab_size', None) is None",
+                    "getattr(self.config, 'draft_vocab_size', None) is not None",
                 ),
                 (
                     "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__",
                     "",
-                    "not self.config.draft_vocab_size != target_vocab_size; not getattr(self.config, 'draft_vocab_size', None) is None",
+                    "self.config.draft_vocab_size != target_vocab_size; getattr(self.config, 'draft_vocab_size', None) is not None",
                 ),
                 (
                     "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__",
                     "",
-                    "self.config.draft_vocab_size != target_vocab_size; not getattr(self.config, 'draft_vocab_size', None) is None",
+                    "self.config.draft_vocab_size == target_vocab_size; getattr(self.config, 'draft_vocab_size', None) is not None",
                 ),
                 ("vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__", "None", ""),
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.__init__", "", ""),
@@ -1040,7 +1890,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.compute_logits",
                     "",
-                    "not self.draft_id_to_target_id is None",
+                    "self.draft_id_to_target_id is not None",
                 ),
                 ("vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkForCausalLM.__init__", "", ""),
                 (
@@ -1067,7 +1917,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "False",
-                    "not markov_head_type != 'vanilla'; not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); not _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is not True; ...",
+                    "markov_head_type == 'vanilla'; not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is True; ...",
                 ),
             ),
             "/dspark_draft_topk": (
@@ -1088,7 +1938,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "None",
-                    "target_layer_ids is None; not draft_hidden_size != target_hidden_size; not draft_target_hidden_size != target_hidden_size; ...",
+                    "target_layer_ids is None; draft_hidden_size == target_hidden_size; draft_target_hidden_size == target_hidden_size; ...",
                 ),
                 ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__", "None", ""),
             ),
@@ -1142,11 +1992,11 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
             ),
             "/hidden_act": (("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__", "", ""),),
             "/hidden_size": (
-                ("vllm/config/speculative.py:_get_attention_head_dim", "None", "not head_dim is not None"),
+                ("vllm/config/speculative.py:_get_attention_head_dim", "None", "head_dim is None"),
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "None",
-                    "not draft_target_hidden_size != target_hidden_size; not target_text_config is None; not num_speculative_tokens != block_size; ...",
+                    "draft_target_hidden_size == target_hidden_size; target_text_config is not None; num_speculative_tokens == block_size; ...",
                 ),
                 ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__", "", ""),
                 (
@@ -1164,7 +2014,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/model_executor/models/laguna_dflash.py:DFlashLagunaForCausalLM.__init__",
                     "",
-                    "not self.config.draft_vocab_size != target_vocab_size; not getattr(self.config, 'draft_vocab_size', None) is None",
+                    "self.config.draft_vocab_size == target_vocab_size; getattr(self.config, 'draft_vocab_size', None) is not None",
                 ),
                 ("vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__", "", "target_layer_ids"),
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__", "", ""),
@@ -1203,7 +2053,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.use_multi_module_mtp",
                     "False",
-                    "index_share is None; not min(self.num_mtp_modules(), self.num_speculative_tokens) <= 1; not (self.method != 'mtp' or self.draft_model_config is None)",
+                    "index_share is None; min(self.num_mtp_modules(), self.num_speculative_tokens) > 1; not (self.method != 'mtp' or self.draft_model_config is None)",
                 ),
             ),
             "/intermediate_size": (
@@ -1217,14 +2067,14 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "",
-                    "not len(mtp_layer_types) != n_predict; hf_config.model_type == 'dots3_note'; not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); ...",
+                    "len(mtp_layer_types) == n_predict; hf_config.model_type == 'dots3_note'; not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); ...",
                 ),
                 ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__", "", ""),
                 ("vllm/model_executor/models/laguna_dflash.py:_get_dflash_layer_types", "None", ""),
                 (
                     "vllm/model_executor/models/qwen3_dflash.py:_dflash_layer_causal",
                     "None",
-                    "not override is not None; not is_causal is not None",
+                    "override is None; is_causal is None",
                 ),
                 ("vllm/model_executor/models/qwen3_dflash.py:_resolve_layer_attention", "None", ""),
                 ("vllm/model_executor/models/qwen3_dflash.py:dflash_has_any_sliding", "None", ""),
@@ -1237,14 +2087,14 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "None",
-                    "not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); not _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is not True; not (target_layer_ids[0] < 0 or target_layer_ids[-1] >= target_num_layers); ...",
+                    "not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is True; not (target_layer_ids[0] < 0 or target_layer_ids[-1] >= target_num_layers); ...",
                 ),
             ),
             "/markov_rank": (
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "None",
-                    "not _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is not True; not (target_layer_ids[0] < 0 or target_layer_ids[-1] >= target_num_layers); not list(target_layer_ids) != sorted(set(target_layer_ids)); ...",
+                    "_get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is True; not (target_layer_ids[0] < 0 or target_layer_ids[-1] >= target_num_layers); list(target_layer_ids) == sorted(set(target_layer_ids)); ...",
                 ),
                 ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__", "", ""),
                 (
@@ -1278,12 +2128,12 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "",
-                    "initial_architecture == 'DSparkDraftModel'; not transformers_mtp_overrides is not None",
+                    "initial_architecture == 'DSparkDraftModel'; transformers_mtp_overrides is None",
                 ),
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "",
-                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); not initial_architecture == 'Gemma4DSparkModel'; ...",
+                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); initial_architecture != 'Gemma4DSparkModel'; ...",
                 ),
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.use_gemma4_mtp",
@@ -1293,7 +2143,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.use_multi_module_mtp",
                     "",
-                    "not index_share; not min(self.num_mtp_modules(), self.num_speculative_tokens) <= 1; not (self.method != 'mtp' or self.draft_model_config is None)",
+                    "not index_share; min(self.num_mtp_modules(), self.num_speculative_tokens) > 1; not (self.method != 'mtp' or self.draft_model_config is None)",
                 ),
                 ("vllm/config/speculative.py:_is_qwen3_omni_target", "None", ""),
                 (
@@ -1304,12 +2154,12 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/v1/worker/gpu/spec_decode/dspark/config.py:DSparkSpeculatorConfig.default_model",
                     "",
-                    "not spec.quantization; not target.hf_config.model_type in _MINIMAX_M3_MODEL_TYPES; not target is None",
+                    "not spec.quantization; target.hf_config.model_type not in _MINIMAX_M3_MODEL_TYPES; target is not None",
                 ),
                 (
                     "vllm/v1/worker/gpu/spec_decode/dspark/config.py:DSparkSpeculatorConfig.default_model",
                     "",
-                    "not target is None",
+                    "target is not None",
                 ),
                 (
                     "vllm/v1/worker/gpu/spec_decode/dspark/utils.py:_get_dspark_parallel_config",
@@ -1319,7 +2169,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/v1/worker/gpu/spec_decode/dspark/utils.py:_resolve_dspark_attention_backend",
                     "",
-                    "not draft_backend is not None",
+                    "draft_backend is None",
                 ),
             ),
             "/mrope_section": (
@@ -1353,17 +2203,17 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "None",
-                    "initial_architecture == 'DFlash2DraftModel'; not (initial_architecture == 'DSparkDraftModel' and hf_config.model_type == 'qwen3'); not transformers_mtp_overrides is not None",
+                    "initial_architecture == 'DFlash2DraftModel'; not (initial_architecture == 'DSparkDraftModel' and hf_config.model_type == 'qwen3'); transformers_mtp_overrides is None",
                 ),
                 ("vllm/model_executor/models/ricursive_dflash2.py:RicursiveDFlash2DecoderLayer.__init__", "", ""),
                 ("vllm/model_executor/models/ricursive_dflash2.py:RicursiveDFlash2Model._apply_context_rope", "", ""),
             ),
             "/num_attention_heads": (
-                ("vllm/config/speculative.py:_get_attention_head_dim", "None", "not head_dim is not None"),
+                ("vllm/config/speculative.py:_get_attention_head_dim", "None", "head_dim is None"),
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "None",
-                    "not draft_hidden_size != target_hidden_size; not draft_target_hidden_size != target_hidden_size; not target_text_config is None; ...",
+                    "draft_hidden_size == target_hidden_size; draft_target_hidden_size == target_hidden_size; target_text_config is not None; ...",
                 ),
                 ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkAttention.__init__", "", ""),
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__", "", ""),
@@ -1371,12 +2221,12 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
             "/num_hidden_layers": (
                 ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__", "", ""),
                 ("vllm/model_executor/models/laguna_dflash.py:DFlashLagunaModel.__init__", "", "target_layer_ids"),
+                ("vllm/model_executor/models/laguna_dflash.py:_get_dflash_layer_types", "", "layer_types is not None"),
                 (
                     "vllm/model_executor/models/laguna_dflash.py:_get_dflash_layer_types",
                     "",
-                    "len(layer_types) != config.num_hidden_layers; not layer_types is None",
+                    "len(layer_types) != config.num_hidden_layers; layer_types is not None",
                 ),
-                ("vllm/model_executor/models/laguna_dflash.py:_get_dflash_layer_types", "", "not layer_types is None"),
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__", "", ""),
                 ("vllm/model_executor/models/qwen3_dflash.py:_get_dflash_fc_input_size", "", "not aux_layers"),
                 ("vllm/model_executor/models/qwen3_dflash.py:dflash_has_any_non_causal", "", ""),
@@ -1385,7 +2235,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "getattr(draft_hf_config, 'num_attention_heads', None)",
-                    "not draft_hidden_size != target_hidden_size; not draft_target_hidden_size != target_hidden_size; not target_text_config is None; ...",
+                    "draft_hidden_size == target_hidden_size; draft_target_hidden_size == target_hidden_size; target_text_config is not None; ...",
                 ),
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3DecoderLayer.__init__", "", ""),
             ),
@@ -1475,7 +2325,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "True",
-                    "not markov_head_type != 'vanilla'; not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); not _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is not True; ...",
+                    "markov_head_type == 'vanilla'; not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); _get_qwen3_dspark_value(draft_hf_config, 'use_aux_hidden_state') is True; ...",
                 ),
                 (
                     "vllm/v1/worker/gpu/spec_decode/dspark/config.py:DSparkSpeculatorConfig.num_lookahead_tokens",
@@ -1491,7 +2341,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "None",
-                    "not target_text_config is None; not num_speculative_tokens != block_size; not (not isinstance(block_size, int) or isinstance(block_size, bool) or block_size <= 0); ...",
+                    "target_text_config is not None; num_speculative_tokens == block_size; not (not isinstance(block_size, int) or isinstance(block_size, bool) or block_size <= 0); ...",
                 ),
                 ("vllm/model_executor/models/qwen3_dflash.py:_get_dflash_fc_input_size", "None", ""),
             ),
@@ -1512,7 +2362,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "None",
-                    "target_layer_ids is None; not draft_hidden_size != target_hidden_size; not draft_target_hidden_size != target_hidden_size; ...",
+                    "target_layer_ids is None; draft_hidden_size == target_hidden_size; draft_target_hidden_size == target_hidden_size; ...",
                 ),
                 (
                     "vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__",
@@ -1534,28 +2384,28 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "hf_config",
-                    "not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); not initial_architecture == 'Gemma4DSparkModel'; not (initial_architecture == 'DFlash2DraftModel' and getattr(hf_config, 'no_rope_layers', None)); ...",
+                    "not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); initial_architecture != 'Gemma4DSparkModel'; not (initial_architecture == 'DFlash2DraftModel' and getattr(hf_config, 'no_rope_layers', None)); ...",
                 ),
             ),
             "/text_config/architectures": (
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "",
-                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); not initial_architecture == 'Gemma4DSparkModel'; ...",
+                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); initial_architecture != 'Gemma4DSparkModel'; ...",
                 ),
             ),
             "/text_config/model_type": (
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "None",
-                    "not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); not initial_architecture == 'Gemma4DSparkModel'; not (initial_architecture == 'DFlash2DraftModel' and getattr(hf_config, 'no_rope_layers', None)); ...",
+                    "not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); initial_architecture != 'Gemma4DSparkModel'; not (initial_architecture == 'DFlash2DraftModel' and getattr(hf_config, 'no_rope_layers', None)); ...",
                 ),
             ),
             "/text_config/mtp_config": (
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "None",
-                    "getattr(text_config, 'model_type', None) == 'mistral_large_4'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); not initial_architecture == 'Gemma4DSparkModel'; ...",
+                    "getattr(text_config, 'model_type', None) == 'mistral_large_4'; not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); initial_architecture != 'Gemma4DSparkModel'; ...",
                 ),
             ),
             "/text_config/num_nextn_predict_layers": (
@@ -1583,21 +2433,21 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "[]",
-                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); not initial_architecture == 'Gemma4DSparkModel'; ...",
+                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); initial_architecture != 'Gemma4DSparkModel'; ...",
                 ),
             ),
             "/text_config/text_config/architectures/BailingMoeV2_5ForCausalLM": (
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "",
-                    "not hf_config.model_type == 'bailing_hybrid'; not initial_architecture in ('BailingMoeV3ForCausalLM', 'BailingMoeV3VLForConditionalGeneration'); not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); ...",
+                    "hf_config.model_type != 'bailing_hybrid'; initial_architecture not in ('BailingMoeV3ForCausalLM', 'BailingMoeV3VLForConditionalGeneration'); not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); ...",
                 ),
             ),
             "/text_config/text_config/model_type": (
                 (
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "",
-                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); not initial_architecture == 'Gemma4DSparkModel'; ...",
+                    "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); initial_architecture != 'Gemma4DSparkModel'; ...",
                 ),
             ),
             "/text_config/text_config/num_nextn_predict_layers": (
@@ -1650,7 +2500,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/config/speculative.py:_validate_qwen3_omni_dspark",
                     "None",
-                    "not (sample_from_anchor is not True or bonus_anchor is not False); not markov_head_type != 'vanilla'; not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); ...",
+                    "not (sample_from_anchor is not True or bonus_anchor is not False); markov_head_type == 'vanilla'; not (not isinstance(markov_rank, int) or isinstance(markov_rank, bool) or markov_rank <= 0); ...",
                 ),
                 ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkForCausalLM.__init__", "", ""),
                 ("vllm/model_executor/models/gemma4_dspark.py:Gemma4DSparkModel.__init__", "", ""),
@@ -1669,7 +2519,7 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 (
                     "vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3ForCausalLM.compute_logits",
                     "",
-                    "not self.draft_id_to_target_id is None",
+                    "self.draft_id_to_target_id is not None",
                 ),
                 ("vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Model.__init__", "", ""),
                 ("vllm/model_executor/models/qwen3_dflash2.py:DFlash2Qwen3ForCausalLM.__init__", "", ""),

@@ -16,10 +16,10 @@ What counts as a read, in the files of FILES: `getattr(x, "k"[, d])`, `hasattr(x
 attribute read `x.k` (not a method call, not an assignment), where `x` is a drafter config:
 - a name `dflash_config` or `dflash_cfg`, or a call of a function whose name holds `dflash_config`
   (`_get_dflash_config(config)`), is the DFlash block: `/dflash_config/k`;
-- a name or attribute `config`, `cfg`, or one of those prefixed by `hf_`, `draft_`, `drafter_`, `text_`,
-  `hf_text_`, `draft_hf_`, `pretrained_` (`self.draft_model_config.hf_config`), or a `get_text_config()` call, is the
-  file's top level: `/k`. Not a `*model_config`, `speculative_config`, `vllm_config` or a target's config: those are
-  the engine's own objects or another model's file;
+- a name or attribute `config`, `cfg`, or one of those prefixed by `hf_`, `text_`, `hf_text_`, `draft_hf_`,
+  `pretrained_` (`self.draft_model_config.hf_config`), or a `get_text_config()` call, is the file's top level: `/k`.
+  Not a `*model_config`, `speculative_config`, `vllm_config` or a target's config: those are the engine's own
+  objects or another model's file; nor `draft_config`, SGLang's name for the settings it parsed from the file;
 - a key read from either is that key's object (`config.dflash_config` is `/dflash_config`, and so is a local name
   assigned from it: `draft_config = getattr(config, "dflash_config", None) or {}`). A local name assigned from
   anything else is not a config, whatever its name.
@@ -74,7 +74,8 @@ FILES: Mapping[str, tuple[str, ...]] = {
 }
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TOP = re.compile(r"_?(?:(?:hf|draft|drafter|text|hf_text|draft_hf|pretrained)_)?(?:config|cfg)")
+# Not `draft_config`: SGLang names so the parsed DFlash settings object (parse_dflash_draft_config), not a file.
+_TOP = re.compile(r"_?(?:(?:hf|text|hf_text|draft_hf|pretrained)_)?(?:config|cfg)")
 _TOP_CALLS = frozenset({"get_text_config", "_get_text_config", "get_hf_text_config"})
 _DFLASH_NAMES = frozenset({"dflash_config", "dflash_cfg"})
 _MAX_CONDS = 3

@@ -39,21 +39,6 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                     "read_ragged_verify_mode() is not RaggedVerifyMode.STATIC",
                 ),
             ),
-            "/conv_group_size": (
-                (
-                    "sglang/srt/models/dflash.py:DFlashDraftModel.__init__.grouped_conv",
-                    "",
-                    "draft_config.conv_kernel_size",
-                ),
-            ),
-            "/conv_kernel_size": (
-                ("sglang/srt/models/dflash.py:DFlashDraftModel.__init__.grouped_conv", "", ""),
-                (
-                    "sglang/srt/models/dflash.py:DFlashDraftModel.__init__.grouped_conv",
-                    "",
-                    "draft_config.conv_kernel_size",
-                ),
-            ),
             "/dflash_config": (
                 ("sglang/srt/models/dspark_minimax.py:MiniMaxDraftBackbone.__init__", "", ""),
                 ("sglang/srt/speculative/dflash_utils.py:_get_dflash_config", "None", "isinstance(config, dict)"),
@@ -239,9 +224,6 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                     "",
                     "read_ragged_verify_mode() is not RaggedVerifyMode.STATIC",
                 ),
-            ),
-            "/final_logit_softcapping": (
-                ("sglang/srt/models/dflash.py:DFlash2DraftModel._transform_unary_logits", "", ""),
             ),
             "/gating": (("sglang/srt/models/dflash.py:DFlashLagunaAttention.__init__", "True", ""),),
             "/get_text_config": (
@@ -469,14 +451,6 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 ),
             ),
             "/num_target_layers": (("sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config", "None", ""),),
-            "/output_multiplier": (
-                ("sglang/srt/models/dflash.py:DFlash2DraftModel._transform_unary_logits", "", ""),
-                (
-                    "sglang/srt/models/dflash.py:DFlash2DraftModel._transform_unary_logits",
-                    "",
-                    "self.draft_config.output_multiplier != 1.0",
-                ),
-            ),
             "/padded_vocab_size": (
                 (
                     "sglang/srt/speculative/dspark_components/dspark_worker_v2.py:DSparkWorkerV2.__init__",
@@ -545,13 +519,6 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                     "not any((int(target) + 1 != int(aux) for target, aux in zip(target_layer_ids, aux_layer_ids))); len(target_layer_ids) == len(aux_layer_ids); not (not target_layer_ids or not aux_layer_ids); ...",
                 ),
                 ("sglang/srt/speculative/dspark_components/dspark_config.py:get_dspark_sample_from_anchor", "True", ""),
-            ),
-            "/selector_rank": (
-                ("sglang/srt/models/dflash.py:DFlash2DraftModel.__init__", "", ""),
-                ("sglang/srt/models/dflash.py:DFlash2DraftModel.__init__", "", "draft_config.selector_rank"),
-            ),
-            "/selector_top_k": (
-                ("sglang/srt/models/dflash.py:DFlash2DraftModel.__init__", "", "draft_config.selector_rank"),
             ),
             "/shift_label": (
                 (

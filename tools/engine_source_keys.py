@@ -23,13 +23,14 @@ attribute read `x.k` (not a method call, not an assignment), where `x` is a draf
 - a key read from either is that key's object (`config.dflash_config` is `/dflash_config`, and so is a local name
   assigned from it: `draft_config = getattr(config, "dflash_config", None) or {}`). A local name assigned from
   anything else is not a config, whatever its name.
-A key is kept when it is an identifier and not a dunder. The condition of a read is every test it sits under within
-its function, innermost first, as `ast.unparse` writes them and joined by "; " (the three innermost, then "..."): an
-enclosing `if`/`while`/ternary (`not (...)` in an `else`), the operands before it in an `and`/`or`, and an earlier
-`if` of the same block that returns, raises, breaks or continues (the read happens only when it did not). Calls into
-the function are not followed. The citation is `PATH:QUALNAME` as dflash_cfg/lint/citations.py resolves it
-(functions and classes nested in each other's bodies; tagged `@RELEASE` for a release other than the pinned one); a
-read at module level outside any assignment is not kept.
+A key is kept when it is an identifier, not private (`_x`) and not a method's name (`get_x`, `to_x`), and not a
+member test of `architectures` (a list). The condition of a read is every test it sits under within its function,
+innermost first, as `ast.unparse` writes them and joined by "; " (the three innermost, then "..."): an enclosing
+`if`/`while`/ternary (`not (...)` in an `else`), the operands before it in an `and`/`or`, and an earlier `if` of the
+same block that returns, raises, breaks or continues (the read happens only when it did not). Calls into the
+function are not followed. The citation is `PATH:QUALNAME` as dflash_cfg/lint/citations.py resolves it (functions
+and classes nested in each other's bodies; tagged `@RELEASE` for a release other than the pinned one); a read at
+module level outside any assignment is not kept.
 """
 
 from __future__ import annotations
@@ -188,10 +189,13 @@ class _Scan:
         return None
 
     def read(self, receiver: ast.expr, key: str, default: ast.expr | None, ctx: _Ctx) -> None:
-        if ctx.qualname is None or not _KEY.fullmatch(key) or (key.startswith("__") and key.endswith("__")):
+        # A private attribute or a method looked up by name (`getattr(config, "get_text_config", None)`) is the
+        # object's own, never a key of the file.
+        if ctx.qualname is None or not _KEY.fullmatch(key) or key.startswith(("_", "get_", "to_")):
             return
         base = self.place(receiver, ctx.env)
-        if base is None:
+        # `"Qwen3ForCausalLM" in config.architectures` asks a list, not for a key.
+        if base is None or base.endswith("/architectures"):
             return
         text = ast.unparse(default) if default is not None else ""
         # The innermost tests only: a long chain of guards says little more, and the table stays bounded.

@@ -226,13 +226,6 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 ),
             ),
             "/gating": (("sglang/srt/models/dflash.py:DFlashLagunaAttention.__init__", "True", ""),),
-            "/get_text_config": (
-                (
-                    "sglang/srt/speculative/dflash_utils.py:_get_text_config",
-                    "None",
-                    "text_config is None; not isinstance(config, dict); config is not None",
-                ),
-            ),
             "/gru_hidden_dim": (
                 (
                     "sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config",
@@ -621,19 +614,6 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
     },
     "speculators": {
         "0.9.0": {
-            "/_attn_implementation": (
-                ("speculators/models/dflash/model_definitions.py:Qwen3DFlashAttention.forward", "", ""),
-                (
-                    "speculators/models/dflash/model_definitions.py:Qwen3DFlashAttention.forward",
-                    "",
-                    "self.config._attn_implementation is not None",
-                ),
-                (
-                    "speculators/models/dflash/model_definitions.py:Qwen3DFlashAttention.forward",
-                    "",
-                    "self.config._attn_implementation is not None and self.config._attn_implementation != 'eager'",
-                ),
-            ),
             "/attention_bias": (
                 ("speculators/models/dflash/model_definitions.py:Qwen3DFlashAttention.__init__", "", ""),
             ),
@@ -794,9 +774,6 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                 ),
                 ("speculators/models/dflash2/core.py:DFlash2DraftModel._make_decoder_layer", "", ""),
                 ("speculators/models/dspark/core.py:DSparkDraftModel.__init__", "", ""),
-            ),
-            "/transformer_layer_config/_attn_implementation": (
-                ("speculators/models/dflash/core.py:DFlashDraftModel.__init__", "", ""),
             ),
             "/transformer_layer_config/hidden_size": (
                 ("speculators/models/dflash/core.py:DFlashDraftModel.__init__", "", ""),
@@ -1562,13 +1539,6 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
                     "[]",
                     "not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); transformers_mtp_overrides is None",
-                ),
-            ),
-            "/text_config/architectures/BailingMoeV2_5ForCausalLM": (
-                (
-                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override@0.33.0",
-                    "",
-                    "hf_config.model_type != 'bailing_hybrid'; initial_architecture not in ('BailingMoeV3ForCausalLM', 'BailingMoeV3VLForConditionalGeneration'); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); ...",
                 ),
             ),
             "/text_config/model_type": (
@@ -2401,13 +2371,6 @@ KEYS: dict[str, dict[str, dict[str, tuple[tuple[str, str, str], ...]]]] = {
                     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
                     "[]",
                     "not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); not (initial_architecture == 'RadioMBartPrefixForCausalLM' and getattr(getattr(hf_config, 'decoder', None), 'causal_vision_prefix', False)); initial_architecture != 'Gemma4DSparkModel'; ...",
-                ),
-            ),
-            "/text_config/text_config/architectures/BailingMoeV2_5ForCausalLM": (
-                (
-                    "vllm/config/speculative.py:SpeculativeConfig.hf_config_override",
-                    "",
-                    "hf_config.model_type != 'bailing_hybrid'; initial_architecture not in ('BailingMoeV3ForCausalLM', 'BailingMoeV3VLForConditionalGeneration'); not (getattr(text_config, 'model_type', None) == 'mistral_large_4' and getattr(text_config, 'mtp_config', None)); ...",
                 ),
             ),
             "/text_config/text_config/model_type": (

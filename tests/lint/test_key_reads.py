@@ -64,6 +64,7 @@ def test_all_read_is_every_recorded_pointer() -> None:
         pytest.param("/loss_decay_gamma", None, id="a training parameter"),
         pytest.param("/transformer_layer_config/hc_mult", None, id="another object's key"),
         pytest.param("", None, id="the whole file"),
+        pytest.param("/dflash_config/sample_from_anchor", None, id="read by the source, not at the recorded place"),
     ],
 )
 def test_closest(pointer: str, expected: str | None) -> None:
@@ -88,3 +89,17 @@ def test_no_published_drafter_key_is_called_a_misspelling() -> None:
             if found is not None and found.rsplit("/", 1)[1] != pointer.rsplit("/", 1)[1]:
                 suggested.append(f"{path.relative_to(FIXTURES)}: {pointer} -> {found}")
     assert suggested == []
+
+
+@pytest.mark.parametrize(
+    ("pointer", "recorded", "in_source"),
+    [
+        pytest.param("/dflash_config/target_layer_ids", True, True, id="both"),
+        pytest.param("/has_lm_head", False, True, id="only a path the runs do not take"),
+        pytest.param("/loss_decay_gamma", False, False, id="neither"),
+    ],
+)
+def test_a_key_the_source_reads_is_read(pointer: str, recorded: bool, in_source: bool) -> None:
+    assert bool(key_reads.readers(pointer)) is recorded
+    assert bool(key_reads.source_reads(pointer)) is in_source
+    assert key_reads.is_read(pointer) is (recorded or in_source)

@@ -16,11 +16,11 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from dflash_cfg.model import display
+from dflash_cfg.model import Engine, display, is_engine
 
 # Distribution name -> the release the suite runs. transformers is the one pinned beside the engines (the
 # library they load config.json through inside their venv), not the one dflash-cfg's own DF3xx view uses.
-PINNED: Mapping[str, str] = MappingProxyType(
+PINNED: Mapping[Engine, str] = MappingProxyType(
     {"vllm": "0.34.0", "sglang": "0.5.23", "speculators": "0.9.0", "transformers": "5.19.0"}
 )
 
@@ -29,15 +29,20 @@ PINNED: Mapping[str, str] = MappingProxyType(
 # only in that distribution (a fast test holds it), and `./dev test --lock NAME-VERSION` runs the suite on it. An
 # adapter's reading of one is as checked as one of the pinned release, and a citation of code that exists only there
 # says so (`PATH.py:QUALNAME@VERSION`, lint/citations.py).
-ALSO_CHECKED: Mapping[str, tuple[str, ...]] = MappingProxyType({"vllm": ("0.33.0",)})
+ALSO_CHECKED: Mapping[Engine, tuple[str, ...]] = MappingProxyType({"vllm": ("0.33.0",)})
 
 
-def is_checked(dist: str, version: str | None) -> bool:
+def is_checked(dist: Engine, version: str | None) -> bool:
     """Whether the engine suite runs `version` of `dist`: the pinned release or one of `ALSO_CHECKED`."""
     return version is not None and (version == PINNED.get(dist) or version in ALSO_CHECKED.get(dist, ()))
 
 
-def named(dist: str) -> str:
+def release(dist: str) -> str | None:
+    """The pinned release of a distribution named from outside (a dist-info, a lock line): None for one not pinned."""
+    return PINNED.get(dist) if is_engine(dist) else None
+
+
+def named(dist: Engine) -> str:
     """`vLLM 0.34.0`: the pinned release as prose names it."""
     return display(dist, PINNED[dist])
 
@@ -45,7 +50,7 @@ def named(dist: str) -> str:
 # The placeholders a rule's docstring, a `lint.engines` row or a docs template writes for a pinned release:
 # `{vLLM}` -> "vLLM 0.34.0". transformers has its own spelling, because `{transformers}` in the rule cases
 # already means the transformers installed beside dflash-cfg.
-PLACEHOLDERS: Mapping[str, str] = MappingProxyType(
+PLACEHOLDERS: Mapping[str, Engine] = MappingProxyType(
     {"{vLLM}": "vllm", "{SGLang}": "sglang", "{speculators}": "speculators", "{engine-transformers}": "transformers"}
 )
 _PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))

@@ -21,8 +21,10 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from dflash_cfg.model.engines import Engine, is_engine
+
 # The packages whose code is cited: the engines and the library they load config.json through.
-PACKAGES = ("vllm", "sglang", "speculators", "transformers")
+PACKAGES: tuple[Engine, ...] = ("vllm", "sglang", "speculators", "transformers")
 
 # A path under one of them, not the tail of a longer path or name.
 _PACKAGE = r"(?<![\w/.])(?:" + "|".join(PACKAGES) + r")/"
@@ -51,8 +53,11 @@ class Cited:
     release: str | None
 
     @property
-    def package(self) -> str:
-        return self.path.split("/", 1)[0]
+    def package(self) -> Engine:
+        # CITATION admits a path under PACKAGES only.
+        package = self.path.split("/", 1)[0]
+        assert is_engine(package), package
+        return package
 
 
 def parse(cited: str) -> Cited:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, ROOT, Result, recorded, recording
 
-from dflash_cfg.model import display
+from dflash_cfg.model import Engine, display
 from dflash_cfg.pinned import is_checked
 from engines import build
 from engines.venvs import other_version
@@ -40,13 +40,13 @@ def named(dist: str) -> str:
     return display(dist, RUNNING[dist])
 
 
-def checked(dist: str) -> bool:
+def checked(dist: Engine) -> bool:
     """Whether the release under test is one the suite holds the tool to, PINNED's or ALSO_CHECKED's (the tool says
     a reading of it is checked; of any other, that it was not)."""
     return is_checked(dist, RUNNING[dist])
 
 
-def engine_severity(dist: str) -> str:
+def engine_severity(dist: Engine) -> str:
     """An engine finding's severity: an error from a checked release, a warning from one not checked."""
     return "error" if checked(dist) else "warning"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dflash_cfg.lint.citations import parse, with_lines
 from dflash_cfg.lint.rules import ALL
+from dflash_cfg.model import Engine
 from dflash_cfg.pinned import ALSO_CHECKED, PINNED, PLACEHOLDERS, expand, is_checked, named
 from engines import build
 from tools.engines import citations
@@ -67,7 +68,7 @@ def test_a_citation_tag_names_its_release_and_the_docs_render_it() -> None:
 
 
 def test_a_venv_holds_the_untagged_citations_of_the_pinned_release_and_the_tagged_ones_of_their_own() -> None:
-    pinned = {"vllm": "2.0.0"}
+    pinned: dict[Engine, str] = {"vllm": "2.0.0"}
     assert citations.due(_CITED, {"vllm": "2.0.0"}, pinned)
     assert not citations.due(_CITED, {"vllm": "1.0.0"}, pinned)
     assert citations.due(_CITED + "@1.0.0", {"vllm": "1.0.0"}, pinned)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_cfg.lint.citations import BY_LINE, PACKAGES, citations, parse
+from dflash_cfg.model import Engine
 from dflash_cfg.pinned import ALSO_CHECKED, PINNED
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -163,7 +164,7 @@ def qualname_at(site: Path, path: str, line: int) -> str | None:
     return ".".join(best) or None
 
 
-def due(cited: str, installed: Mapping[str, str], pinned: Mapping[str, str] = PINNED) -> bool:
+def due(cited: str, installed: Mapping[str, str], pinned: Mapping[Engine, str] = PINNED) -> bool:
     """Whether a venv with the `installed` releases holds what `cited` names: the pinned release of its package for
     an untagged citation, the tag's release for a tagged one."""
     parsed = parse(cited)
@@ -171,7 +172,7 @@ def due(cited: str, installed: Mapping[str, str], pinned: Mapping[str, str] = PI
     return want is not None and installed.get(parsed.package) == want
 
 
-def bad_tags(cited: Mapping[str, list[str]], pinned: Mapping[str, str] = PINNED) -> dict[str, list[str]]:
+def bad_tags(cited: Mapping[str, list[str]], pinned: Mapping[Engine, str] = PINNED) -> dict[str, list[str]]:
     """The tagged citations whose release the suite does not run (neither pinned nor ALSO_CHECKED): nothing would
     ever resolve them. Citation -> the files citing it."""
     out = {}
@@ -193,7 +194,7 @@ class Resolution:
     bad_tags: dict[str, list[str]]  # see `bad_tags`
 
 
-def resolve_all(site: Path, root: Path = ROOT, pinned: Mapping[str, str] = PINNED) -> Resolution:
+def resolve_all(site: Path, root: Path = ROOT, pinned: Mapping[Engine, str] = PINNED) -> Resolution:
     """Every citation of the repository the venv under `site` holds (`due`), resolved there. `pinned`: the releases
     untagged citations name (`./dev engines --upgrade` passes the ones it has just written)."""
     cited = collect(root)
@@ -230,7 +231,7 @@ def merged(result: Resolution, before: Mapping[str, tuple[int, int]]) -> dict[st
     return dict(sorted({**kept, **result.lines}.items()))
 
 
-def render(lines: Mapping[str, tuple[int, int]], release: Mapping[str, str] = PINNED) -> str:
+def render(lines: Mapping[str, tuple[int, int]], release: Mapping[Engine, str] = PINNED) -> str:
     """cited_lines.py: `VERSIONS` the releases the untagged citations name (the pinned ones), `LINES` the table."""
     head = (TABLE.read_text(encoding="utf-8").split('"""', 2)[1]) if TABLE.exists() else ""
     out = [f'"""{head}"""', "", "VERSIONS: dict[str, str] = {"]

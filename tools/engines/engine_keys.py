@@ -186,9 +186,9 @@ def diff(old: Entry, new: Entry) -> list[str]:
 def wanted(found: Mapping[str, tuple[str, Entry]], default_lock: bool) -> dict[str, tuple[str, Entry]]:
     """The entries this venv answers for: all from the pinned venv; from a release's venv, its engines at another
     release than the pinned one."""
-    from dflash_cfg.pinned import PINNED
+    from dflash_cfg import pinned
 
-    return {e: rv for e, rv in found.items() if default_lock or rv[0] != PINNED.get(e)}
+    return {e: rv for e, rv in found.items() if default_lock or rv[0] != pinned.release(e)}
 
 
 def main(argv: list[str] | None = None) -> int:

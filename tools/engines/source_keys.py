@@ -44,6 +44,10 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dflash_cfg.model import Engine
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TABLE = ROOT / "dflash_cfg" / "lint" / "engine_source_keys.py"
@@ -54,7 +58,7 @@ Entry = dict[str, tuple[Read, ...]]
 Table = dict[str, dict[str, Entry]]
 
 # The DFlash-family code of each engine, as glob patterns under site-packages (fnmatch: `*` crosses `/`).
-FILES: Mapping[str, tuple[str, ...]] = {
+FILES: Mapping[Engine, tuple[str, ...]] = {
     "vllm": (
         "vllm/model_executor/models/*dflash*.py",
         "vllm/model_executor/models/*dspark*.py",
@@ -314,14 +318,14 @@ def scan(path: str, source: bytes) -> set[tuple[str, str, str, str]]:
     return found.found
 
 
-def files(site: Path, engine: str) -> list[str]:
+def files(site: Path, engine: Engine) -> list[str]:
     """The DFlash-family source files of `engine` under `site`, as paths relative to it, sorted."""
     top = site / engine
     every = sorted(str(p.relative_to(site)) for p in top.rglob("*.py")) if top.is_dir() else []
     return [p for p in every if any(fnmatch.fnmatch(p, g) for g in FILES[engine])]
 
 
-def extract(site: Path, engine: str, tag: str = "") -> Entry:
+def extract(site: Path, engine: Engine, tag: str = "") -> Entry:
     """pointer -> its reads, for `engine` installed under `site`; each citation tagged with `tag` ("@0.33.0")."""
     reads: dict[tuple[str, str, str], set[str]] = {}
     for path in files(site, engine):
@@ -380,12 +384,12 @@ def render(data: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def wanted(site: Path, versions: Mapping[str, str], pinned: Mapping[str, str]) -> dict[str, tuple[str, Entry]]:
+def wanted(site: Path, versions: Mapping[str, str], pinned: Mapping[Engine, str]) -> dict[Engine, tuple[str, Entry]]:
     """engine -> (its release under `site`, its entry), citations tagged for a release other than the pinned one."""
     return {
-        e: (r, extract(site, e, "" if pinned.get(e) == r else f"@{r}"))
-        for e, r in sorted(versions.items())
-        if e in FILES
+        e: (versions[e], extract(site, e, "" if pinned.get(e) == versions[e] else f"@{versions[e]}"))
+        for e in sorted(FILES)
+        if e in versions
     }
 
 

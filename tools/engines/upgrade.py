@@ -395,9 +395,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     if adopted:
         # Untagged citations now name the new release: PINNED as just written, not as this process imported it.
+        from dflash_cfg.model import Engine, is_engine
         from dflash_cfg.pinned import PINNED
 
-        pinned = {**PINNED, **{k: v for k, v in moves.items() if k in PINNED}}
+        pinned: dict[Engine, str] = {**PINNED, **{k: v for k, v in moves.items() if is_engine(k) and k in PINNED}}
         result = citations.resolve_all(new_site, pinned=pinned)
         table = citations.merged(result, citations.table_lines())
         citations.TABLE.write_text(citations.render(table, pinned), encoding="utf-8")

@@ -49,6 +49,7 @@ class FaultProxy:
         self.endless = False
         self.dead = False
         self.puts_applied = 0
+        self.requests: list[str] = []  # "GET /bucket/key?query", in the order they came
         self._server: ThreadingHTTPServer | None = None
 
     @property
@@ -57,6 +58,7 @@ class FaultProxy:
 
     def reset(self) -> None:
         self.faults, self.only_key, self.dead, self.endless, self.puts_applied = set(), None, False, False, 0
+        self.requests = []
 
     def start(self) -> None:
         proxy = self
@@ -74,6 +76,7 @@ class FaultProxy:
                 self.close_connection = True
 
             def _forward(self) -> None:
+                proxy.requests.append(f"{self.command} {self.path}")
                 if proxy.dead:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     self.close_connection = True

@@ -176,7 +176,7 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
 
 
 def check(options: CheckOptions) -> Report:
-    with storage.remembered_listings():  # a remote tree is listed once
+    with storage.remembered_listings(cached=not options.no_cache):  # a remote tree is listed once
         return _check(options)
 
 

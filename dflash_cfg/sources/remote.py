@@ -20,13 +20,14 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from dflash_cfg.errors import PathError, UsageError, causes, redact
 from dflash_cfg.model import Url
+from dflash_cfg.sources import listings
+from dflash_cfg.sources.remote_cache import WHOLE
 
 CONFIG = "config.json"
 # Same as sources/files.py: hidden dirs and Hugging Face cache blobs are never searched.
@@ -85,12 +86,23 @@ def parse(text: str) -> Url:
 
 _lock = threading.Lock()
 _filesystems: dict[tuple[str, ...], Any] = {}
-# Bytes received from object storage and the Hub by this process (the bench reads it).
+# Bytes received from object storage and the Hub by this process, and the calls made to them (a listing, a stat,
+# a GET: each one request to a store unless a listing runs to several pages); the bench reads both.
 _received = [0]
+_calls = [0]
 
 
 def bytes_received() -> int:
     return _received[0]
+
+
+def calls_made() -> int:
+    return _calls[0]
+
+
+def _called() -> None:
+    with _lock:
+        _calls[0] += 1
 
 
 def _count(data: bytes) -> bytes:
@@ -220,6 +232,7 @@ def _call(fs: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     filesystem's own retries."""
     coroutine = getattr(fs, "_" + method, None)
     if not getattr(fs, "async_impl", False) or coroutine is None:
+        _called()
         return getattr(fs, method)(*args, **kwargs)
     return _in_time(fs, lambda: coroutine(*args, **kwargs))
 
@@ -232,6 +245,7 @@ def _in_time(fs: Any, start: Callable[[], Awaitable[Any]]) -> Any:
     from fsspec.asyn import sync
 
     seconds = deadline()
+    _called()
 
     async def bounded() -> Any:
         return await asyncio.wait_for(start(), seconds)
@@ -278,23 +292,6 @@ def stat(url: Url) -> Stat | None:
     return Stat(kind, int(info.get("size") or 0), str(etag) if etag else None)
 
 
-_remembered: dict[Url, dict[str, int]] | None = None
-
-
-@contextmanager
-def remembered_listings() -> Iterator[None]:
-    """Inside the block, the listing `discover` made of a prefix answers the later questions about the
-    dirs under it (which shards a dir holds, whether it has a lock object) without listing or asking
-    again: one command's reads of one tree. Outside it, every question goes to the store."""
-    global _remembered
-    outer = _remembered
-    _remembered = {} if outer is None else outer
-    try:
-        yield
-    finally:
-        _remembered = outer
-
-
 def discover(url: Url) -> list[Url]:
     """config.json objects under `url`: the object itself, or every one under the prefix (one listing)."""
     fs = filesystem(url.scheme)
@@ -307,12 +304,7 @@ def discover(url: Url) -> list[Url]:
     base = url.path.rstrip("/")
     if base in listed and listed[base].get("type") != "directory":
         return [url]
-    memo = _remembered
-    if memo is not None:  # every dir under the prefix, listed completely
-        for key, info in listed.items():
-            if key.startswith(base + "/") and info.get("type") != "directory":
-                folder, _, name = key.rpartition("/")
-                memo.setdefault(Url(url.scheme, folder), {})[name] = int(info.get("size") or 0)
+    listings.remember(url, {k: v for k, v in listed.items() if k.startswith(base + "/")})
     found = []
     for key in sorted(listed):
         rel = key[len(base) + 1 :] if key.startswith(base + "/") else None
@@ -342,9 +334,9 @@ def _missing(url: Url) -> str:
 
 def listdir(url: Url) -> dict[str, int]:
     """Objects directly under `url` (name -> size); empty when there is none."""
-    memo = _remembered
-    if memo is not None and url in memo:
-        return dict(memo[url])
+    known = listings.sizes(url)
+    if known is not None:
+        return known
     fs = filesystem(url.scheme)
     try:
         entries = _call(fs, "ls", url.path, detail=True)
@@ -368,9 +360,11 @@ def read(url: Url, limit: int) -> bytes:
 
 
 def read_optional(url: Url, limit: int) -> bytes | None:
-    memo = _remembered
-    if memo is not None and url.parent in memo and url.name not in memo[url.parent]:
+    if listings.absent(url):
         return None  # not in the listing this command made of its dir (a lock object, most often)
+    kept = listings.kept(url, endpoint(url.scheme), 0, WHOLE, limit)
+    if kept is not None:
+        return kept
     fs = filesystem(url.scheme)
     deadline()  # a malformed setting is the user's one line, before any request
     try:
@@ -379,22 +373,27 @@ def read_optional(url: Url, limit: int) -> bytes | None:
             if st is None:
                 return None
             data = fs.cat_file(url.path, start=0, end=limit + 1) if st.size > limit else fs.cat_file(url.path)
+            version = None  # a Hub path is pinned to a commit: nothing to cache by
         elif url.scheme == "s3":
             # One GET of at most limit + 1 bytes, read no further than that even when the store ignores
             # the Range: a huge object named like a config file is never downloaded.
             try:
-                data = _get_s3(fs, url, 0, limit + 1, refuse_more=False)
+                data, version = _get_s3(fs, url, 0, limit + 1, refuse_more=False)
             except Exception as exc:
                 if _client_error(exc) != ("InvalidRange", 416):
                     raise
-                data = _get_s3(fs, url, None, limit + 1, refuse_more=False)  # an empty object has no byte 0
+                # An empty object has no byte 0.
+                data, version = _get_s3(fs, url, None, limit + 1, refuse_more=False)
         else:  # gcs: as for S3, one GET read no further than the limit, within the deadline
-            data = _get_gcs(fs, url, 0, limit + 1, refuse_more=False)
+            data, version = _get_gcs(fs, url, 0, limit + 1, refuse_more=False)
     except FileNotFoundError:
         return None
     except Exception as exc:  # noqa: BLE001
         raise PathError(explain(exc, url)) from None
-    return _count(bytes(data[: limit + 1]))
+    got = _count(bytes(data[: limit + 1]))
+    if len(got) <= limit:  # the whole object
+        listings.keep(url, endpoint(url.scheme), version, 0, WHOLE, got)
+    return got
 
 
 def read_ranges(ranges: Iterable[tuple[Url, int, int]]) -> list[bytes | BaseException]:
@@ -422,30 +421,40 @@ def read_ranges(ranges: Iterable[tuple[Url, int, int]]) -> list[bytes | BaseExce
     get = _get_s3 if wanted[0][0].scheme == "s3" else _get_gcs
     found: list[bytes | BaseException] = []
     for url, start, n in wanted:
+        kept = listings.kept(url, endpoint(url.scheme), start, n)
+        if kept is not None:
+            found.append(kept)
+            continue
         try:
-            found.append(_count(get(fs, url, start, n, refuse_more=True)))
+            data, version = get(fs, url, start, n, refuse_more=True)
         except Exception as exc:  # noqa: BLE001 - returned in its place, as cat_ranges does
             found.append(exc)
+            continue
+        found.append(_count(data))
+        if len(data) == n:
+            listings.keep(url, endpoint(url.scheme), version, start, n, data)
     return found
 
 
-def _get_s3(fs: Any, url: Url, start: int | None, n: int, *, refuse_more: bool) -> bytes:
-    """At most `n` bytes of an S3 object from `start` (None: no Range header), within the deadline. With
-    `refuse_more`, an answer longer than `n` raises RangeIgnored (at most n + 1 bytes are read)."""
+def _get_s3(fs: Any, url: Url, start: int | None, n: int, *, refuse_more: bool) -> tuple[bytes, str | None]:
+    """At most `n` bytes of an S3 object from `start` (None: no Range header), within the deadline, and the
+    version they are of (`_version`). With `refuse_more`, an answer longer than `n` raises RangeIgnored (at most
+    n + 1 bytes are read)."""
     bucket, key, version = fs.split_path(url.path)
     extra: dict[str, str] = {} if version is None else {"VersionId": version}
     if start is not None:
         extra["Range"] = f"bytes={start}-{start + n - 1}"
 
-    async def get() -> bytes:
+    async def get() -> tuple[bytes, str | None]:
         answer = await fs._call_s3("get_object", Bucket=bucket, Key=key, **extra)
         body = answer["Body"]
         try:
-            return await _at_most(body.read, n)
+            return await _at_most(body.read, n), listings.version("s3", answer)
         finally:
             body.close()
 
-    return _no_more(_in_time(fs, get), n, refuse_more)
+    data, version = _in_time(fs, get)
+    return _no_more(data, n, refuse_more), version
 
 
 def _no_more(data: bytes, n: int, refuse_more: bool) -> bytes:
@@ -454,7 +463,7 @@ def _no_more(data: bytes, n: int, refuse_more: bool) -> bytes:
     return data[:n]
 
 
-def _get_gcs(fs: Any, url: Url, start: int, n: int, *, refuse_more: bool) -> bytes:
+def _get_gcs(fs: Any, url: Url, start: int, n: int, *, refuse_more: bool) -> tuple[bytes, str | None]:
     """`_get_s3` for GCS. gcsfs reads a whole answer into memory whatever its Range asked for, so the GET is
     sent here, with gcsfs's own session, URL, headers and credentials, and its body read only as far as `n`.
     A zonal bucket is read by gcsfs itself, over gRPC: its downloader asks for the range and is sized to it."""
@@ -467,7 +476,7 @@ def _get_gcs(fs: Any, url: Url, start: int, n: int, *, refuse_more: bool) -> byt
         return bool(known is not None and await known(bucket))
 
     @retry_request(retries=2)  # as gcsfs retries its own requests (fewer: a deadline holds them all)
-    async def ask(ranged: bool) -> tuple[int, bytes]:
+    async def ask(ranged: bool) -> tuple[int, bytes, str | None]:
         await fs._set_session()
         headers = fs._get_headers({"Range": f"bytes={start}-{start + n - 1}"} if ranged else None)
         params = fs._get_params({})
@@ -476,19 +485,21 @@ def _get_gcs(fs: Any, url: Url, start: int, n: int, *, refuse_more: bool) -> byt
                 validate_response(answer.status, await answer.content.read(_CHUNK), url.path)
             if answer.status == 200 and start > 0:
                 raise RangeIgnored(f"the store answered the whole object for bytes {start}- (it ignores Range)")
-            return answer.status, await _at_most(answer.content.read, n)
+            data = await _at_most(answer.content.read, n)
+            return answer.status, data, listings.version("gcs", {"generation": answer.headers.get("x-goog-generation")})
 
-    async def get() -> bytes:
-        if await zonal():
-            return bytes(await fs._cat_file(url.path, start=start, end=start + n))
-        status, data = await ask(True)
+    async def get() -> tuple[bytes, str | None]:
+        if await zonal():  # gcsfs's read names no version: listings.keep takes the listing's generation
+            return bytes(await fs._cat_file(url.path, start=start, end=start + n)), None
+        status, data, version = await ask(True)
         if status == 416 and start == 0:  # an empty object has no byte 0 to start a range at
-            status, data = await ask(False)
+            status, data, version = await ask(False)
         if status == 416:
             validate_response(status, data, url.path)
-        return data
+        return data, version
 
-    return _no_more(_in_time(fs, get), n, refuse_more)
+    data, version = _in_time(fs, get)
+    return _no_more(data, n, refuse_more), version
 
 
 def read_versioned(url: Url, limit: int) -> tuple[bytes, str] | None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dflash_cfg.errors import PathError
 from dflash_cfg.jsondoc.document import MAX_BYTES
 from dflash_cfg.model import Url, Where
-from dflash_cfg.sources import files, remote
+from dflash_cfg.sources import files, listings, remote
+from dflash_cfg.sources.cache import default_root
+from dflash_cfg.sources.remote_cache import ContentCache
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
@@ -74,4 +77,8 @@ def absolute(where: Where) -> Where:
     return where if is_remote(where) else Path(os.path.abspath(where))
 
 
-remembered_listings = remote.remembered_listings
+def remembered_listings(*, cached: bool = False) -> AbstractContextManager[None]:
+    """A remote tree listed once (sources/listings.py), with the content cache under the user's cache dir when
+    `cached` (a check without --no-cache): objects the listing shows unchanged are not read again."""
+    root = default_root() if cached else None
+    return listings.remembered(ContentCache(root / "remote") if root is not None else None)

@@ -7,12 +7,14 @@ stores (the writes: S3's conditional put, GCS's refusal) is in test_remote.py an
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from checkpoints import drafter_dir, save, small_shapes
+from faultproxy import FaultProxy
 from helpers import FIXTURES, Result, Store, assert_one_line_error, run_as_user, upload
 from hubserver import free_port
 
@@ -131,3 +133,35 @@ def test_the_server_down_is_one_line_naming_where_it_was_looked_for(
         # client's retries must not make it hang.
         result = run_as_user(*command, f"{store.scheme}://models-x/team/drafter", timeout=120)
         assert_one_line_error(result, contains=("unreachable", store.endpoint_variable))
+
+
+def test_a_warm_check_of_an_unchanged_dir_asks_for_its_listing_only(
+    dflash: Run, store: Store, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    """The listing names every object's version (S3's ETag, GCS's generation): config.json and the shard headers
+    read by an earlier check of the same bytes come from the content cache, and a changed object alone is read
+    again."""
+    folder = drafter_dir(tmp_path, shapes=small_shapes(taps=8))  # fc.weight too wide for 5 taps: DF501
+    save(folder / "extra.safetensors", {"extra.weight": (64, 64)})
+    bucket, url = upload(store, folder)
+    cold = dflash("check", url, "--format", "json")
+    assert cold.code == 1 and "DF501" in cold.out, cold.err
+    assert len(proxy.requests) > 1
+
+    proxy.reset()
+    warm = dflash("check", url, "--format", "json")
+    assert [r.split("?")[0] for r in proxy.requests] == [proxy.requests[0].split("?")[0]] and len(proxy.requests) == 1
+    assert rules(warm) == rules(cold) and warm.code == 1
+
+    changed = json.loads((folder / "config.json").read_text())
+    changed["dflash_config"]["target_layer_ids"] = changed["dflash_config"]["target_layer_ids"][:-1]
+    store.put(bucket, "team/drafter/config.json", json.dumps(changed, indent=2).encode())
+    proxy.reset()
+    again = dflash("check", url, "--format", "json")
+    assert len(proxy.requests) == 2 and "config.json" in proxy.requests[1], proxy.requests  # the listing, the file
+    assert again.json()["files"][0]["sha256"] == hashlib.sha256(json.dumps(changed, indent=2).encode()).hexdigest()
+    assert rules(again) != rules(cold)
+
+    proxy.reset()
+    uncached = dflash("check", url, "--format", "json", "--no-cache")
+    assert len(proxy.requests) > 2 and rules(uncached) == rules(again)

@@ -127,14 +127,23 @@ class PreflightArgs:
     no_cache: bool
     exec_: bool
     no_engine_check: bool
+    launch_file: str | None = None  # the launch written once: a file holding its command line
+    launch_env: str | None = None  # or an environment variable holding it
 
     def __post_init__(self) -> None:
         if self.exec_ and self.ci.exit_zero:
             raise UsageError("--exec launches only on a clean check: --exit-zero would launch whatever it found")
+        given = [name for name, v in (("--launch-file", self.launch_file), ("--launch-env", self.launch_env)) if v]
+        if self.launch:
+            given.insert(0, "a COMMAND")
+        if len(given) > 1:
+            raise UsageError(f"one launch to check: {' and '.join(given)} both name one")
+        if not given:
+            raise UsageError("no launch to check: give it after `--`, or with --launch-file FILE or --launch-env NAME")
 
     @property
     def launch(self) -> list[str]:
-        """The launch's command line."""
+        """The launch's command line, when given after `--`."""
         return list(self.command[1:] if self.command and self.command[0] == "--" else self.command)
 
 
@@ -157,7 +166,7 @@ class WhereArgs:
 
 @dataclass(frozen=True, kw_only=True)
 class ProbeArgs:
-    url: str
+    url: str | None
     interval: float | None
     timeout: float
     min_length: float | None
@@ -170,10 +179,32 @@ class ProbeArgs:
     config: str | None
     isolated: bool
     wait: float | None = None
+    emit_rules: bool = False  # print Prometheus rules judging as probe does, instead of probing
+    hold: float | None = None  # --for: with --emit-rules, how long a collapse holds before the alert fires
 
     def __post_init__(self) -> None:
         if self.keep_going and not self.watch:
             raise UsageError("--keep-going needs --watch")
+        if self.emit_rules:
+            probing = [
+                name
+                for name, given in (
+                    ("URL", self.url is not None),
+                    ("--watch", self.watch),
+                    ("--wait", self.wait is not None),
+                    ("--drafter", self.drafter is not None),
+                    ("--target", self.target is not None),
+                    ("--format json", self.fmt != "text"),
+                )
+                if given
+            ]
+            if probing:
+                raise UsageError(f"--emit-rules writes rules and probes nothing: {', '.join(probing)} has no use there")
+        else:
+            if self.url is None:
+                raise UsageError("missing the engine's metrics URL (or a saved scrape, or - for stdin)")
+            if self.hold is not None:
+                raise UsageError("--for needs --emit-rules: how long a collapse holds before Prometheus alerts")
 
     @property
     def every(self) -> float | None:

@@ -18,6 +18,7 @@ from dflash_cfg.cli.parse_result import ProbeArgs
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, DflashCfgError, NotReady, ProbeError
 from dflash_cfg.report.commands import error_json
 from dflash_cfg.report.probe import diagnosis_text, probe_document, probe_json, probe_line, probe_text
+from dflash_cfg.report.prometheus import rules_yaml
 from dflash_cfg.version import __version__
 
 if TYPE_CHECKING:  # imported when probe runs: the other commands need not load prometheus_client
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # imported when probe runs: the other commands need not load 
 
 
 @click.command("probe")
-@click.argument("url", metavar="URL")
+@click.argument("url", metavar="URL", required=False)
 @click.option("--interval", type=float, metavar="SECONDS", help="Judge the window between two scrapes this far apart.")
 @click.option(
     "--timeout",
@@ -58,6 +59,19 @@ if TYPE_CHECKING:  # imported when probe runs: the other commands need not load 
     "--config", "config", metavar="FILE", type=click.Path(path_type=str, readable=False), help="Project config."
 )
 @click.option("--isolated", is_flag=True, help="Ignore every project config file.")
+@click.option(
+    "--emit-rules",
+    "emit_rules",
+    is_flag=True,
+    help="Print Prometheus recording and alerting rules judging as probe does (window: --interval, default 300 s).",
+)
+@click.option(
+    "--for",
+    "hold",
+    type=float,
+    metavar="SECONDS",
+    help="With --emit-rules: how long a collapse holds before the alert fires (default 600).",
+)
 @parsed(ProbeArgs)
 def probe_command(args: ProbeArgs) -> int:
     """Is speculative decoding working? Acceptance from the engine's Prometheus URL (or a saved scrape).
@@ -67,6 +81,11 @@ def probe_command(args: ProbeArgs) -> int:
     """
     from dflash_cfg.commands import probe
 
+    if args.emit_rules:
+        rules = probe.rule_settings(args.interval, args.hold, args.min_length, args.config, args.isolated)
+        write_whole(rules_yaml(rules))
+        return EXIT_OK
+    assert args.url is not None  # ProbeArgs requires it without --emit-rules
     hub = args.hub.options()
     s = probe.settings(args.url, args.every, args.timeout, args.min_length, args.config, args.isolated, args.wait)
     check = probe.DrafterCheck(

@@ -15,7 +15,7 @@ from dflash_cfg.version import __version__
 
 
 @click.command("preflight", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @hub_options
 @ci_options
 @project_options
@@ -32,6 +32,16 @@ from dflash_cfg.version import __version__
     help="Do not run the launch's own engine on the drafter (DF90x); the project config's engine-check = false "
     "does the same.",
 )
+@click.option(
+    "--launch-file",
+    metavar="FILE",
+    help="Read the launch from FILE: its command line as written at a shell (a ConfigMap key mounted in a pod).",
+)
+@click.option(
+    "--launch-env",
+    metavar="NAME",
+    help="Read the launch from the environment variable NAME: its command line as written at a shell.",
+)
 @parsed(PreflightArgs)
 def preflight_command(args: PreflightArgs) -> int:
     """Check the drafter and target of a vLLM or SGLang launch COMMAND (after --) before it runs.
@@ -39,12 +49,14 @@ def preflight_command(args: PreflightArgs) -> int:
     Model ids are resolved in the local Hugging Face cache, as the engine would, without network.
     Example: dflash-cfg preflight --exec -- vllm serve Qwen/Qwen3.6-27B --speculative-config '{...}'
     """
+    import os
+
     from dflash_cfg.commands import preflight
 
     _, hub = args.hub.resolve(())
     failing = args.project.failing()
     result = preflight.run(
-        args.launch,
+        preflight.launch_argv(args.launch, args.launch_file, args.launch_env, os.environ),
         hub,
         args.no_cache,
         offline=args.hub.offline,

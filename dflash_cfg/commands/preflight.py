@@ -22,14 +22,30 @@ from dflash_cfg.launch.environment import (
     hub_cache_dir,
     refuse_other_hub,
 )
+from dflash_cfg.launch.shell import words
 from dflash_cfg.launch.speculators import served_speculators
 from dflash_cfg.model import EngineCheck, EngineStep, HubOptions, Launch, Location, Preflight, Severity
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import default_root
-from dflash_cfg.sources.launch_files import read_config, read_env_file
+from dflash_cfg.sources.launch_files import read_config, read_env_file, read_launch
 from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.sources.target import TARGET_FILES
 from dflash_cfg.sources.where import Lookup, exists_for, folder_for, is_file_for, locate_for
+
+
+def launch_argv(
+    command: Sequence[str], launch_file: str | None, launch_env: str | None, environ: Mapping[str, str]
+) -> list[str]:
+    """The launch to check: the words after `--`, or the command line written once elsewhere, as `sh` splits it:
+    in a file (--launch-file: a ConfigMap key mounted into the pod) or an environment variable (--launch-env:
+    one the pod's spec sets from the same ConfigMap), the text the engine's container runs."""
+    if launch_file is not None:
+        return list(words(read_launch(launch_file), f"--launch-file {launch_file}"))
+    if launch_env is not None:
+        if launch_env not in environ:
+            raise UsageError(f"--launch-env {launch_env}: the variable is not set")
+        return list(words(environ[launch_env], f"--launch-env {launch_env}"))
+    return list(command)
 
 
 def run(

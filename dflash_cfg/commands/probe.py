@@ -14,7 +14,7 @@ from pathlib import Path
 from dflash_cfg import progress
 from dflash_cfg.errors import DflashCfgError, NotReady, ProbeError, UsageError
 from dflash_cfg.lint import acceptance
-from dflash_cfg.model import Diagnosis, HubOptions, Judged, Report, Window
+from dflash_cfg.model import Diagnosis, HubOptions, Judged, Report, RuleSettings, Window
 from dflash_cfg.sources import metrics, scrape
 from dflash_cfg.sources.project import ProjectConfig
 from dflash_cfg.sources.project import resolve as resolve_project
@@ -79,6 +79,31 @@ def settings(
         project=project,
         wait=wait,
     )
+
+
+def rule_settings(
+    interval: float | None, hold: float | None, min_acceptance_length: float | None, config: str | None, isolated: bool
+) -> RuleSettings:
+    """`--emit-rules`: probe's window and thresholds (the command line's, else the project config's, per served model
+    and default) for Prometheus rules. Prometheus counts durations in whole seconds here: a fraction is refused."""
+    window = _whole("--interval", 300.0 if interval is None else interval)
+    held = _whole("--for", 600.0 if hold is None else hold)
+    s = settings("-", None, 10.0, min_acceptance_length, config, isolated)
+    per_model, default = s.thresholds()
+    return RuleSettings(
+        window=window,
+        hold=held,
+        default=default,
+        per_model=tuple(sorted(per_model.items())),
+        vllm_counters=metrics.VLLM_COUNTERS,
+        sglang_gauges=metrics.SGLANG_GAUGES,
+    )
+
+
+def _whole(option: str, seconds: float) -> int:
+    if not (seconds.is_integer() and 1 <= seconds < _FOREVER):
+        raise UsageError(f"{option} must be a whole number of seconds, at least 1, with --emit-rules")
+    return int(seconds)
 
 
 def _judge(s: Settings, scraped: metrics.Scrape, interval: float | None) -> Window:

@@ -74,7 +74,7 @@ from dflash_cfg.model.inputs import (
     Where,
 )
 from dflash_cfg.model.launch import ASSIGNMENT, Container, Launch, Mount
-from dflash_cfg.model.probe import Acceptance, Diagnosis, Judged, Window
+from dflash_cfg.model.probe import Acceptance, Diagnosis, Judged, RuleSettings, Window
 from dflash_cfg.model.results import (
     CRITICAL,
     MISSING,
@@ -153,6 +153,7 @@ __all__ = [
     "Revision",
     "Row",
     "RuleDoc",
+    "RuleSettings",
     "Served",
     "Severity",
     "Shape",

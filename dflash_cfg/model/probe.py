@@ -65,3 +65,18 @@ class Diagnosis:
     drafter: str
     upstream: str | None
     report: Report
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuleSettings:
+    """What `probe --emit-rules` writes Prometheus rules for: probe's window (`--interval`, whole seconds: rate()'s
+    range) and thresholds (`default`, and `per_model` by served model name, as the project config sets them), a
+    collapse held `hold` seconds before the alert fires; the engines' metric names as probe reads them (vLLM's
+    counters: drafts, draft tokens, accepted tokens, without `_total`; SGLang's gauges: length, rate)."""
+
+    window: int
+    hold: int
+    default: float
+    per_model: tuple[tuple[str, float], ...]
+    vllm_counters: tuple[str, str, str]
+    sglang_gauges: tuple[str, str]

@@ -1,5 +1,5 @@
 """The files a launch command names, read as the engine and its wrappers read them: an engine's `--config` YAML
-and a `docker run --env-file`.
+and a `docker run --env-file`; and the launch itself, written once as a command line (`preflight --launch-file`).
 
 Both are user input that reaches the parser before anything is checked, so each read is bounded: in bytes, and
 for the YAML also once its aliases are expanded (a few-hundred-byte alias bomb otherwise expands to gigabytes
@@ -20,6 +20,21 @@ CONFIG_MAX_BYTES = 1024 * 1024  # an engine's YAML config is a few hundred bytes
 CONFIG_MAX_NODES = 100_000
 CONFIG_MAX_DEPTH = 64
 ENV_FILE_MAX_BYTES = 1024 * 1024
+LAUNCH_MAX_BYTES = 256 * 1024  # a launch line is a few hundred bytes; a ConfigMap value is at most 1 MiB
+
+
+def read_launch(path: str) -> str:
+    """The text of a launch written once (a ConfigMap key mounted as a file), for launch/shell.py to split."""
+    try:
+        raw = files.read(Path(path), LAUNCH_MAX_BYTES + 1)
+    except PathError as exc:
+        raise LaunchError(f"--launch-file {path!r}: {exc}") from None
+    if len(raw) > LAUNCH_MAX_BYTES:
+        raise LaunchError(f"--launch-file {path!r}: larger than {LAUNCH_MAX_BYTES} bytes, not a launch line")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LaunchError(f"--launch-file {path!r}: not UTF-8 text") from None
 
 
 def read_config(path: str) -> Any:

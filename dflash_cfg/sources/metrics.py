@@ -32,6 +32,9 @@ _DRAFTS, _DRAFT_TOKENS, _ACCEPTED, _PER_POS = (
     f"{_VLLM}num_accepted_tokens_per_pos",
 )
 _SGLANG_LENGTH, _SGLANG_RATE = "sglang:spec_accept_length", "sglang:spec_accept_rate"
+# The names as probe reads them, for the Prometheus rules that judge as probe does (`probe --emit-rules`).
+VLLM_COUNTERS = (_DRAFTS, _DRAFT_TOKENS, _ACCEPTED)
+SGLANG_GAUGES = (_SGLANG_LENGTH, _SGLANG_RATE)
 
 _MAX_POSITIONS = 1024
 Labels = tuple[tuple[str, str], ...]  # a series' other labels, sorted: a federation's `instance`, SGLang's tp_rank

@@ -178,6 +178,15 @@ class Store(Protocol):
     def keys(self, bucket: str) -> list[str]: ...
 
 
+def model_volume(root: Path, drafter: Path) -> Path:
+    """A models dir as the launch examples lay it out (the incident's): `drafter` as Qwen3.6-27B-DFlash's
+    config.json beside its target, Qwen3.6-27B."""
+    (root / "Qwen3.6-27B-DFlash").mkdir(parents=True)
+    shutil.copyfile(drafter, root / "Qwen3.6-27B-DFlash" / "config.json")
+    shutil.copytree(FIXTURES / "targets" / "Qwen__Qwen3.6-27B", root / "Qwen3.6-27B")
+    return root
+
+
 def upload(store: Store, folder: Path, prefix: str = "team/drafter") -> tuple[str, str]:
     """`folder` uploaded under `prefix` of a new bucket: the bucket and the folder's URL."""
     bucket = store.new_bucket()

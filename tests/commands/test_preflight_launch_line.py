@@ -4,13 +4,12 @@ value), read as `sh` splits it: the engine's container runs the same text throug
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, Result, assert_one_line_error
+from helpers import FIXTURES, Result, assert_one_line_error, model_volume
 
 from dflash_cfg.errors import LaunchError
 from dflash_cfg.launch.shell import words
@@ -20,14 +19,6 @@ UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
 TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
 
 Run = Callable[..., Result]
-
-
-def models(tmp_path: Path, drafter: Path) -> Path:
-    root = tmp_path / "models"
-    (root / "Qwen3.6-27B-DFlash").mkdir(parents=True)
-    shutil.copyfile(drafter, root / "Qwen3.6-27B-DFlash" / "config.json")
-    shutil.copytree(TARGET, root / "Qwen3.6-27B")
-    return root
 
 
 def spec(root: Path) -> str:
@@ -48,7 +39,7 @@ def launch_line(root: Path) -> str:
 def test_the_launch_from_a_file_or_a_variable_is_checked_as_after_the_dashes(
     dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, drafter: Path, code: int
 ) -> None:
-    root = models(tmp_path, drafter)
+    root = model_volume(tmp_path / "models", drafter)
     line = launch_line(root)
     (tmp_path / "launch").write_text(line, encoding="utf-8")
     monkeypatch.setenv("DFLASH_CFG_LAUNCH", line)

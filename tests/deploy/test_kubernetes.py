@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from helpers import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT, model_volume
 
 from dflash_cfg.launch.shell import words
 
@@ -158,15 +157,6 @@ def test_the_chart_gate_reads_the_engine_s_own_values() -> None:
 # --- the gate, run as the pod runs it ---------------------------------------------------------------------------
 
 
-def volume(tmp_path: Path, drafter: Path) -> Path:
-    """The model volume as the examples lay it out: the target and its drafter side by side."""
-    root = tmp_path / "volume"
-    (root / "Qwen3.6-27B-DFlash").mkdir(parents=True)
-    shutil.copyfile(drafter, root / "Qwen3.6-27B-DFlash" / "config.json")
-    shutil.copytree(TARGET, root / "Qwen3.6-27B")
-    return root
-
-
 def stand_in_engine(tmp_path: Path) -> tuple[Path, Path]:
     """A `vllm` on PATH that records its arguments and exits 0: the engine the container starts."""
     bin_dir, record = tmp_path / "engine-bin", tmp_path / "engine-argv.json"
@@ -225,7 +215,7 @@ def gate_of_deployment() -> tuple[dict[str, Any], dict[str, dict[str, str]], str
 def test_the_init_step_stops_the_incident_and_passes_the_repaired_drafter(
     tmp_path: Path, example: str, drafter: Path, code: int, summary: str
 ) -> None:
-    root = volume(tmp_path, drafter)
+    root = model_volume(tmp_path / "volume", drafter)
     engine_bin, _ = stand_in_engine(tmp_path)
     if example == "deployment":
         gate, maps, mount = gate_of_deployment()
@@ -247,7 +237,7 @@ def test_the_engine_container_starts_exactly_the_launch_the_gate_checked(tmp_pat
     """The Deployment's engine runs the ConfigMap's text through sh: the words it gets are preflight's."""
     docs = documents("deployment.yaml")
     (engine,) = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
-    root = volume(tmp_path, REPAIRED)
+    root = model_volume(tmp_path / "volume", REPAIRED)
     engine_bin, record = stand_in_engine(tmp_path)
     done = run_container(engine, config_maps(docs), "/models", root, engine_bin)
     assert done.returncode == 0, done.stderr
@@ -264,7 +254,7 @@ def test_the_kserve_container_gates_the_engine_after_the_download(tmp_path: Path
     repaired drafter passes and the process becomes the engine, started with the launch's words."""
     docs = documents("kserve.yaml")
     (container,) = one(docs, "InferenceService")["spec"]["predictor"]["containers"]
-    root = volume(tmp_path, drafter)
+    root = model_volume(tmp_path / "volume", drafter)
     engine_bin, record = stand_in_engine(tmp_path)
     done = run_container(container, config_maps(docs), "/mnt/models", root, engine_bin)
     assert done.returncode == code, done.stdout[-3000:] + done.stderr

@@ -16,7 +16,6 @@ from dflash_cfg.launch.shell import words
 
 INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json"
 UPSTREAM = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
-TARGET = FIXTURES / "targets" / "Qwen__Qwen3.6-27B"
 
 Run = Callable[..., Result]
 

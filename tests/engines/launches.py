@@ -163,6 +163,7 @@ def draft_window_argvs(folder: Path) -> list[list[str]]:
             folder, "nested", dflash_config={**json.loads(B16.read_text())["dflash_config"], "block_size": 10}
         ),
         "none": drafter(folder, "none", block_size=None),
+        "string-b8": drafter(folder, "string", block_size="8"),
     }
     lines: list[tuple[str, list[str]]] = []
     for name in drafters:

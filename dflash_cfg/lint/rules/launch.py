@@ -305,10 +305,10 @@ def draft_window(ctx: Context) -> Iterator[Problem]:
     if launch.num_draft_tokens is not None:
         tokens, said = launch.num_draft_tokens, "--speculative-num-draft-tokens"
     else:
-        # dflash_utils.parse_dflash_draft_config: dflash_config's key wins even when null; a value it cannot
-        # read makes _handle_dflash fall back to 16.
-        value = ctx.draft_value("block_size")
-        tokens = value if is_int(value) and value > 0 else SGLANG_DEFAULT_BLOCK
+        # dflash_utils.parse_dflash_draft_config: dflash_config's key wins even when null, int()ed ("8" is 8); a
+        # value it cannot read makes _handle_dflash fall back to 16.
+        value = as_int(ctx.draft_value("block_size"))
+        tokens = value if value is not None and value > 0 else SGLANG_DEFAULT_BLOCK
         said = where[1:].replace("/", ".") if tokens == value else "no usable block_size: SGLang's default"
     if window < tokens:
         yield Problem(

@@ -110,6 +110,46 @@ def test_draft_tokens_must_match_block_size(
     assert f["pointer"] == pointer and f["severity"] == "error"
 
 
+def sglang(target: Path, drafter: Path, *extra: str) -> list[str]:
+    return ["python", "-m", "sglang.launch_server", "--model-path", str(target), "--speculative-algorithm", "DFLASH",
+            "--speculative-draft-model-path", str(drafter), *extra]  # fmt: skip
+
+
+def test_a_drafter_without_block_size_drafts_the_launchs_block(dflash: Run, tmp_path: Path) -> None:
+    """No block_size in the file: vLLM drafts the launch's num_speculative_tokens + 1 and SGLang its
+    --speculative-num-draft-tokens (neither reads a default), so the launch is not held to a 16 the file never
+    said; only the missing trained value is warned about, naming the launch's block."""
+    data = json.loads(UPSTREAM.read_text())
+    del data["block_size"]
+    d, t = pair(tmp_path, UPSTREAM)
+    (d / "config.json").write_text(json.dumps(data, indent=2))
+    for argv, said in (
+        (vllm(t, d, 7), "the launch's 8 (num_speculative_tokens 7 + 1)"),
+        (sglang(t, d, "--speculative-num-draft-tokens", "8"), "the launch's 8 (--speculative-num-draft-tokens 8)"),
+        (sglang(t, d, "--speculative-dflash-block-size", "12"), "the launch's 12 (--speculative-num-draft-tokens 12)"),
+    ):
+        result = dflash("preflight", "--fail-on", "error", "--no-engine-check", "--", *argv)
+        assert result.code == 0, result.out
+        assert "DF801" not in result.out and "assume 16" not in result.out
+        assert f"warning DF121 block-size /block_size: block_size missing: the engine drafts {said}," in result.out
+    # The launch that sets no draft tokens is refused by vLLM, whatever the file says (it reads no block_size).
+    refused = dflash("preflight", "--fail-on", "error", "--no-engine-check", "--", *vllm(t, d, 7)[:3],
+                     "--speculative-config", json.dumps({"method": "dflash", "model": str(d)}))  # fmt: skip
+    assert refused.code == 1
+    assert "error DF801 launch-draft-tokens /block_size: the vLLM launch gives no num_speculative_tokens" in refused.out
+
+
+def test_a_drafter_block_size_still_holds_the_launch(dflash: Run, tmp_path: Path) -> None:
+    """With a block_size in the file, a launch that drafts another block is still an error, on either engine."""
+    d, t = pair(tmp_path, UPSTREAM)  # block_size 16
+    for argv, said in (
+        (vllm(t, d, 7), "num_speculative_tokens 7 per step, the drafter needs block_size - 1 = 15 (block_size 16)"),
+        (sglang(t, d, "--speculative-dflash-block-size", "8"), "the drafter needs block_size = 16 (block_size 16)"),
+    ):
+        result = dflash("preflight", "--fail-on", "error", "--no-engine-check", "--", *argv)
+        assert result.code == 1 and said in result.out, result.out
+
+
 def test_tensor_parallel_and_method(dflash: Run, tmp_path: Path) -> None:
     d, t = pair(tmp_path, UPSTREAM)
     assert ("DF802", "error") in rules(

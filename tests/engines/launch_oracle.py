@@ -144,12 +144,23 @@ def _vllm_config() -> Any:
         return {
             "method": spec.method,
             "tokens": spec.num_speculative_tokens,
+            "block": _block(spec),
             "draft_tp": spec.draft_tensor_parallel_size,
             "v2_runner": _v2_runner(config),
             "max_model_len": config.model_config.max_model_len,
         }
 
     return build
+
+
+def _block(spec: Any) -> int | None:
+    """The queries a request drafts per step, as the release's configuration says it: vLLM 0.34's speculator
+    config holds it (vllm/v1/worker/gpu/spec_decode/dflash/config.py:DFlashSpeculatorConfig.num_lookahead_tokens:
+    the anchor and one per draft token); 0.33 has no such object (its DFlashSpeculator, built on a GPU worker,
+    takes 1 + num_speculative_tokens): None."""
+    if not hasattr(type(spec), "speculator_config"):
+        return None
+    return int(spec.speculator_config.num_lookahead_tokens)
 
 
 def _v2_runner(config: Any) -> bool:

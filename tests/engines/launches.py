@@ -163,6 +163,7 @@ def draft_window_argvs(folder: Path) -> list[list[str]]:
             folder, "nested", dflash_config={**json.loads(B16.read_text())["dflash_config"], "block_size": 10}
         ),
         "none": drafter(folder, "none", block_size=None),
+        "string-b8": drafter(folder, "string", block_size="8"),
     }
     lines: list[tuple[str, list[str]]] = []
     for name in drafters:
@@ -172,6 +173,47 @@ def draft_window_argvs(folder: Path) -> list[list[str]]:
         lines.append((name, ["--speculative-draft-window-size", "8", "--speculative-dflash-block-size", "12"]))
     return [["--model-path", QWEN3_4B, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path",
              str(drafters[name]), *extra] for name, extra in lines]  # fmt: skip
+
+
+def block_drafters(folder: Path) -> dict[str, Path]:
+    """Drafters with a block size at the top level, in dflash_config, as a string, and none at all."""
+    nested = {**json.loads(B16.read_text())["dflash_config"], "block_size": 10}
+    return {
+        "b16": B16.parent,
+        "b8": drafter(folder, "b8", block_size=8),
+        "nested-b10": drafter(folder, "nested", dflash_config=nested),
+        "string-b8": drafter(folder, "string", block_size="8"),
+        "none": drafter(folder, "none", block_size=None),
+    }
+
+
+# What each of block_drafters' drafters says its block is, as SGLang int()s it (None: it says none), in its order.
+FILE_BLOCKS: dict[str, int | None] = {"b16": 16, "b8": 8, "nested-b10": 10, "string-b8": 8, "none": None}
+# The drafts per step a vLLM launch gives (None: none) and the SGLang launch options that set them.
+VLLM_BLOCK_TOKENS: tuple[int | None, ...] = (None, 7, 9, 15)
+SGLANG_BLOCK_OPTIONS: tuple[tuple[str, ...], ...] = (
+    (), ("--speculative-num-draft-tokens", "8"), ("--speculative-dflash-block-size", "12"),
+    ("--speculative-num-draft-tokens", "16"),
+)  # fmt: skip
+
+
+def vllm_block_cases(folder: Path) -> list[dict[str, Any]]:
+    """Each block drafter under each VLLM_BLOCK_TOKENS (the drafters first, in block_drafters' order)."""
+    cases = []
+    for path in block_drafters(folder).values():
+        for tokens in VLLM_BLOCK_TOKENS:
+            spec: dict[str, Any] = {"method": "dflash", "model": str(path)}
+            if tokens is not None:
+                spec["num_speculative_tokens"] = tokens
+            cases.append({"target": QWEN3_4B, "speculative_config": spec})
+    return cases
+
+
+def sglang_block_argvs(folder: Path) -> list[list[str]]:
+    """SGLang DFLASH launches of each block drafter under each of SGLANG_BLOCK_OPTIONS."""
+    head = ["--model-path", QWEN3_4B, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path"]
+    paths = block_drafters(folder).values()
+    return [[*head, str(path), *options] for path in paths for options in SGLANG_BLOCK_OPTIONS]
 
 
 PARALLEL_ENVS: tuple[dict[str, str], ...] = ({}, {"SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION": "1"})
@@ -408,6 +450,11 @@ def oracle_runs(folder: Path) -> list[OracleRun]:
         label = " ".join(f"{k}={v}" for k, v in env.items()) or "default"
         request = {"engine": "sglang-dflash", "lines": parallel_layout_argvs()}
         runs.append(OracleRun(f"parallel-layouts {label}", request, folder, dict(env)))
+    here = sub("vllm-block")
+    runs.append(OracleRun("vllm-block", {"engine": "vllm-config", "cases": vllm_block_cases(here)}, here,
+                          {"VLLM_USE_V2_MODEL_RUNNER": "1"}))  # fmt: skip
+    here = sub("sglang-block")
+    runs.append(OracleRun("sglang-block", {"engine": "sglang-dflash", "lines": sglang_block_argvs(here)}, here))
     here = sub("max-model-len")
     runs.append(OracleRun("max-model-len", {"engine": "vllm-config", "cases": max_len_cases(here)}, here,
                           {"VLLM_USE_V2_MODEL_RUNNER": "1"}))  # fmt: skip

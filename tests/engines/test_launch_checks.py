@@ -21,11 +21,14 @@ from dflash_cfg.launch.speculators import served_speculators
 from dflash_cfg.lint.releases import VLLM_0_34
 from engines import build
 from engines.launches import (
+    FILE_BLOCKS,
     MAX_LENGTHS,
     METHOD_CHOICES,
     PARALLEL_ENVS,
     QWEN3_4B,
+    SGLANG_BLOCK_OPTIONS,
     SPEC_KEYS,
+    VLLM_BLOCK_TOKENS,
     ask_oracle,
     dflash_case,
     draft_tp_rows,
@@ -35,7 +38,9 @@ from engines.launches import (
     max_len_cases,
     parallel_layout_argvs,
     served_speculators_lines,
+    sglang_block_argvs,
     v1_runner_pairs,
+    vllm_block_cases,
 )
 
 Run = Callable[..., Result]
@@ -155,6 +160,76 @@ def test_sglang_draft_window_is_df808(engine_python: Path, dflash: Run, tmp_path
         assert not refused or "--speculative-draft-window-size must be >=" in refused, refused
         outcomes.add(bool(refused))
     assert outcomes == {True, False}
+
+
+def block_findings(dflash: Run, argv: list[str]) -> dict[str, str]:
+    """preflight's DF801 and DF121 findings for a launch (rule -> message), the engine step off."""
+    result = dflash("preflight", "--no-engine-check", "--format", "json", "--", *argv)
+    assert result.code in (0, 1), result.err
+    return {f["rule"]: f["message"] for f in result.json()["files"][0]["findings"] if f["rule"] in ("DF801", "DF121")}
+
+
+# vLLM 0.34's configuration holds the block a request drafts (its speculator config); 0.33's builds it on a GPU worker.
+BLOCK_IN_CONFIG = VLLM_0_34.includes(build.locked()["vllm"])
+
+
+def test_vllm_drafts_the_launchs_block_whatever_the_drafter_says(
+    engine_python: Path, dflash: Run, tmp_path: Path
+) -> None:
+    # vLLM never reads block_size: the launch's num_speculative_tokens builds the block
+    # (vllm/v1/worker/gpu/spec_decode/dflash/config.py:DFlashSpeculatorConfig.num_lookahead_tokens, tokens + 1; 0.33:
+    # vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__@0.33.0 on the GPU worker), and a
+    # launch without them is refused whatever the drafter says
+    # (vllm/v1/worker/gpu/spec_decode/speculator_config.py:DraftModelSpeculatorConfig.configure; 0.33:
+    # vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0). DF801 holds the launch against a
+    # block_size the file has, and only then; DF121 names the launch's block when the file has none.
+    cases = vllm_block_cases(tmp_path)
+    answers = ask_oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, V2_RUNNER)
+    blocks = [b for b in FILE_BLOCKS.values() for _ in VLLM_BLOCK_TOKENS]
+    outcomes = set()
+    for case, answer, trained in zip(cases, answers, blocks, strict=True):
+        spec = case["speculative_config"]
+        tokens = spec.get("num_speculative_tokens")
+        found = block_findings(dflash, ["vllm", "serve", QWEN3_4B, "-sc", json.dumps(spec)])
+        if tokens is None:
+            assert "`num_speculative_tokens` was not provided" in answer.get("refused", ""), (case, answer)
+            assert "gives no num_speculative_tokens" in found.get("DF801", ""), (case, found)
+            outcomes.add("refused")
+            continue
+        read = answer["read"]
+        assert read["tokens"] == tokens and read["block"] == (tokens + 1 if BLOCK_IN_CONFIG else None), (case, answer)
+        assert ("DF801" in found) == (trained is not None and trained != tokens + 1), (case, found)
+        if trained is None:
+            assert f"the launch's {tokens + 1} (num_speculative_tokens {tokens} + 1)" in found["DF121"], found
+        outcomes.add("DF801" if "DF801" in found else "served")
+    assert outcomes == {"refused", "DF801", "served"}, outcomes
+
+
+def test_sglang_drafts_the_launchs_block_else_the_drafters_else_16(
+    engine_python: Path, dflash: Run, tmp_path: Path
+) -> None:
+    # sglang/srt/arg_groups/speculative_hook.py:_handle_dflash: --speculative-num-draft-tokens (or
+    # --speculative-dflash-block-size), else the drafter's block size (dflash_config first), else 16. The worker then
+    # drafts that value and only logs a drafter block_size that differs
+    # (sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2.__init__, on a GPU worker: cited). DF801 holds a
+    # launch value against a block_size the file has; DF121 names the launch's block when the file has none, SGLang's
+    # 16 when neither does.
+    argvs = sglang_block_argvs(tmp_path)
+    answers = ask_oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path)
+    blocks = [b for b in FILE_BLOCKS.values() for _ in SGLANG_BLOCK_OPTIONS]
+    outcomes = set()
+    for argv, answer, trained, options in zip(argvs, answers, blocks, SGLANG_BLOCK_OPTIONS * len(FILE_BLOCKS),
+                                              strict=True):  # fmt: skip
+        given = int(options[1]) if options else None
+        served = answer["read"]["tokens"]
+        assert served == (given if given is not None else trained if trained is not None else 16), (argv, answer)
+        found = block_findings(dflash, ["python", "-m", "sglang.launch_server", *argv])
+        assert ("DF801" in found) == (given is not None and trained is not None and given != trained), (argv, found)
+        if trained is None:
+            said = "loaders assume 16" if given is None else f"the launch's {given} (--speculative-num-draft-tokens"
+            assert said in found["DF121"], (argv, found)
+        outcomes.add("DF801" if "DF801" in found else "launch" if given is not None else "file or 16")
+    assert outcomes == {"DF801", "launch", "file or 16"}, outcomes
 
 
 def test_sglang_parallel_layouts_are_df809(engine_python: Path, dflash: Run, tmp_path: Path) -> None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import sglang, speculators, vllm
-from dflash_cfg.lint.rules.base import Context, LaunchCheck, is_int, rule
+from dflash_cfg.lint.rules.base import Context, LaunchCheck, as_int, is_int, rule
 from dflash_cfg.model import Launch, Problem, Severity
 
-DEFAULT_BLOCK_SIZE = 16  # what newer loaders assume when the file has no block_size
+# What SGLang drafts per step when neither the launch nor the drafter says: --speculative-num-draft-tokens defaults
+# to the drafter's block_size, else to this (sglang/srt/arg_groups/speculative_hook.py:_handle_dflash). vLLM has no
+# such default: a launch without num_speculative_tokens is refused, whatever the drafter's block_size.
+SGLANG_DEFAULT_BLOCK = 16
 
 
 def launched(ctx: Context) -> Launch:
@@ -16,12 +19,35 @@ def launched(ctx: Context) -> Launch:
     return ctx.launch
 
 
-def _block_size(ctx: Context) -> tuple[int, str]:
-    value = ctx.draft_value("block_size")
-    if is_int(value) and value >= 2:
-        where = "dflash_config.block_size" if "block_size" in ctx.dflash else "block_size"
-        return value, f"{where} {value}"
-    return DEFAULT_BLOCK_SIZE, f"no usable block_size, so the loaders' default {DEFAULT_BLOCK_SIZE}"
+def launch_block(launch: Launch) -> tuple[int, str] | None:
+    """The block the launch drafts per step when it sets one, and how it says it: vLLM queries the anchor plus
+    num_speculative_tokens masks (vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__),
+    SGLang drafts --speculative-num-draft-tokens (or its DFLASH alias) and hands it to the drafter
+    (sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2.__init__). None: the launch leaves it open."""
+    if launch.engine == "vllm" and launch.num_speculative_tokens is not None:
+        return launch.num_speculative_tokens + 1, f"num_speculative_tokens {launch.num_speculative_tokens} + 1"
+    if launch.engine == "sglang" and launch.num_draft_tokens is not None:
+        return launch.num_draft_tokens, f"--speculative-num-draft-tokens {launch.num_draft_tokens}"
+    return None
+
+
+def file_block(ctx: Context) -> tuple[int, str] | None:
+    """The drafter's own block size as SGLang reads it (dflash_config first, int() of a numeric string or an
+    integral float), and where it is; None when the file has none it could have been trained with."""
+    value = as_int(ctx.draft_value("block_size"))
+    if value is None or value < 2:
+        return None
+    return value, f"{ctx.draft_pointer('block_size')[1:].replace('/', '.')} {value}"
+
+
+def _vllm_needs_tokens(ctx: Context) -> bool:
+    """Whether vLLM refuses this drafter when the launch gives no num_speculative_tokens: it takes them from the
+    drafter only from a speculators file's speculative_tokens (DF805), an ``n_predict``, or a DSpark block
+    (vllm/v1/worker/gpu/spec_decode/speculator_config.py:DraftModelSpeculatorConfig.configure,
+    vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0), never from a DFlash block_size."""
+    names = ctx.data.get("architectures")
+    dspark = isinstance(names, list) and any(isinstance(n, str) and "dspark" in n.lower() for n in names)
+    return ctx.kind != "speculators" and "n_predict" not in ctx.data and not dspark
 
 
 @rule(
@@ -34,48 +60,68 @@ def _block_size(ctx: Context) -> tuple[int, str]:
     checks=(
         LaunchCheck(
             engine="vllm",
-            check="Drafts per step: vLLM never compares `num_speculative_tokens` with the drafter's block; it "
-            "drafts what the launch says",
-            where="`vllm/config/speculative.py` (no such check)",
-            preflight="DF801 (the launch's value), DF805 (a speculators file's `speculative_tokens`)",
+            check="Drafts per step: the launch's `num_speculative_tokens` (a block of the anchor and that many "
+            "masks), never the drafter's `block_size`, which vLLM neither reads nor compares; a launch without "
+            'it is refused ("`num_speculative_tokens` was not provided"), whatever the drafter\'s '
+            "`block_size`",
+            where="`vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__` (1 + "
+            "`num_speculative_tokens` queries a request), "
+            "`vllm/v1/worker/gpu/spec_decode/speculator_config.py:DraftModelSpeculatorConfig.configure`, "
+            "`vllm/config/speculative.py:SpeculativeConfig.__post_init__@0.33.0` (the refusal)",
+            preflight="DF801 (the launch's value against the drafter's `block_size`; none given: an error), DF805 "
+            "(a speculators file's `speculative_tokens`); engine test",
         ),
         LaunchCheck(
             engine="sglang",
-            check="Draft tokens taken from the drafter's `dflash_config.block_size`, else its `block_size`, "
-            "else 16; a launch value that differs is only logged",
+            check="Draft tokens: the launch's `--speculative-num-draft-tokens` (or "
+            "`--speculative-dflash-block-size`), else the drafter's `dflash_config.block_size`, else its "
+            "`block_size`, else 16; the worker drafts the launch's value, and one that differs from the "
+            "drafter's is only logged",
             where="`sglang/srt/arg_groups/speculative_hook.py:_handle_dflash` (when "
             "`speculative_num_draft_tokens` is unset), "
             '`sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2.__init__` ("DFLASH block size '
             'mismatch")',
-            preflight="DF801",
+            preflight="DF801; engine test (`_handle_dflash`; the worker's log is cited: it runs on a GPU worker)",
         ),
     ),
 )
 def draft_tokens(ctx: Context) -> Iterator[Problem]:
-    """The launch drafts a different number of tokens per step than the drafter's block was trained for.
+    """The launch drafts a different number of tokens per step than the drafter's block was trained for, or
+    (vLLM) gives none at all.
 
     vLLM: ``num_speculative_tokens`` must be ``block_size - 1`` (the anchor is not drafted); SGLang:
-    ``--speculative-num-draft-tokens`` must be ``block_size`` (anchor included). vLLM does not read the
-    drafter's ``block_size`` at all and SGLang only logs a mismatch: both draft a block shape the drafter
-    never saw.
+    ``--speculative-num-draft-tokens`` must be ``block_size`` (anchor included). The block is chosen at launch:
+    vLLM does not read the drafter's ``block_size`` at all (a launch without ``num_speculative_tokens`` is
+    refused at start-up, whatever the file says) and SGLang drafts the launch's value, only logging a
+    mismatch: both draft a block shape the drafter never saw. A drafter without ``block_size`` is served with
+    the launch's block (DF121 says the file lacks the trained one); nothing here assumes 16.
 
-    Fail: vLLM ``"num_speculative_tokens": 7`` with ``"block_size": 16``
-    Pass: vLLM ``"num_speculative_tokens": 15`` with ``"block_size": 16``
+    Fail: vLLM ``"num_speculative_tokens": 7`` with ``"block_size": 16``; vLLM without ``num_speculative_tokens``
+    Pass: vLLM ``"num_speculative_tokens": 15`` with ``"block_size": 16``, or with no ``block_size``
     """
     launch = launched(ctx)
-    size, said = _block_size(ctx)
+    trained = file_block(ctx)
     where = ctx.draft_pointer("block_size")
-    if (
-        launch.engine == "vllm"
-        and launch.num_speculative_tokens is not None
-        and launch.num_speculative_tokens != size - 1
-    ):
+    if launch.engine == "vllm" and launch.num_speculative_tokens is None:
+        if _vllm_needs_tokens(ctx):
+            give = "" if trained is None else f"; give block_size - 1 = {trained[0] - 1} ({trained[1]})"
+            yield Problem(
+                pointer=where,
+                message="the vLLM launch gives no num_speculative_tokens, which vLLM refuses at start-up (it never "
+                f"takes them from the drafter's block_size){give}",
+            )
+        return
+    served = launch_block(launch)
+    if served is None or trained is None or served[0] == trained[0]:
+        return
+    size, said = trained
+    if launch.engine == "vllm":
         yield Problem(
             pointer=where,
             message=f"the vLLM launch drafts num_speculative_tokens {launch.num_speculative_tokens} per "
             f"step, the drafter needs block_size - 1 = {size - 1} ({said})",
         )
-    if launch.engine == "sglang" and launch.num_draft_tokens is not None and launch.num_draft_tokens != size:
+    else:
         yield Problem(
             pointer=where,
             message=f"the SGLang launch sets --speculative-num-draft-tokens {launch.num_draft_tokens}, "
@@ -207,9 +253,11 @@ def speculators_tokens(ctx: Context) -> Iterator[Problem]:
     methods = spec.get("proposal_methods") if isinstance(spec, dict) else None
     first = methods[0] if isinstance(methods, list) and methods else None
     tokens = first.get("speculative_tokens") if isinstance(first, dict) else None
-    if not is_int(tokens):
+    trained = file_block(ctx)
+    # No block_size: the file's speculative_tokens is the only block it states, and vLLM serves it.
+    if not is_int(tokens) or trained is None:
         return
-    size, said = _block_size(ctx)
+    size, said = trained
     if tokens != size - 1:
         yield Problem(
             pointer="/speculators_config/proposal_methods/0/speculative_tokens",
@@ -257,10 +305,10 @@ def draft_window(ctx: Context) -> Iterator[Problem]:
     if launch.num_draft_tokens is not None:
         tokens, said = launch.num_draft_tokens, "--speculative-num-draft-tokens"
     else:
-        # dflash_utils.parse_dflash_draft_config: dflash_config's key wins even when null; a value it cannot
-        # read makes _handle_dflash fall back to 16.
-        value = ctx.draft_value("block_size")
-        tokens = value if is_int(value) and value > 0 else DEFAULT_BLOCK_SIZE
+        # dflash_utils.parse_dflash_draft_config: dflash_config's key wins even when null, int()ed ("8" is 8); a
+        # value it cannot read makes _handle_dflash fall back to 16.
+        value = as_int(ctx.draft_value("block_size"))
+        tokens = value if value is not None and value > 0 else SGLANG_DEFAULT_BLOCK
         said = where[1:].replace("/", ".") if tokens == value else "no usable block_size: SGLang's default"
     if window < tokens:
         yield Problem(

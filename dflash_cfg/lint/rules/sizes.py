@@ -12,6 +12,7 @@ from typing import Any
 
 from dflash_cfg.lint.engines import XPRESS_ARCHITECTURES, sglang, speculators, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, as_int, is_int, rule, show
+from dflash_cfg.lint.rules.launch import launch_block
 from dflash_cfg.model import Fix, PatchOp, Problem, Requirement, Severity
 
 
@@ -35,9 +36,10 @@ def block_size(ctx: Context) -> Iterator[Problem]:
     SGLang reads ``dflash_config`` first and makes it the default number of tokens drafted per step
     (16 when absent); vLLM does not read it (the launch's ``num_speculative_tokens`` decides, DF801); the
     April reference and MLX read the top level. Missing: a warning (SGLang assumes 16; the trained value
-    the file cannot show). Disagreeing copies: a warning too, since SGLang takes ``dflash_config``'s and
-    which one was trained the file cannot show. Present in only one place: information, with a safe fix
-    that mirrors the same value to the other so both loader generations read it.
+    the file cannot show); under a launch that sets the block (preflight), the warning names the launch's
+    block, which is what the engine drafts. Disagreeing copies: a warning too, since SGLang takes
+    ``dflash_config``'s and which one was trained the file cannot show. Present in only one place:
+    information, with a safe fix that mirrors the same value to the other so both loader generations read it.
 
     Fail: ``"block_size": 16`` and ``"dflash_config": {"block_size": 8}``
     Pass: ``"block_size": 16`` (and optionally the same in dflash_config)
@@ -45,9 +47,12 @@ def block_size(ctx: Context) -> Iterator[Problem]:
     # SGLang int()s it: "16" and 16.0 are 16 to it (DF010 warns about the type), and vLLM does not read it.
     top, inner = _read_int(ctx.data.get("block_size")), _read_int(ctx.dflash.get("block_size"))
     if top is None and inner is None:
+        served = None if ctx.launch is None else launch_block(ctx.launch)
+        # Under a launch that sets the block (preflight), that block is what the engine drafts: no default.
+        said = "loaders assume 16" if served is None else f"the engine drafts the launch's {served[0]} ({served[1]})"
         yield Problem(
             pointer="/block_size",
-            message="block_size missing: loaders assume 16, the April reference crashes; take "
+            message=f"block_size missing: {said}, the April reference crashes; take "
             "the trained value from the upstream repo",
             severity=Severity.WARNING,
         )

@@ -175,7 +175,7 @@ def fix_command(args: FixArgs) -> int:
     try:
         for result in results:
             if isinstance(result, Failed):
-                message = redact(str(result.error), secrets())
+                message = redact(result.message, secrets())
                 failed.append(message)
                 say(f"dflash-cfg: error: {message}")
                 code = max(code, result.error.exit_code)

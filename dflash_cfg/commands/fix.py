@@ -84,6 +84,13 @@ class Failed:
 
     path: str  # as given
     error: DflashCfgError
+    file: str = ""  # the config.json under it that failed, as given ("": the PATH itself)
+
+    @property
+    def message(self) -> str:
+        """The cause, naming the file when it does not already (an upstream the Hub cannot give names the repo)."""
+        text = str(self.error)
+        return f"{self.file}: {text}" if self.file and self.file not in text else text
 
 
 def configs_of(given: str) -> list[tuple[storage.Where, bool]]:
@@ -339,10 +346,11 @@ def fix_paths(
             yield Failed(given, configs)
             continue
         for config, explicit in configs:
+            shown = as_given(given, config)
             try:
-                p = replace(plan(config, options, explicit=explicit), shown=as_given(given, config))
+                p = replace(plan(config, options, explicit=explicit), shown=shown)
             except DflashCfgError as exc:
-                yield Failed(given, exc)
+                yield Failed(given, exc, shown)
                 continue
             if p.changed and not confirm(p):
                 yield FixResult(plan=p, outcome=None, remaining_errors=0)
@@ -350,7 +358,7 @@ def fix_paths(
             try:
                 yield _done(p, options, backup=backup, record_lock=record_lock)
             except DflashCfgError as exc:
-                yield Failed(given, exc)
+                yield Failed(given, exc, shown)
 
 
 def _done(p: Plan, options: FixOptions, *, backup: bool, record_lock: bool) -> FixResult:

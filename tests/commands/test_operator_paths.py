@@ -218,6 +218,17 @@ def test_fix_goes_on_past_a_dir_without_a_config(dflash: Run, fleet: Path) -> No
     assert doc["errors"] == ["no config.json under models/empty"]
 
 
+def test_fix_from_hub_goes_on_past_an_upstream_it_cannot_read(dflash: Run, fleet: Path) -> None:
+    put(fleet / "models" / "small", SMALL.read_bytes())
+    (fleet / "dflash-cfg.toml").write_text(PROJECT + f'[[models]]\npath = "models/small"\nupstream = "{UNCACHED}"\n')
+    result = dflash("fix", "models/small", "models/stale", "--from-hub", "--yes")
+    assert result.code == 2
+    assert (fleet / "models" / "stale" / "config.json").read_bytes() == UPSTREAM.read_bytes()
+    assert (fleet / "models" / "small" / "config.json").read_bytes() == SMALL.read_bytes()
+    [line] = [x for x in result.err.splitlines() if x.startswith("dflash-cfg: error:")]
+    assert line.startswith(f"dflash-cfg: error: models/small/config.json: {UNCACHED}@main: config.json is not in")
+
+
 def test_check_goes_on_past_a_missing_path(dflash: Run, fleet: Path) -> None:
     result = dflash("check", "models/stale", "typo", "--format", "json")
     assert result.code == 2

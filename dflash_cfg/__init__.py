@@ -89,7 +89,8 @@ def check(
     exit code follows. `engines` ("vllm", "sglang", "mlx", "reference"; default: the project's `engines`) says
     what serves the drafters: a finding about other engines only fails nothing. Raises DflashCfgError (with
     `exit_code`) for a usage or environment problem;
-    files that cannot be read are listed in `Report.errors`.
+    files that cannot be read, a path that leads to no config.json while others do, and an upstream a file has
+    of its own (the project config's) that cannot be read are listed in `Report.errors`.
     """
     from dflash_cfg.commands.check import check as run
     from dflash_cfg.commands.check import check_options
@@ -143,8 +144,9 @@ def fix(
     backup: bool = True,
     record_lock: bool = True,
 ) -> Iterator[FixResult]:
-    """Repair each path's config.json, one result per path as it is done; with `hub` (or `from_hub`), from
-    upstream.
+    """Repair each path's config.json (a tree: each one under it), one result per file as it is done; with `hub`
+    (or `from_hub`), from upstream (no repo: the project config's `upstream`, else where the file lives). Raises
+    DflashCfgError at the first path that cannot be done.
 
     `confirm(plan)` decides on each change (default: write it); return False for a dry run.
     """

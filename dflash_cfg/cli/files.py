@@ -11,7 +11,7 @@ from dflash_cfg.cli.common_options import ci_options, colour_option, format_opti
 from dflash_cfg.cli.output import colour, exit_code, say, show_report, write_whole
 from dflash_cfg.cli.parse_result import CheckArgs, DiffArgs, FixArgs, VerifyArgs
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, DflashCfgError, Documented, redact
-from dflash_cfg.model import FixResult
+from dflash_cfg.model import FixResult, Verification
 from dflash_cfg.report.commands import (
     diff_json,
     diff_text,
@@ -152,12 +152,12 @@ def fix_command(args: FixArgs) -> int:
     Every write is atomic, read back and compared by sha256, kept with a backup, and recorded in
     .dflash-cfg.lock so `dflash-cfg verify` can prove later that the file is still the one written.
     """
-    from dflash_cfg.commands.fix import ConfirmPolicy, confirmation, fix_each, fix_options
+    from dflash_cfg.commands.fix import ConfirmPolicy, Failed, confirmation, fix_options, fix_paths
     from dflash_cfg.commands.fix import exit_code as fix_exit_code
 
     paths, hub = args.hub.resolve(args.paths)
     if not paths:
-        raise click.UsageError("missing PATH (a model dir or a config.json)")
+        raise click.UsageError("missing PATH (a model dir, a config.json, or a tree)")
     as_json_doc = args.fmt == "json"
     policy = ConfirmPolicy(dry_run=args.dry_run, yes=args.yes, document=as_json_doc)
     shown = colour(args.color)
@@ -168,11 +168,18 @@ def fix_command(args: FixArgs) -> int:
         is_terminal=lambda: sys.stdin.isatty(),  # looked up when asked: a closed stdin is None
     )
     options = fix_options(hub=hub, only_critical=args.only_critical, target=args.target, min_severity=args.min_severity)
-    results = fix_each(list(paths), options, confirm, backup=not args.no_backup, record_lock=not args.no_lock)
+    results = fix_paths(list(paths), options, confirm, backup=not args.no_backup, record_lock=not args.no_lock)
     code = EXIT_OK
     done: list[FixResult] = []
+    failed: list[str] = []  # each PATH that could not be done, said in its place; the rest go on
     try:
         for result in results:
+            if isinstance(result, Failed):
+                message = redact(result.message, secrets())
+                failed.append(message)
+                say(f"dflash-cfg: error: {message}")
+                code = max(code, result.error.exit_code)
+                continue
             done.append(result)
             if not as_json_doc:  # the document says the rest
                 click.echo(fix_result_text(result), nl=False, color=shown)
@@ -184,30 +191,49 @@ def fix_command(args: FixArgs) -> int:
             raise
         # The files done so far, and why the run stopped.
         message = redact(str(exc), secrets())
-        write_whole(fix_json(done, __version__, dry_run=args.dry_run, errors=(message,)))
+        write_whole(fix_json(done, __version__, dry_run=args.dry_run, errors=(*failed, message)))
         raise Documented(exc) from exc
     if as_json_doc:
-        write_whole(fix_json(done, __version__, dry_run=args.dry_run))
+        write_whole(fix_json(done, __version__, dry_run=args.dry_run, errors=failed))
     return code
 
 
 @click.command("verify")
-@click.argument("path", type=click.Path(path_type=str, readable=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str, readable=False))
 @click.option("--expect-sha256", "expect_sha256", metavar="HEX", help="Compare with this sha256 instead of the lock.")
 @format_option()
 @colour_option
 @parsed(VerifyArgs)
 def verify_command(args: VerifyArgs) -> int:
-    """Is PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?"""
+    """Is each PATH's config.json still the file dflash-cfg last wrote (or the one with --expect-sha256)?
+
+    Says what that write was: upstream's bytes at a commit, or safe fixes only with the findings they left.
+    Exits 0 when every file matches, 1 on a mismatch, 2 when a PATH cannot be verified (the worst of them).
+    """
     from dflash_cfg.commands.verify import verify
 
-    v = verify(args.path, args.expect_sha256)
-    if args.fmt == "json":
-        write_whole(verify_json(v, __version__))
-    text = verify_text(v, with_origin=args.expect_sha256 is None)
-    if v.ok:
-        if args.fmt == "text":
+    with_origin = args.expect_sha256 is None
+    code = EXIT_OK
+    results: list[Verification] = []
+    errors: list[str] = []
+    for path in args.paths:
+        try:
+            v = verify(path, args.expect_sha256)
+        except DflashCfgError as exc:
+            if len(args.paths) == 1:
+                raise  # one PATH: its one-line cause, as ever
+            message = redact(str(exc), secrets())
+            errors.append(message)
+            say(f"dflash-cfg: error: {message}")
+            code = max(code, exc.exit_code)
+            continue
+        results.append(v)
+        text = verify_text(v, with_origin=with_origin)
+        if not v.ok:
+            click.echo(text, nl=False, err=True)
+            code = max(code, EXIT_FINDINGS)
+        elif args.fmt == "text":
             click.echo(text, nl=False, color=colour(args.color))
-        return EXIT_OK
-    click.echo(text, nl=False, err=True)
-    return EXIT_FINDINGS
+    if args.fmt == "json":
+        write_whole(verify_json(results, __version__, with_origin=with_origin, errors=errors))
+    return code

@@ -112,7 +112,7 @@ class FixArgs:
 
 @dataclass(frozen=True)
 class VerifyArgs:
-    path: str
+    paths: tuple[str, ...]
     expect_sha256: str | None
     fmt: str
     color: str

@@ -15,10 +15,11 @@ from dflash_cfg.commands.common import (
     check_sha256_option,
     known_upstream,
     load_target_option,
+    named_upstream,
     select_rules,
     upstream_for,
 )
-from dflash_cfg.errors import LockError, PathError, UsageError, WeightsError
+from dflash_cfg.errors import DflashCfgError, HubError, LockError, PathError, UsageError, WeightsError
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, git_blob_sha1, parse
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.lint.rules import ALL, Rule
@@ -149,15 +150,8 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
     # The project config maps local and remote drafters; per-file ignores are globs over local paths.
     local = None if storage.is_remote(path) else path
     entry = options.project.model_for(path)
-    hub = options.hub
-    found_by: FoundBy | None = None if hub is None else "option"
-    if hub is not None and hub.repo is None and entry is not None and entry.upstream is not None:
-        hub = HubOptions(entry.upstream, hub.revision or entry.revision, hub.offline)
-        found_by = "project"
-    elif hub is None and entry is not None and entry.upstream is not None:
-        hub = HubOptions(entry.upstream, entry.revision, options.offline)
-        found_by = "project"
-    elif hub is None and options.gate and local is not None and repo_from_cache_path(local) is not None:
+    hub, found_by = named_upstream(options.hub, entry, options.offline)
+    if hub is None and options.gate and local is not None and repo_from_cache_path(local) is not None:
         pass  # a cache snapshot is its own upstream copy, verified offline (snapshot_upstream)
     elif hub is None and options.gate and known_upstream(path) is not None:
         hub = HubOptions(None, None, options.offline)
@@ -195,14 +189,12 @@ def _check(options: CheckOptions) -> Report:
     # explicit: the file itself, or the config.json of a model dir the user named.
     # A Hub id (org/name that is no path here) is checked where the engines would read it: the cache, or
     # a download at a commit.
-    dirs = {given: model_dir(given, offline=options.offline, environ=options.hub_environ) for given in options.paths}
     unlisted: list[str] = []  # subdirectories that could not be listed: reported, the rest checked
-    found = {given: storage.discover(where, unlisted) for given, where in dirs.items()}
-    empty = [given for given, listed in found.items() if not listed]
-    if empty and unlisted:
-        raise PathError(unlisted[0])
-    if empty:  # a typo in a CI path must not pass as "0 files, all clean"
-        raise UsageError(f"no config.json under {storage.display(dirs[empty[0]])}")
+    dirs, found, missing = _located(options, unlisted)
+    if not any(found.values()):  # nothing to check: the run cannot be made
+        if len(missing) == 1:
+            raise next(iter(missing.values()))
+        raise UsageError("; ".join(str(exc) for exc in missing.values()))
     paths = [(p, p == dirs[given] or p.parent == dirs[given]) for given, listed in found.items() for p in listed]
     views = Views(cached=not options.no_cache) if needs(rules, "effective") else None
     published = catalog.load() if needs(rules, "catalog") else None  # read once a run
@@ -210,7 +202,7 @@ def _check(options: CheckOptions) -> Report:
     if options.hub is not None and options.hub.repo:
         _one_drafter_per_repo(options.hub.repo, paths, project)
 
-    def one(i: int) -> FileReport | str:
+    def one(i: int) -> FileReport | str | _Partial:
         path, explicit = paths[i]
         try:
             raw = storage.read(path)
@@ -218,7 +210,18 @@ def _check(options: CheckOptions) -> Report:
             return str(exc)
         settings = settings_for(path, options, rules)
         target = targets.get(settings.target) if settings.target is not None else None
-        inputs = gather(path, parse(raw), explicit, options, settings, target, views, weights_seen, published)
+        doc = parse(raw)
+        try:
+            inputs = gather(path, doc, explicit, options, settings, target, views, weights_seen, published)
+        except HubError as exc:
+            if options.hub is not None and options.hub.repo:
+                raise  # the repo the command line names: the comparison asked for cannot be made at all
+            # An upstream this file has of its own (the project config's, its lock's) that cannot be read now:
+            # said for this file, which is checked without it, as is the rest of the tree.
+            why = f"{storage.display(path)}: not compared with {_upstream_named(path, settings, options)}: {exc}"
+            alone = replace(settings, hub=None, found_by=None)
+            inputs = gather(path, doc, explicit, options, alone, target, views, weights_seen, published)
+            return _Partial(lint(inputs, settings.rules), why)
         return lint(inputs, settings.rules)
 
     # Anything that may talk to the Hub stays in this process: --from-hub, a project upstream, a gate.
@@ -230,12 +233,16 @@ def _check(options: CheckOptions) -> Report:
         and not any(storage.is_remote(p) for p, _ in paths)
     )
     reports: list[FileReport] = []
-    errors: list[str] = list(unlisted)
+    # Each path the user gave has its own answer: one that leads to no config.json is said, the rest checked.
+    errors: list[str] = [*(str(exc) for exc in missing.values()), *unlisted]
     with progress.counting(len(paths), "checked", "files") as count:
         for outcome in _each(one, len(paths), parallel=local):
             count.advance()
             if isinstance(outcome, str):
                 errors.append(outcome)
+            elif isinstance(outcome, _Partial):
+                reports.append(outcome.report)
+                errors.append(outcome.error)
             else:
                 reports.append(outcome)
     return Report(
@@ -247,6 +254,31 @@ def _check(options: CheckOptions) -> Report:
         gate=options.gate,
         served=served(options),
     )
+
+
+def _located(
+    options: CheckOptions, unlisted: list[str]
+) -> tuple[dict[str, storage.Where], dict[str, list[storage.Where]], dict[str, DflashCfgError]]:
+    """Each path given: where it is (a Hub id is checked where the engines would read it: the cache, or a download
+    at a commit), the config.json files under it, or why it leads to none (missing, unreadable, no config.json:
+    a typo in a CI path must not pass as "0 files, all clean")."""
+    dirs: dict[str, storage.Where] = {}
+    found: dict[str, list[storage.Where]] = {}
+    missing: dict[str, DflashCfgError] = {}
+    for given in options.paths:
+        try:
+            dirs[given] = model_dir(given, offline=options.offline, environ=options.hub_environ)
+            own: list[str] = []
+            found[given] = storage.discover(dirs[given], own)
+        except DflashCfgError as exc:
+            missing[given] = exc
+            continue
+        if not found[given]:
+            none = f"no config.json under {storage.display(dirs[given])}"
+            missing[given] = PathError(own[0]) if own else UsageError(none)
+        else:
+            unlisted.extend(own)
+    return dirs, found, missing
 
 
 def served(options: CheckOptions) -> Served:
@@ -295,7 +327,35 @@ class _Targets:
         return self.seen[name]
 
 
-def _each(one: Callable[[int], FileReport | str], count: int, parallel: bool) -> Iterator[FileReport | str]:
+@dataclass(frozen=True)
+class _Partial:
+    """A file checked without the upstream comparison it was to have: its report, and why (a run error)."""
+
+    report: FileReport
+    error: str
+
+
+_NAMED_BY = {
+    "cache": "the Hugging Face cache snapshot it is in",
+    "lock": "the lock dflash-cfg wrote",
+    "hf-path": "its hf:// path",
+}
+
+
+def _upstream_named(path: storage.Where, settings: FileSettings, options: CheckOptions) -> str:
+    """The upstream a file was to be compared with, and who named it: the project config's entry (which file),
+    or how it was known."""
+    repo = settings.hub.repo if settings.hub is not None else None
+    entry = options.project.model_for(path)
+    if settings.found_by == "project" and entry is not None and options.project.source is not None:
+        return f'upstream = "{entry.upstream}" of its [[models]] entry in {files.display(options.project.source)}'
+    named = f" {repo}" if repo else ""
+    return f"its upstream{named} (found by {_NAMED_BY.get(settings.found_by or '', 'the command line')})"
+
+
+def _each(
+    one: Callable[[int], FileReport | str | _Partial], count: int, parallel: bool
+) -> Iterator[FileReport | str | _Partial]:
     """one(0), one(1), ... in order. A tree is spread over the cores: the first drafter is read here (it
     loads transformers on a cache miss, builds the schema predicate), then this process and forked children
     share the rest, the children inheriting all of that. Small inputs, and anything that talks to the Hub,
@@ -305,7 +365,8 @@ def _each(one: Callable[[int], FileReport | str], count: int, parallel: bool) ->
         outcome = one(done)
         done += 1
         yield outcome
-        if not isinstance(outcome, str) and outcome.kind != "skipped":
+        report = outcome.report if isinstance(outcome, _Partial) else outcome
+        if not isinstance(report, str) and report.kind != "skipped":
             break
     if parallel and count - done > 1:
         from dflash_cfg.commands import pool  # pickle, select, fcntl and signal: only a tree pays for them

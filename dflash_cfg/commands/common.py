@@ -12,11 +12,13 @@ from pathlib import Path
 from dflash_cfg.errors import HubError, HubUnreachable, LockError, TargetError, UsageError
 from dflash_cfg.jsondoc.document import Document
 from dflash_cfg.lint.rules import ALL, Rule
-from dflash_cfg.model import Effective, HubFile, HubOptions, Target
+from dflash_cfg.model import Effective, FoundBy, HubFile, HubOptions, Target
 from dflash_cfg.sources import files, remote, storage
 from dflash_cfg.sources.cache import EffectiveCache, default_root
 from dflash_cfg.sources.hub import cache_root, fetch_config, repo_from_cache_path
 from dflash_cfg.sources.lockfile import read_lock
+from dflash_cfg.sources.project import ModelEntry
+from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.sources.target import TARGET_FILES, load_target
 from dflash_cfg.sources.where import model_dir
 
@@ -107,6 +109,29 @@ def known_upstream(path: storage.Where) -> tuple[str, str] | None:
     return None
 
 
+def project_entry(path: storage.Where) -> ModelEntry | None:
+    """The project config's `[[models]]` entry for a drafter, from the config that applies where it lives (a
+    remote path: the current directory's), as `check` finds it without --config or --isolated."""
+    start = Path.cwd() if storage.is_remote(path) else path
+    return resolve_project(start, None, False).model_for(path)
+
+
+def named_upstream(
+    hub: HubOptions | None, entry: ModelEntry | None, offline: bool
+) -> tuple[HubOptions | None, FoundBy | None]:
+    """The upstream a drafter is compared with where one is named, and who named it: --from-hub REPO; else the
+    project config's `upstream` for the drafter (with --from-hub without REPO, or with no --from-hub at all:
+    `offline` then); else --from-hub without REPO as given (the repo is then known from where the file lives,
+    `known_upstream`, or not at all). The one place check, diff and fix settle it, so they compare alike."""
+    if hub is not None and hub.repo:
+        return hub, "option"
+    if entry is not None and entry.upstream is not None:
+        if hub is None:
+            return HubOptions(entry.upstream, entry.revision, offline), "project"
+        return HubOptions(entry.upstream, hub.revision or entry.revision, hub.offline), "project"
+    return hub, None if hub is None else "option"
+
+
 def repo_for(path: storage.Where, hub: HubOptions) -> tuple[str, str]:
     """The Hub repo and revision a drafter config is compared with: as given, else as known."""
     if hub.repo:
@@ -114,7 +139,10 @@ def repo_for(path: storage.Where, hub: HubOptions) -> tuple[str, str]:
     known = known_upstream(path)
     if known is not None:
         return known[0], hub.revision or known[1]
-    raise UsageError(f"cannot tell which Hub repo {path} comes from: pass it, e.g. --from-hub ORG/NAME")
+    raise UsageError(
+        f"cannot tell which Hub repo {path} comes from: pass it, e.g. --from-hub ORG/NAME, or name it as `upstream` "
+        "in the project config's [[tool.dflash-cfg.models]] entry for the drafter"
+    )
 
 
 def upstream_for(

@@ -3,7 +3,7 @@ config class."""
 
 from __future__ import annotations
 
-from dflash_cfg.commands.common import Views, one_config, upstream_for
+from dflash_cfg.commands.common import Views, named_upstream, one_config, project_entry, upstream_for
 from dflash_cfg.errors import UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import compare
@@ -19,7 +19,8 @@ def diff(path_arg: str, hub: HubOptions) -> DiffResult:
     mine = parse(local)
     if not isinstance(mine.data, dict):
         raise UsageError(f"{path} is not a JSON object; run `dflash-cfg check {path}` to see why")
-    upstream = upstream_for(path, hub)
+    named, _ = named_upstream(hub, project_entry(path), hub.offline)  # as `check` compares it
+    upstream = upstream_for(path, named or hub)
     theirs = parse(upstream.data)
     if not isinstance(theirs.data, dict):
         raise UsageError(f"upstream {upstream.repo}@{upstream.commit[:12]} config.json is not a JSON object")

@@ -13,14 +13,16 @@ from dflash_cfg.commands.common import (
     Views,
     known_upstream,
     load_target_option,
+    named_upstream,
     one_config,
+    project_entry,
     upstream_for,
 )
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, DflashCfgError, PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
 from dflash_cfg.lint.gate import concerns
-from dflash_cfg.lint.linter import Inputs, lint, needs
+from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.model import (
     ByteEdit,
     Entry,
@@ -28,18 +30,20 @@ from dflash_cfg.model import (
     FixResult,
     HubFile,
     HubOptions,
+    Left,
+    Made,
     Outcome,
     PatchOp,
     Plan,
+    Repair,
     Served,
     Severity,
     Source,
     Target,
     Written,
 )
-from dflash_cfg.sources import catalog, remote, storage
+from dflash_cfg.sources import catalog, files, remote, storage
 from dflash_cfg.sources.lockfile import lock_path, refuse_unrecordable
-from dflash_cfg.sources.project import resolve as resolve_project
 from dflash_cfg.version import __version__
 
 MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the JSON parse); they settle fast
@@ -47,7 +51,6 @@ MAX_PASSES = 5  # mechanical fixes can enable each other (a BOM strip lets the J
 
 @dataclass(frozen=True, kw_only=True)
 class FixOptions:
-    path: str
     hub: HubOptions | None = None
     only_critical: bool = False
     target: str | None = None
@@ -64,9 +67,10 @@ def fix_options(
     min_severity: str = "info",
 ) -> FixOptions:
     """The fix command's options as its two callers hold them, the CLI's parsed options and the public API's
-    arguments (a severity by its name), for every path: `fix_each` gives each its own."""
+    arguments (a severity by its name), for every path."""
+    if only_critical and hub is None:
+        raise UsageError("--only-critical adopts fields from upstream: it needs --from-hub")
     return FixOptions(
-        path="",
         hub=hub,
         only_critical=only_critical,
         target=None if target is None else os.fspath(target),
@@ -74,26 +78,89 @@ def fix_options(
     )
 
 
+@dataclass(frozen=True)
+class Failed:
+    """A PATH (or one config.json under it) that fix could not do, and why: the run goes on with the rest."""
+
+    path: str  # as given
+    error: DflashCfgError
+    file: str = ""  # the config.json under it that failed, as given ("": the PATH itself)
+
+    @property
+    def message(self) -> str:
+        """The cause, naming the file when it does not already (an upstream the Hub cannot give names the repo)."""
+        text = str(self.error)
+        return f"{self.file}: {text}" if self.file and self.file not in text else text
+
+
+def configs_of(given: str) -> list[tuple[storage.Where, bool]]:
+    """The config.json files a PATH names, absolute, each with whether the user named it (the file, a model dir's
+    own config.json) rather than a tree it was found in: a model dir's own config.json (its subdirs are not
+    searched), the file, else each config.json under the tree, as `check` finds them."""
+    where = storage.locate(given)
+    if storage.is_remote(where):  # listed once: the listing says what it is (the file, a model dir, a tree)
+        found = storage.discover(where)
+        if where / files.CONFIG in found:
+            return [(where / files.CONFIG, True)]
+    elif storage.probe(where) == "dir" and storage.probe(where / files.CONFIG) != "file":
+        found = storage.discover(where)
+    else:
+        return [(one_config(given), True)]
+    if not found:  # a typo in a path must not pass as "nothing to change"
+        raise UsageError(f"no config.json under {storage.display(where)}")
+    return [(_absolute(p), where in (p, p.parent)) for p in found]
+
+
+def _absolute(where: storage.Where) -> storage.Where:
+    return where if storage.is_remote(where) else Path(os.path.abspath(where))
+
+
+def as_given(given: str, config: storage.Where) -> str:
+    """`config` as the user named it, for the diff's header: under a relative PATH it stays relative
+    (`fix models/*` shows models/a/config.json, models/b/config.json); absolute or remote, whole."""
+    given = os.path.expanduser(given)
+    if storage.is_remote(config) or os.path.isabs(given):
+        return storage.display(config)
+    base = os.path.normpath(given)
+    inside = os.path.relpath(config, os.path.abspath(base))
+    return files.display(base if inside == "." else os.path.normpath(os.path.join(base, inside)))
+
+
 def _plan(
-    path: storage.Where, old: bytes, new: bytes, applied: tuple[str, ...], upstream: HubFile | None = None
+    path: storage.Where,
+    old: bytes,
+    new: bytes,
+    applied: tuple[str, ...],
+    upstream: HubFile | None = None,
+    repair: Repair = "safe-fixes",
 ) -> Plan:
     same = upstream is not None and git_blob_sha1(new) == upstream.blob_id
-    return Plan(path=path, old=old, new=new, applied=applied, upstream=upstream, identical_to_upstream=same)
+    return Plan(
+        path=path,
+        old=old,
+        new=new,
+        applied=applied,
+        upstream=upstream,
+        identical_to_upstream=same,
+        repair=repair,
+    )
 
 
-def plan(options: FixOptions) -> Plan:
-    path = one_config(options.path)
+def plan(path: storage.Where, options: FixOptions, *, explicit: bool = True) -> Plan:
+    """The repair of one config.json (`explicit`: the user named it, rather than a tree it was found in)."""
     old = storage.read(path)
     refuse_unrecordable(path)  # a lock the write could not be recorded in: refused now, not after writing
     if options.hub is None:
-        if options.only_critical:
-            raise UsageError("--only-critical adopts fields from upstream: it needs --from-hub")
         new, applied = mechanical(path, old, load_target_option(options.target), options.min_severity)
         return _plan(path, old, new, applied)
-    upstream = upstream_for(path, options.hub)
+    if not explicit and classify(parse(old), explicit)[0] == "skipped":
+        return _plan(path, old, old, ())  # another model's config.json in the tree: no upstream of a drafter
+    hub, _ = named_upstream(options.hub, project_entry(path), options.hub.offline)  # as `check` compares it
+    upstream = upstream_for(path, hub or options.hub)
     if not options.only_critical:
         # The upstream bytes exactly: then the file's git blob sha1 is the Hub's blob id, which proves it landed.
-        return _plan(path, old, upstream.data, (f"the upstream bytes of {upstream.repo}@{upstream.commit}",), upstream)
+        applied = (f"the upstream bytes of {upstream.repo}@{upstream.commit}",)
+        return _plan(path, old, upstream.data, applied, upstream, "upstream")
     return adopt_critical(path, old, upstream)
 
 
@@ -157,20 +224,19 @@ def adopt_critical(path: storage.Where, old: bytes, upstream: HubFile) -> Plan:
             ops.append(PatchOp("replace" if row.local is not MISSING else "add", row.pointer, row.upstream))
         applied.append(f"{row.pointer[1:]} from {upstream.repo}@{upstream.commit[:12]}")
     if not ops:
-        return _plan(path, old, old, (), upstream)
+        return _plan(path, old, old, (), upstream, "critical-fields")
     try:
         new = apply_to_text(old.decode("utf-8"), ops).encode("utf-8")
     except (PatchError, UnicodeDecodeError) as exc:
         raise PatchError(
             f"{path}: cannot adopt the critical fields: {exc}; without --only-critical, fix takes the upstream bytes"
         ) from None
-    return _plan(path, old, new, tuple(applied), upstream)
+    return _plan(path, old, new, tuple(applied), upstream, "critical-fields")
 
 
-def write(p: Plan, backup: bool = True, record_lock: bool = True) -> tuple[Written, Entry | None]:
-    """Write the plan through the verified writer and record it in the lock file (an hf:// path: open a
+def write(p: Plan, made: Made, backup: bool = True, record_lock: bool = True) -> tuple[Written, Entry | None]:
+    """Write the plan through the verified writer and record it in the lock file as `made` (an hf:// path: open a
     pull request on the commit it was read at, and record nothing)."""
-    source = None if p.upstream is None else Source(p.upstream.repo, p.upstream.revision, p.upstream.commit)
     if storage.is_remote(p.path):
         from dflash_cfg.write.remote import open_pull_request, record_remote, write_conditional
 
@@ -182,12 +248,12 @@ def write(p: Plan, backup: bool = True, record_lock: bool = True) -> tuple[Writt
         if p.path.scheme == "hf":  # the Hub: a pull request on the commit it was read at, not a write
             return open_pull_request(p.path, p.new, "\n".join(p.applied)), None
         written = write_conditional(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
-        return written, record_remote(p.path, written, source, __version__) if record_lock else None
+        return written, record_remote(p.path, written, made, __version__) if record_lock else None
     from dflash_cfg.write.lock import record
     from dflash_cfg.write.verified import write_verified
 
     written = write_verified(p.path, p.new, hashlib.sha256(p.old).hexdigest(), backup=backup)
-    return written, record(p.path, written, source, __version__) if record_lock else None
+    return written, record(p.path, written, made, __version__) if record_lock else None
 
 
 def _lock_file(written: Written, recorded: Entry | None) -> str | None:
@@ -245,30 +311,86 @@ def fix_each(
     backup: bool = True,
     record_lock: bool = True,
 ) -> Iterator[FixResult]:
-    """Plan, confirm and write each path in turn (one result per path, as soon as it is done).
+    """`fix_paths` that stops at the first PATH it cannot do, raising why (the public API's `fix`)."""
+    for result in fix_paths(paths, options, confirm, backup=backup, record_lock=record_lock):
+        if isinstance(result, Failed):
+            raise result.error
+        yield result
 
-    `confirm` is the caller's say on a plan that changes the file (show it, ask, or refuse for a dry run).
+
+def fix_paths(
+    paths: Sequence[str],
+    options: FixOptions,
+    confirm: Callable[[Plan], bool],
+    *,
+    backup: bool = True,
+    record_lock: bool = True,
+) -> Iterator[FixResult | Failed]:
+    """Plan, confirm and write each config.json of each PATH in turn (a model dir, a file, or a tree: each of its
+    files), one result each as soon as it is done. A PATH that cannot be done (missing, no config.json, its
+    upstream unreachable, a refused write) is a `Failed` in its place, and the rest go on.
+
+    `confirm` is the caller's say on a plan that changes the file (show it, ask, or refuse for a dry run); what
+    it raises holds for every file (no terminal to ask on) and ends the run.
     """
-    if options.hub is not None and options.hub.repo and len(paths) > 1:
+    named: list[tuple[str, list[tuple[storage.Where, bool]] | DflashCfgError]] = []
+    for given in paths:
+        try:
+            named.append((given, configs_of(given)))
+        except DflashCfgError as exc:
+            named.append((given, exc))
+    if options.hub is not None and options.hub.repo and sum(len(c) for _, c in named if isinstance(c, list)) > 1:
         raise UsageError("--from-hub REPO repairs one PATH at a time")
-    for path in paths:
-        p = plan(replace(options, path=path))
-        if p.changed and not confirm(p):
-            yield FixResult(plan=p, outcome=None, remaining_errors=0)
+    for given, configs in named:
+        if isinstance(configs, DflashCfgError):
+            yield Failed(given, configs)
             continue
-        stored = write(p, backup=backup, record_lock=record_lock) if p.changed else None
-        left, fail_on, served = after(p, options, written=stored is not None)  # once: the count and hint read it
-        errors = remaining_errors(left, fail_on, served)
-        outcome = None if stored is None else Outcome(*stored, errors, _lock_file(*stored))
-        hint = _hint(p, left, options)
-        yield FixResult(
-            plan=p,
-            outcome=outcome,
-            remaining_errors=errors,
-            upstream_hint=hint,
-            recheck=recheck(p, options),
-            warnings_fail=fail_on <= Severity.WARNING,
-        )
+        for config, explicit in configs:
+            shown = as_given(given, config)
+            try:
+                p = replace(plan(config, options, explicit=explicit), shown=shown)
+            except DflashCfgError as exc:
+                yield Failed(given, exc, shown)
+                continue
+            if p.changed and not confirm(p):
+                yield FixResult(plan=p, outcome=None, remaining_errors=0)
+                continue
+            try:
+                yield _done(p, options, backup=backup, record_lock=record_lock)
+            except DflashCfgError as exc:
+                yield Failed(given, exc, shown)
+
+
+def _done(p: Plan, options: FixOptions, *, backup: bool, record_lock: bool) -> FixResult:
+    """Write a confirmed plan (if it changes the file) and check the result as `check` would."""
+    stored = None
+    if p.changed:
+        # What the lock records: the new bytes' findings, as the re-check finds them before the write.
+        planned, _, _ = after(p, options, written=False)
+        stored = write(p, made(p, planned), backup=backup, record_lock=record_lock)
+    left, fail_on, served = after(p, options, written=stored is not None)  # once: the count and hint read it
+    errors = remaining_errors(left, fail_on, served)
+    outcome = None if stored is None else Outcome(*stored, errors, _lock_file(*stored))
+    hint, in_project = _hint(p, left)
+    return FixResult(
+        plan=p,
+        outcome=outcome,
+        remaining_errors=errors,
+        upstream_hint=hint,
+        hint_in_project=in_project,
+        recheck=recheck(p, options),
+        warnings_fail=fail_on <= Severity.WARNING,
+    )
+
+
+def made(p: Plan, left: FileReport) -> Made:
+    """How the plan's bytes were made, and the findings they still have (warnings and errors), for the lock."""
+    source = None if p.upstream is None else Source(p.upstream.repo, p.upstream.revision, p.upstream.commit)
+    counts = Left(
+        errors=sum(1 for f in left.findings if f.severity is Severity.ERROR),
+        warnings=sum(1 for f in left.findings if f.severity is Severity.WARNING),
+    )
+    return Made(source, p.repair, counts)
 
 
 def recheck(p: Plan, options: FixOptions) -> str:
@@ -330,21 +452,21 @@ def after(p: Plan, options: FixOptions, *, written: bool) -> tuple[FileReport, S
     return lint(inputs, settings.rules), fail_on, served(given)
 
 
-def _hint(p: Plan, left: FileReport, options: FixOptions) -> str | None:
-    """Where the trained values of a file that still has findings only upstream can settle come from."""
+def _hint(p: Plan, left: FileReport) -> tuple[str | None, bool]:
+    """Where the trained values of a file that still has findings only upstream can settle come from, and
+    whether the project config names it already."""
     if p.upstream is not None:
-        return None
+        return None, False
     if not any(f.severity >= Severity.WARNING and (f.fix is None or not f.fix.safe) for f in left.findings):
-        return None
-    start = Path.cwd() if storage.is_remote(p.path) else p.path
-    entry = resolve_project(start, None, False).model_for(p.path)
+        return None, False
+    entry = project_entry(p.path)
     if entry is not None and entry.upstream is not None:
-        return entry.upstream
+        return entry.upstream, True
     known = known_upstream(p.path)
     if known:
-        return known[0]
+        return known[0], False
     # The published drafter the catalog took it for (DF604 names it).
-    return left.identity.repo if left.identity is not None and left.identity.found_by == "catalog" else ""
+    return left.identity.repo if left.identity is not None and left.identity.found_by == "catalog" else "", False
 
 
 def remaining_errors(left: FileReport, fail_on: Severity = Severity.ERROR, served: Served = ()) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 # Values engines read from the loaded config that matter for drafting, in report order.
 FIELDS = (
@@ -100,6 +100,32 @@ class Source:
     commit: str  # what it resolved to
 
 
+# How fix made the bytes it wrote: upstream's exact bytes; the DFlash-critical fields of upstream, local edits kept
+# (--only-critical); the safe mechanical fixes alone, no upstream (nothing trained is settled by them).
+Repair = Literal["upstream", "critical-fields", "safe-fixes"]
+
+
+@dataclass(frozen=True)
+class Left:
+    """Findings the written bytes still had when fix checked them (its re-check, with fix's inputs)."""
+
+    errors: int
+    warnings: int
+
+    @property
+    def count(self) -> int:
+        return self.errors + self.warnings
+
+
+@dataclass(frozen=True)
+class Made:
+    """How fix made the bytes it writes, as the lock records it: from where, how, and what its re-check left."""
+
+    source: Source | None  # the upstream read (None: safe fixes only)
+    repair: Repair
+    left: Left | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class Entry:
     path: str
@@ -108,6 +134,10 @@ class Entry:
     source: Source | None  # None: a local fix, not adopted from the Hub
     written_at: str  # ISO-8601 UTC
     tool_version: str
+    # What the write was, so `verify` can say what it proves. None on both: a lock written before they were
+    # recorded (a `source` there is upstream's bytes or its critical fields; none, safe fixes only).
+    repair: Repair | None = None
+    left: Left | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from dflash_cfg.model.engines import Engine
 from dflash_cfg.model.findings import Report
-from dflash_cfg.model.inputs import Entry, HubFile, Where
+from dflash_cfg.model.inputs import Entry, HubFile, Repair, Where
 from dflash_cfg.model.launch import Launch
 
 # The fields that decide what the drafter computes: a difference here is an error (DF601).
@@ -105,6 +105,10 @@ class Plan:
     upstream: HubFile | None = None
     # The new bytes are upstream's (their git blob sha1 is its blob id): the landing will be provable.
     identical_to_upstream: bool = False
+    repair: Repair = "safe-fixes"  # how the new bytes are made
+    # The file as the user named it ("models/a/config.json" for `fix models/a`): the diff's header, so that
+    # each file of `fix models/*` (or of the fix hook) is told apart. "": the file's name.
+    shown: str = ""
 
     @property
     def changed(self) -> bool:
@@ -113,10 +117,14 @@ class Plan:
     def diff(self) -> str:
         import difflib  # only when a change is shown: a check never needs it
 
-        name = self.path.name
+        shown = self.shown or self.path.name
+        # A relative path as git shows one (a/PATH, b/PATH: `git apply` and `patch -p1` take it); an absolute path
+        # or a URL as `diff -u` shows it, whole on both sides.
+        relative = not (shown.startswith("/") or "://" in shown)
+        before, after = (f"a/{shown}", f"b/{shown}") if relative else (shown, shown)
         old = self.old.decode("utf-8", errors="replace").splitlines(keepends=True)
         new = self.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-        lines = difflib.unified_diff(old, new, f"a/{name}", f"b/{name}")
+        lines = difflib.unified_diff(old, new, before, after)
         return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
@@ -148,6 +156,7 @@ class FixResult:
     # When the file still has errors or warnings no safe fix settles and it was not taken from
     # upstream: the repo its trained values come from, if it can be known ("" when it cannot).
     upstream_hint: str | None = None
+    hint_in_project: bool = False  # the project config names that repo as the drafter's `upstream` already
     recheck: str = ""  # the `check` command line with fix's inputs, whose answer the exit code is
     warnings_fail: bool = False  # the project's fail-on counts warnings in `remaining_errors`
 

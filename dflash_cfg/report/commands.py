@@ -23,6 +23,7 @@ from dflash_cfg.model import (
     Entry,
     FixResult,
     HubFile,
+    Left,
     Location,
     Outcome,
     Plan,
@@ -158,7 +159,13 @@ def fix_advice(result: FixResult) -> list[str]:
             f"{result.remaining_errors} {what} remain that need upstream values or a human: "
             f"{result.recheck or f'dflash-cfg check {p.path.parent}'}"
         )
-    if result.upstream_hint is not None:
+    if result.upstream_hint is not None and result.hint_in_project:
+        lines.append(
+            f"dflash-cfg: {p.path} has findings no safe fix settles: the trained values (taps, mask id, "
+            f"layer types, window, RoPE) come from its upstream repo, {result.upstream_hint} (the project config's "
+            f"`upstream` for it): dflash-cfg fix {p.path.parent} --from-hub (add --only-critical to keep local edits)"
+        )
+    elif result.upstream_hint is not None:
         repo = result.upstream_hint or "ORG/NAME"
         lines.append(
             f"dflash-cfg: {p.path} has findings no safe fix settles: the trained values (taps, mask id, "
@@ -187,7 +194,14 @@ def _written_text(p: Plan, out: Outcome) -> str:
     if w.backup:
         lines.append(f"  backup   {w.backup}")
     folder = os.path.dirname(w.path)  # w.path is absolute
-    if out.lock_file:
+    left = out.recorded.left if out.recorded is not None else None
+    if out.lock_file and p.repair == "safe-fixes" and left is not None and left.count:
+        # Not a repair to roll out: `verify` would prove only that the file is unchanged since.
+        lines.append(
+            f"  recorded in {out.lock_file}: safe fixes only, {_left(left)} left; not a repair to roll out "
+            "(its trained values come from upstream)"
+        )
+    elif out.lock_file:
         lines.append(f"  recorded in {out.lock_file}; on each serving host: dflash-cfg verify {folder}")
     lines.append(f"  check it anywhere with: dflash-cfg check {folder} --expect-sha256 {w.sha256}")
     return printable("\n".join(lines) + "\n", keep="\n")
@@ -242,6 +256,7 @@ def _entry(entry: Entry | None) -> dict[str, Any] | None:
     if entry is None:
         return None
     source = entry.source
+    left = entry.left
     return {
         "path": entry.path,
         "sha256": entry.sha256,
@@ -251,31 +266,79 @@ def _entry(entry: Entry | None) -> dict[str, Any] | None:
         else {"repo": source.repo, "revision": source.revision, "commit": source.commit},
         "written_at": entry.written_at,
         "tool_version": entry.tool_version,
+        "repair": entry.repair,
+        "left": None if left is None else {"errors": left.errors, "warnings": left.warnings},
     }
+
+
+def _left(left: Left) -> str:
+    """`3 findings (1 error, 2 warnings)`."""
+    parts = [f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((left.errors, "error"), (left.warnings, "warning"))]
+    return f"{left.count} finding{'' if left.count == 1 else 's'} ({', '.join(parts)})"
+
+
+def proven(entry: Entry, folder: str) -> str:
+    """What the lock's write was, so what a file that still matches it is: upstream's bytes at a commit, or a
+    file that safe fixes alone made, with what they left (which the match does not make a repair). `folder`: the
+    model dir verified, for the `check` to run."""
+    source, left = entry.source, entry.left
+    at = f"{source.repo}@{source.commit} ({source.revision})" if source is not None else ""
+    check = f"dflash-cfg check {folder}"
+    if entry.repair == "upstream":
+        return f"the upstream bytes of {at}"
+    if entry.repair == "critical-fields":
+        still = f"; {_left(left)} left: {check}" if left is not None and left.count else ""
+        return f"the DFlash-critical fields of {at}, other local edits kept{still}"
+    if entry.repair == "safe-fixes" and left is not None and left.count:
+        return (
+            f"safe fixes only, no upstream; {_left(left)} left, so this proves the file unchanged since, not "
+            f"repaired: {check}"
+        )
+    if entry.repair == "safe-fixes":
+        return "safe fixes only, no upstream; no warning or error left"
+    if source is not None:  # a lock written before the write's kind was recorded
+        return f"from {at}"
+    return f"a local fix, no upstream (this lock does not say what it left: {check})"
 
 
 def verify_text(v: Verification, with_origin: bool) -> str:
     """ "ok" (stdout) or "MISMATCH" (stderr) with both hashes; `with_origin`: the expected sha256 is the
-    lock's, so say when and from where that write came."""
+    lock's, so say when that write was made and what it was."""
     entry = v.entry
     origin = ""
     if entry is not None and with_origin:
-        source = f" from {entry.source.repo}@{entry.source.commit}" if entry.source else ""
-        origin = f" (written {entry.written_at}{source}, dflash-cfg {entry.tool_version})"
+        what = proven(entry, str(v.path.parent))
+        origin = f"\n  written {entry.written_at} by dflash-cfg {entry.tool_version}: {what}"
     if v.ok:
-        return printable(f"ok: {v.path} sha256 {v.sha256}{origin}") + "\n"
+        return printable(f"ok: {v.path} sha256 {v.sha256}{origin}", keep="\n") + "\n"
     return printable(f"MISMATCH: {v.path}\n  sha256   {v.sha256}\n  expected {v.expected}{origin}", keep="\n") + "\n"
 
 
-def verify_json(v: Verification, tool_version: str) -> str:
-    doc = {
-        **_envelope(tool_version),
+def verify_doc(v: Verification, with_origin: bool) -> dict[str, Any]:
+    """One file's verification, as the JSON document holds it."""
+    return {
         "path": str(v.path),
         "ok": v.ok,
         "sha256": v.sha256,
         "expected": v.expected,
         "lock": _entry(v.entry),
+        # What a match proves, in the words of the text output (null: compared with --expect-sha256, or no lock).
+        "proven": proven(v.entry, str(v.path.parent)) if v.entry is not None and with_origin else None,
     }
+
+
+def verify_json(
+    results: Sequence[Verification], tool_version: str, *, with_origin: bool = True, errors: Sequence[str] = ()
+) -> str:
+    """One PATH: its verification's keys at the top level. Several: one per file under "files", and the PATHs
+    that could not be verified under "errors"."""
+    doc: dict[str, Any] = _envelope(tool_version)
+    if len(results) == 1 and not errors:
+        doc.update(verify_doc(results[0], with_origin))
+    else:
+        doc["files"] = [verify_doc(v, with_origin) for v in results]
+        if errors:
+            doc["errors"] = list(errors)
     return dumps_printable(doc, indent=2) + "\n"
 
 

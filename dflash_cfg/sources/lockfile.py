@@ -4,7 +4,11 @@ host or another) can prove the file is still that write.
 Format, version 1 (other files' entries are kept as they are when one entry is recorded):
     {"version": 1, "files": {"config.json": {"path": "/abs/config.json", "sha256": "...",
      "git_blob_sha1": "...", "source": {"repo": "...", "revision": "...", "commit": "..."} | null,
-     "written_at": "2025-01-01T00:00:00Z", "tool_version": "0.1.0"}}}
+     "written_at": "2025-01-01T00:00:00Z", "tool_version": "0.1.0",
+     "repair": "upstream" | "critical-fields" | "safe-fixes",
+     "left": {"errors": 0, "warnings": 2}}}}
+"repair" and "left" (what the write was, and the findings fix's re-check left in it) came later: an entry without
+them is read as before, and an older dflash-cfg ignores them.
 """
 
 from __future__ import annotations
@@ -13,29 +17,32 @@ import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, get_args, overload
 
 from dflash_cfg.errors import LockError, PathError
-from dflash_cfg.model import Entry, Source, Url
+from dflash_cfg.model import Entry, Left, Made, Repair, Source, Url, Written
 from dflash_cfg.sources import storage
 
 LOCK_FILE = ".dflash-cfg.lock"
 VERSION = 1
 # A real lock file is a few hundred bytes per entry; refusing more keeps a hostile one from costing memory.
 MAX_BYTES = 1024 * 1024
+REPAIRS = get_args(Repair)
 _HEX = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "git_blob_sha1": re.compile(r"^[0-9a-f]{40}$")}
 
 
-def new_entry(path: str, sha256: str, git_blob_sha1: str, source: Source | None, tool_version: str) -> Entry:
+def new_entry(written: Written, made: Made, tool_version: str) -> Entry:
     """The entry recording a write made now."""
     written_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Entry(
-        path=path,
-        sha256=sha256,
-        git_blob_sha1=git_blob_sha1,
-        source=source,
+        path=written.path,
+        sha256=written.sha256,
+        git_blob_sha1=written.git_blob_sha1,
+        source=made.source,
         written_at=written_at,
         tool_version=tool_version,
+        repair=made.repair,
+        left=made.left,
     )
 
 
@@ -119,6 +126,15 @@ def _entry(raw: Any, name: str, where: storage.Where) -> Entry:
         ):
             raise bad("has a malformed 'source' (needs string repo, revision, commit, or null)")
         source = Source(source["repo"], source["revision"], source["commit"])
+    repair = raw.get("repair")
+    if repair is not None and repair not in REPAIRS:
+        raise bad(f"has an unknown 'repair' {repair!r} (one of {', '.join(REPAIRS)}, or none)")
+    left = raw.get("left")
+    if left is not None:
+        errors, warnings = (left.get(k) if isinstance(left, dict) else None for k in ("errors", "warnings"))
+        if not (type(errors) is int and type(warnings) is int and errors >= 0 and warnings >= 0):
+            raise bad("has a malformed 'left' (needs counts errors and warnings, or none)")
+        left = Left(errors, warnings)
     return Entry(
         path=fields["path"],
         sha256=fields["sha256"],
@@ -126,6 +142,8 @@ def _entry(raw: Any, name: str, where: storage.Where) -> Entry:
         source=source,
         written_at=fields["written_at"],
         tool_version=fields["tool_version"],
+        repair=repair,
+        left=left,
     )
 
 
@@ -142,4 +160,6 @@ def entry_to_json(entry: Entry) -> dict[str, Any]:
         "source": source,
         "written_at": entry.written_at,
         "tool_version": entry.tool_version,
+        "repair": entry.repair,
+        "left": None if entry.left is None else {"errors": entry.left.errors, "warnings": entry.left.warnings},
     }

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from dflash_cfg.errors import WriteError
 from dflash_cfg.jsondoc.encode import dumps
-from dflash_cfg.model import Entry, Source, Written
+from dflash_cfg.model import Entry, Made, Written
 from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, new_entry, parse_files
 from dflash_cfg.write.verified import locked_dir, read_at, replace_file
 
 
-def record(config_path: Path, written: Written, source: Source | None, tool_version: str) -> Entry:
+def record(config_path: Path, written: Written, made: Made, tool_version: str) -> Entry:
     """Add or replace `config_path`'s entry, atomically, under the same directory lock as the write.
 
     Refuses (WriteError, exit 1) if the file no longer holds `written`'s bytes: a lock recording a
@@ -34,7 +34,7 @@ def record(config_path: Path, written: Written, source: Source | None, tool_vers
         landed = f"{os.path.join(directory, name)} holds the new bytes (sha256 {written.sha256}); lock not recorded"
         existing = read_at(dfd, LOCK_FILE, directory, note=landed)
         files = {} if existing is None else parse_files(existing, where)
-        entry = new_entry(written.path, written.sha256, written.git_blob_sha1, source, tool_version)
+        entry = new_entry(written, made, tool_version)
         files[name] = entry_to_json(entry)
         text = dumps({"version": VERSION, "files": files}, indent=2) + "\n"
         replace_file(dfd, LOCK_FILE, text.encode("utf-8"), directory, note=landed)

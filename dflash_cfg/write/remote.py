@@ -19,7 +19,7 @@ import hashlib
 from dflash_cfg.errors import LockError, PathError, WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
 from dflash_cfg.jsondoc.encode import dumps
-from dflash_cfg.model import Entry, Source, Url, Written
+from dflash_cfg.model import Entry, Made, Url, Written
 from dflash_cfg.sources import remote
 from dflash_cfg.sources.lockfile import LOCK_FILE, VERSION, entry_to_json, new_entry, parse_files
 from dflash_cfg.sources.remote import Conflict
@@ -129,11 +129,11 @@ def _write_backup(backup_url: Url, data: bytes, of: Url) -> None:
         raise WriteError(f"cannot write {backup_url}: {exc}; {of} is unchanged", 2) from None
 
 
-def record_remote(config_url: Url, written: Written, source: Source | None, tool_version: str) -> Entry:
+def record_remote(config_url: Url, written: Written, made: Made, tool_version: str) -> Entry:
     """Add or replace config_url's entry in the lock object beside it, with a conditional put; refuses
     (exit 1) if config.json no longer holds the written bytes."""
     lock_url = config_url.parent / LOCK_FILE
-    entry = new_entry(written.path, written.sha256, written.git_blob_sha1, source, tool_version)
+    entry = new_entry(written, made, tool_version)
     for _ in range(_LOCK_TRIES):
         try:
             now = remote.read(config_url, MAX_BYTES)

@@ -123,6 +123,19 @@ def test_fix_hook_repairs_then_the_commit_passes(repo: Path) -> None:
     assert second.returncode == 0, second.stdout + second.stderr
 
 
+@pytest.mark.slow
+def test_fix_hook_heads_each_files_diff_with_its_own_path(repo: Path) -> None:
+    data = json.loads(UPSTREAM.read_text())
+    data["use_sliding_window"] = False
+    put(repo, "drafters/a/config.json", standard(data))
+    put(repo, "drafters/b/config.json", standard(data))
+    commit = git(repo, "commit", "-m", "two fixable drafters", check=False)
+    out = commit.stdout + commit.stderr
+    for name in ("a", "b"):
+        assert f"--- a/drafters/{name}/config.json\n+++ b/drafters/{name}/config.json\n" in out, out
+    assert "--- a/config.json" not in out
+
+
 def test_manifest_matches_config_json_at_any_depth() -> None:
     hooks = yaml.safe_load(HOOKS.read_text())
     assert [h["id"] for h in hooks] == ["dflash-cfg", "dflash-cfg-fix"]

@@ -73,7 +73,7 @@ def test_fix_from_hub_lands_the_upstream_bytes_and_verify_proves_it(dflash: Run,
     shutil.copyfile(INCIDENT, config)
     stale = dflash("verify", folder)
     assert stale.code == 1 and "MISMATCH" in stale.err and sha in stale.err
-    assert f"from {REPO}@{hub.head(REPO)}" in stale.err
+    assert f"the upstream bytes of {REPO}@{hub.head(REPO)} (main)" in stale.err
     expect = dflash("check", folder, "--expect-sha256", sha, "--format", "json")
     assert expect.code == 1
     rules = {(f["rule"], f["severity"]) for f in expect.json()["files"][0]["findings"]}

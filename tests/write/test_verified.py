@@ -27,7 +27,7 @@ from helpers import ROOT
 
 from dflash_cfg.errors import LockError, WriteError
 from dflash_cfg.jsondoc.document import git_blob_sha1
-from dflash_cfg.model import Entry, Source
+from dflash_cfg.model import Entry, Left, Made, Source
 from dflash_cfg.sources.lockfile import lock_path, read_lock
 from dflash_cfg.write.lock import record
 from dflash_cfg.write.verified import write_verified
@@ -87,7 +87,7 @@ def test_write_lands_the_new_bytes_provably(tmp_path: Path) -> None:
     assert written.replaced_link is None
     assert temps(config.parent) == []
 
-    entry = record(config, written, SOURCE, "0.1.0")
+    entry = record(config, written, Made(SOURCE, "upstream"), "0.1.0")
     doc = json.loads(lock_path(config).read_text())
     assert doc == {
         "version": 1,
@@ -99,6 +99,8 @@ def test_write_lands_the_new_bytes_provably(tmp_path: Path) -> None:
                 "source": {"repo": SOURCE.repo, "revision": "main", "commit": COMMIT},
                 "written_at": entry.written_at,
                 "tool_version": "0.1.0",
+                "repair": "upstream",
+                "left": None,
             }
         },
     }
@@ -459,9 +461,9 @@ def test_the_sweep_keeps_temps_of_live_processes_and_of_other_files(tmp_path: Pa
 def test_lock_round_trip_with_and_without_a_source(tmp_path: Path) -> None:
     config = model(tmp_path)
     assert read_lock(config) is None
-    first = record(config, write_verified(config, NEW, sha(OLD)), SOURCE, "0.1.0")
+    first = record(config, write_verified(config, NEW, sha(OLD)), Made(SOURCE, "upstream"), "0.1.0")
     assert read_lock(config) == first and first.source == SOURCE
-    second = record(config, write_verified(config, OLD, sha(NEW)), None, "0.2.0")
+    second = record(config, write_verified(config, OLD, sha(NEW)), Made(None, "safe-fixes", Left(1, 2)), "0.2.0")
     assert (
         read_lock(config)
         == second
@@ -472,6 +474,8 @@ def test_lock_round_trip_with_and_without_a_source(tmp_path: Path) -> None:
             source=None,
             written_at=second.written_at,
             tool_version="0.2.0",
+            repair="safe-fixes",
+            left=Left(errors=1, warnings=2),
         )
     )
     assert json.loads(lock_path(config).read_text())["files"]["config.json"]["source"] is None
@@ -491,7 +495,7 @@ def test_other_entries_of_the_lock_are_kept(tmp_path: Path) -> None:
         "note": "kept as is",
     }
     lock_path(config).write_text(json.dumps({"version": 1, "files": {"generation_config.json": other}}))
-    entry = record(config, write_verified(config, NEW, sha(OLD)), SOURCE, "0.1.0")
+    entry = record(config, write_verified(config, NEW, sha(OLD)), Made(SOURCE, "upstream"), "0.1.0")
     files = json.loads(lock_path(config).read_text())["files"]
     assert files["generation_config.json"] == other
     assert read_lock(config) == entry
@@ -528,11 +532,11 @@ def test_a_corrupt_lock_is_one_line_error(tmp_path: Path, content: bytes) -> Non
 
     written = write_verified(config, NEW, sha(OLD))
     if b'"config.json"' in content:  # only this file's own entry is bad: the new record replaces it
-        entry = record(config, written, SOURCE, "0.1.0")
+        entry = record(config, written, Made(SOURCE, "upstream"), "0.1.0")
         assert read_lock(config) == entry
     else:
         with pytest.raises(LockError):
-            record(config, written, SOURCE, "0.1.0")  # never silently drops what the lock held
+            record(config, written, Made(SOURCE, "upstream"), "0.1.0")  # never silently drops what the lock held
         assert lock_path(config).read_bytes() == content
     assert temps(config.parent) == []
 
@@ -542,7 +546,7 @@ def test_a_lock_is_not_recorded_for_bytes_that_are_gone(tmp_path: Path) -> None:
     written = write_verified(config, NEW, sha(OLD))
     config.write_bytes(b'{"edited": "after the fix"}\n')
     with pytest.raises(WriteError) as info:
-        record(config, written, SOURCE, "0.1.0")
+        record(config, written, Made(SOURCE, "upstream"), "0.1.0")
     assert info.value.exit_code == 1 and "lock not recorded" in str(info.value)
     assert not lock_path(config).exists()
 
@@ -555,7 +559,7 @@ def test_a_lock_gone_bad_after_the_write_says_the_write_landed(tmp_path: Path, l
     written = write_verified(config, NEW, sha(OLD))
     lock_path(config).symlink_to("gone" if link == "dangling" else lock_path(config).name)
     with pytest.raises(WriteError) as info:
-        record(config, written, SOURCE, "0.1.0")
+        record(config, written, Made(SOURCE, "upstream"), "0.1.0")
     message = str(info.value)
     assert "nothing written" not in message and "\n" not in message, message
     assert f"{config.resolve()} holds the new bytes" in message and "lock not recorded" in message, message

@@ -167,6 +167,7 @@ class ProbeArgs:
     watch: bool
     keep_going: bool
     fmt: str
+    color: str
     config: str | None
     isolated: bool
     wait: float | None = None

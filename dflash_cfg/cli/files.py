@@ -64,6 +64,21 @@ from dflash_cfg.version import __version__
     "--ignore", metavar="IDS", multiple=True, help="Skip these rules: ids, prefixes or names; repeatable, as --select."
 )
 @click.option(
+    "--failing-only/--verbose",
+    " /-v",
+    "failing_only",
+    default=False,
+    help="Text: only the files that fail the run, then the summary (the pre-commit hook's output). -v, --verbose: "
+    "every file, the default (after --failing-only, as a hook's args: the whole output again).",
+)
+@click.option(
+    "--min-severity",
+    type=click.Choice(("info", "warning", "error")),
+    default="info",
+    show_default=True,
+    help="Show only findings at least this severe (the summary counts the rest); never above what fails the run.",
+)
+@click.option(
     "--no-cache",
     "no_cache",
     is_flag=True,
@@ -92,12 +107,13 @@ def check_command(args: CheckArgs) -> int:
         fail_on=args.project.failing(),
         gate=args.gate,
         engines=tuple(name.strip() for given in args.engine for name in given.split(",") if name.strip()),
+        min_severity=args.min_severity,
     )
     report = check(options)
-    show_report(report, args.ci)
+    show_report(report, args.ci, failing_only=args.failing_only)
     for error in report.errors:
         say(f"dflash-cfg: error: {error}")
-    return exit_code(report, args.ci.exit_zero)
+    return exit_code(report, args.ci.exit_zero, summarised=args.ci.fmt == "text" and not args.ci.quiet)
 
 
 @click.command("diff")

@@ -83,6 +83,8 @@ class CheckArgs:
     engine: tuple[str, ...]  # --engine, as given (each may be comma-separated)
     select: tuple[str, ...]  # --select, as given (each may be comma-separated)
     ignore: tuple[str, ...]
+    failing_only: bool  # --failing-only (text: the files that fail, and the summary); -v/--verbose turns it off
+    min_severity: str
     no_cache: bool
 
 

@@ -77,6 +77,7 @@ class CheckOptions:
     # endpoint, token, offline switch and cache; None: this process's.
     hub_environ: Mapping[str, str] | None = None
     engines: tuple[str, ...] = ()  # --engine: what serves the drafters (else the project's `engines`)
+    min_severity: Severity = Severity.INFO  # --min-severity: findings below it are left out of the report
 
 
 def check_options(
@@ -94,12 +95,15 @@ def check_options(
     fail_on: str | None = None,
     gate: bool = False,
     engines: Sequence[str] = (),
+    min_severity: str = "info",
 ) -> CheckOptions:
     """The check command's options as its two callers hold them, the CLI's parsed options and the public API's
     arguments (any path-like, a severity by its name): the one place `check` builds its CheckOptions, so the
     two cannot drift apart."""
     if fail_on not in (None, "error", "warning"):
         raise UsageError(f'fail_on must be "error" or "warning", not {fail_on!r}')
+    if min_severity not in ("info", "warning", "error"):
+        raise UsageError(f'min_severity must be "info", "warning" or "error", not {min_severity!r}')
     return CheckOptions(
         paths=tuple(os.fspath(p) for p in paths),
         target=None if target is None else os.fspath(target),
@@ -114,6 +118,7 @@ def check_options(
         fail_on=None if fail_on is None else Severity[fail_on.upper()],
         gate=gate,
         engines=tuple(engines),
+        min_severity=Severity[min_severity.upper()],
     )
 
 
@@ -131,6 +136,12 @@ def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[
     default = Severity.WARNING if options.gate else Severity.ERROR
     fail_on = options.fail_on or project.fail_on or default
     engines = served_engines(list(options.engines), lambda why: UsageError(f"--engine: {why}"))
+    if options.min_severity > fail_on:
+        # Findings that fail the run are never left out: a gate would fail on what it did not show.
+        raise UsageError(
+            f"--min-severity {options.min_severity.label} would hide {fail_on.label}s, which fail this run "
+            f'(--fail-on error, or fail-on = "error" in the project config, accepts them)'
+        )
     return replace(options, project=project, engines=engines), project, rules, fail_on
 
 
@@ -231,13 +242,16 @@ def _check(options: CheckOptions) -> Report:
     )
     reports: list[FileReport] = []
     errors: list[str] = list(unlisted)
+    hidden = 0
     with progress.counting(len(paths), "checked", "files") as count:
         for outcome in _each(one, len(paths), parallel=local):
             count.advance()
             if isinstance(outcome, str):
                 errors.append(outcome)
-            else:
-                reports.append(outcome)
+                continue
+            shown = tuple(x for x in outcome.findings if x.severity >= options.min_severity)
+            hidden += len(outcome.findings) - len(shown)
+            reports.append(outcome if len(shown) == len(outcome.findings) else replace(outcome, findings=shown))
     return Report(
         files=tuple(reports),
         transformers_version=transformers_version(),
@@ -246,6 +260,9 @@ def _check(options: CheckOptions) -> Report:
         fail_on=fail_on,
         gate=options.gate,
         served=served(options),
+        served_by=served_by(options),
+        min_severity=options.min_severity,
+        hidden=hidden,
     )
 
 
@@ -256,6 +273,19 @@ def served(options: CheckOptions) -> Served:
         return ((options.launch.engine, options.launch.engine_version),)
     # Both were held to the served engines when the options were settled (`served_engines`): the filter only types.
     return tuple((name, None) for name in options.engines or options.project.engines if is_engine(name))
+
+
+def served_by(options: CheckOptions) -> str:
+    """Who said what serves the drafters (`served`), as the summary names it; "" when nothing did."""
+    if options.launch is not None:
+        return "the launch"
+    if options.engines:
+        return "--engine"
+    source = options.project.source
+    if not options.project.engines or source is None:
+        return ""
+    shown = os.path.relpath(source)
+    return f"engines in {source if shown.startswith('..') else shown}"
 
 
 def _one_drafter_per_repo(repo: str, paths: list[tuple[storage.Where, bool]], project: ProjectConfig) -> None:

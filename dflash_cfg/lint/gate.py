@@ -18,8 +18,7 @@ import json
 from dataclasses import dataclass
 
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from dflash_cfg.lint.releases import applies
-from dflash_cfg.model import NAMES, Finding, Report, Served, Severity
+from dflash_cfg.model import NAMES, Finding, Report, Severity
 
 # A file proven byte-identical to a published revision: its upstream's copy (DF603), or the catalog's (DF605).
 IDENTICAL = ("DF603", "DF605")
@@ -36,15 +35,6 @@ class Verdict:
     note: str = ""  # what `unscoped` means, and how to gate on them
 
 
-def concerns(x: Finding, served: Served) -> bool | None:
-    """Whether the finding holds for what serves the file: None when that is not known (and it is scoped)."""
-    if not x.engines:
-        return True
-    if not served:
-        return None
-    return any(applies(x.engines, name, version) for name, version in served)
-
-
 def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict:
     if report.errors:
         return Verdict(code=EXIT_USAGE)
@@ -58,7 +48,7 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
             bar = Severity.ERROR if waived else fail_on
             if x.severity < bar:
                 continue
-            holds = concerns(x, report.served)
+            holds = report.gating(x)
             if holds:
                 failing.append((f.path, x))
             elif holds is None:

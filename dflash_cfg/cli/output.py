@@ -137,6 +137,8 @@ def exit_code(report: Report, exit_zero: bool = False, *, summarised: bool = Fal
         return EXIT_OK
     if result.note and not summarised:
         say(f"dflash-cfg: {result.note}")
+    for step in result.next_steps:
+        say(f"dflash-cfg: {step}")
     if result.advice:
         say(f"dflash-cfg: {result.advice}")
     return result.code

@@ -111,6 +111,8 @@ def check_command(args: CheckArgs) -> int:
     )
     report = check(options)
     show_report(report, args.ci, failing_only=args.failing_only)
+    for doubt in report.warnings:
+        say(f"dflash-cfg: warning: {doubt}")
     for error in report.errors:
         say(f"dflash-cfg: error: {error}")
     return exit_code(report, args.ci.exit_zero, summarised=args.ci.fmt == "text" and not args.ci.quiet)

@@ -215,6 +215,7 @@ def _check(options: CheckOptions) -> Report:
     if empty:  # a typo in a CI path must not pass as "0 files, all clean"
         raise UsageError(f"no config.json under {storage.display(dirs[empty[0]])}")
     paths = [(p, p == dirs[given] or p.parent == dirs[given]) for given, listed in found.items() for p in listed]
+    doubts = project.unmatched([p for p, _ in paths], list(dirs.values()))
     views = Views(cached=not options.no_cache) if needs(rules, "effective") else None
     published = catalog.load() if needs(rules, "catalog") else None  # read once a run
     weights_seen: dict[storage.Where, tuple[Weights | None, str | None]] = {}
@@ -257,6 +258,7 @@ def _check(options: CheckOptions) -> Report:
         transformers_version=transformers_version(),
         tool_version=__version__,
         errors=tuple(errors),
+        warnings=doubts,
         fail_on=fail_on,
         gate=options.gate,
         served=served(options),

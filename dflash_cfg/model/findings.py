@@ -174,6 +174,9 @@ class Report:
     tool_version: str
     # Files that could not be read (permission, vanished): an environment problem, exit 2.
     errors: tuple[str, ...] = ()
+    # What the run doubts in its own setup, one line each on stderr (a project config entry that matched
+    # nothing): no finding about a file, no change of the verdict.
+    warnings: tuple[str, ...] = ()
     # What fails this run (the option, else the project config, else the command's default), and
     # whether it was a gate (preflight, hooks), where a file identical to its upstream fails on errors only.
     fail_on: Severity = Severity.ERROR

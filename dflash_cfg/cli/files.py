@@ -87,7 +87,7 @@ from dflash_cfg.version import __version__
 @parsed(CheckArgs)
 def check_command(args: CheckArgs) -> int:
     """Lint drafter config.json files: PATH is a model dir, a config.json, a tree to search, or a Hub id."""
-    from dflash_cfg.commands.check import check, check_options
+    from dflash_cfg.commands.check import Interrupted, check, check_options
 
     paths, hub = args.hub.resolve(args.paths)
     if not paths:
@@ -109,7 +109,12 @@ def check_command(args: CheckArgs) -> int:
         engines=tuple(name.strip() for given in args.engine for name in given.split(",") if name.strip()),
         min_severity=args.min_severity,
     )
-    report = check(options)
+    try:
+        report = check(options)
+    except Interrupted as stopped:
+        if args.ci.fmt != "text":  # a machine document goes out whole: the files checked so far, marked interrupted
+            show_report(stopped.report, args.ci)
+        raise
     show_report(report, args.ci, failing_only=args.failing_only)
     for doubt in report.warnings:
         say(f"dflash-cfg: warning: {doubt}")

@@ -39,6 +39,19 @@ def colour(choice: str = "auto") -> bool | None:
     return None
 
 
+# Whether this run has written its machine-readable document (write_whole): an interrupt after it must not
+# write a second one. Reset by the CLI's run at the start of each command.
+_written: list[bool] = []
+
+
+def documents_reset() -> None:
+    _written.clear()
+
+
+def document_written() -> bool:
+    return bool(_written)
+
+
 def write_whole(text: str) -> None:
     """Write a machine-readable document whole or not at all: a SIGINT or SIGTERM that arrives while its
     bytes go out is held and re-raised after, so a CI step never parses half a document. JSON and SARIF are
@@ -47,6 +60,7 @@ def write_whole(text: str) -> None:
         fd = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):  # a captured stdout (tests, an embedding program)
         click.echo(text, nl=False)
+        _written.append(True)
         return
     sys.stdout.flush()
     # Python-level handlers, not a signal mask: a mask holds the signal only for this thread, and the
@@ -60,6 +74,7 @@ def write_whole(text: str) -> None:
         view = memoryview(text.encode("utf-8"))
         while view:
             view = view[os.write(fd, view) :]
+        _written.append(True)
     finally:
         for restored, handler in previous.items():
             signal.signal(restored, handler)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -186,6 +187,16 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
     )
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or a SIGTERM the CLI turned into one) while the files were being checked: still an interrupt,
+    carrying the report of the files checked before it, marked as not done (its `errors`), so that a machine
+    format can still write its whole document."""
+
+    def __init__(self, report: Report) -> None:
+        super().__init__()
+        self.report = report
+
+
 def check(options: CheckOptions) -> Report:
     with storage.remembered_listings():  # a remote tree is listed once
         return _check(options)
@@ -244,28 +255,54 @@ def _check(options: CheckOptions) -> Report:
     reports: list[FileReport] = []
     errors: list[str] = list(unlisted)
     hidden = 0
-    with progress.counting(len(paths), "checked", "files") as count:
-        for outcome in _each(one, len(paths), parallel=local):
-            count.advance()
-            if isinstance(outcome, str):
-                errors.append(outcome)
-                continue
-            shown = tuple(x for x in outcome.findings if x.severity >= options.min_severity)
-            hidden += len(outcome.findings) - len(shown)
-            reports.append(outcome if len(shown) == len(outcome.findings) else replace(outcome, findings=shown))
-    return Report(
-        files=tuple(reports),
-        transformers_version=transformers_version(),
-        tool_version=__version__,
-        errors=tuple(errors),
-        warnings=doubts,
-        fail_on=fail_on,
-        gate=options.gate,
-        served=served(options),
-        served_by=served_by(options),
-        min_severity=options.min_severity,
-        hidden=hidden,
-    )
+
+    def report(errors: list[str]) -> Report:
+        return Report(
+            files=tuple(reports),
+            transformers_version=transformers_version(),
+            tool_version=__version__,
+            errors=tuple(errors),
+            warnings=doubts,
+            fail_on=fail_on,
+            gate=options.gate,
+            served=served(options),
+            served_by=served_by(options),
+            min_severity=options.min_severity,
+            hidden=hidden,
+        )
+
+    try:
+        with progress.counting(len(paths), "checked", "files") as count:
+            for outcome in _each(one, len(paths), parallel=local):
+                count.advance()
+                if isinstance(outcome, str):
+                    errors.append(outcome)
+                else:
+                    shown = tuple(x for x in outcome.findings if x.severity >= options.min_severity)
+                    hidden += len(outcome.findings) - len(shown)
+                    reports.append(outcome if len(shown) == len(outcome.findings) else replace(outcome, findings=shown))
+                _held_for_a_test(len(reports) + len(errors) - len(unlisted))
+    except KeyboardInterrupt as exc:
+        done = len(reports) + len(errors) - len(unlisted)
+        why = f"interrupted after {done} of {len(paths)} files: the rest were not checked"
+        raise Interrupted(report([*errors, why])) from exc
+    return report(errors)
+
+
+# Tests only: "N:FIFO" makes the run, once N files are checked, write a line into FIFO (a named pipe the test
+# reads, so it knows the run is under way) and wait there up to a minute, for the signal the test then sends.
+TEST_HOLD = "DFLASH_CFG_TEST_HOLD"
+
+
+def _held_for_a_test(done: int) -> None:
+    setting = os.environ.get(TEST_HOLD)
+    if not setting:
+        return
+    count, _, fifo = setting.partition(":")
+    if count.isdigit() and done == int(count) and fifo:
+        with open(fifo, "w", encoding="utf-8") as reached:
+            reached.write(f"checked {done}\n")
+        time.sleep(60)  # a signal's handler raises out of it
 
 
 def served(options: CheckOptions) -> Served:

@@ -166,6 +166,14 @@ def diff_command(args: DiffArgs) -> int:
     show_default=True,
     help="Apply only the fixes of findings at least this severe (info includes portability mirrors).",
 )
+@click.option(
+    "--failing-only/--verbose",
+    " /-v",
+    "failing_only",
+    default=False,
+    help="Text: say nothing of a file with nothing to change and nothing left failing (the fix hook's output). "
+    "-v, --verbose: every file, the default.",
+)
 @format_option(help="json: one document for the whole run (needs --yes or --dry-run: it cannot ask).")
 @colour_option
 @parsed(FixArgs)
@@ -197,7 +205,8 @@ def fix_command(args: FixArgs) -> int:
     try:
         for result in results:
             done.append(result)
-            if not as_json_doc:  # the document says the rest
+            quiet = args.failing_only and not result.plan.changed and not result.remaining_errors
+            if not as_json_doc and not quiet:  # the document says the rest
                 click.echo(fix_result_text(result), nl=False, color=shown)
             for line in fix_advice(result):
                 say(line)

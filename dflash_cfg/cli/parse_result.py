@@ -108,6 +108,7 @@ class FixArgs:
     no_lock: bool
     exit_non_zero_on_fix: bool
     min_severity: str
+    failing_only: bool  # --failing-only: no line for a file with nothing to change and nothing left failing
     fmt: str
     color: str
 

@@ -274,3 +274,22 @@ def test_the_hook_prints_the_failing_file_and_a_summary_not_every_good_one(repo:
     out = verbose.stdout + verbose.stderr
     assert verbose.returncode == 1 and "drafters/good00/config.json  [dflash" in out, out
     assert "not shown" not in out
+
+
+@pytest.mark.slow
+def test_the_fix_hook_says_the_file_it_changed_not_every_unchanged_one(repo: Path) -> None:
+    for i in range(20):
+        put(
+            repo,
+            f"drafters/good{i:02d}/config.json",
+            (FIXTURES / "upstream" / "z-lab__Qwen3.5-4B-DFlash" / "config.json").read_bytes(),
+        )
+    data = json.loads(UPSTREAM.read_text())
+    del data["use_sliding_window"]  # DF204: a safe fix the hook makes
+    put(repo, "drafters/broken/config.json", standard(data))
+    done = subprocess.run(
+        [str(PRE_COMMIT), "run", "dflash-cfg-fix", "--all-files"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1 and "drafters/broken/config.json" in out, out
+    assert "nothing to change" not in out and "drafters/good" not in out, out

@@ -77,6 +77,7 @@ def check(
     fail_on: str | None = None,
     gate: bool = False,
     engines: Sequence[str] = (),
+    min_severity: str = "info",
 ) -> Report:
     """Lint each drafter config.json under `paths` (model dirs, files, trees, or Hub ids).
 
@@ -87,7 +88,8 @@ def check(
     [tool.dflash-cfg]) is found from the first path unless `config` names one or `isolated` is set.
     `fail_on` ("error" or "warning") and `gate` decide `Report.fail_on`/`Report.gate`, which the CLI's
     exit code follows. `engines` ("vllm", "sglang", "mlx", "reference"; default: the project's `engines`) says
-    what serves the drafters: a finding about other engines only fails nothing. Raises DflashCfgError (with
+    what serves the drafters: a finding about other engines only fails nothing. `min_severity` ("info",
+    "warning", "error") leaves the less severe findings out (`Report.hidden` counts them). Raises DflashCfgError (with
     `exit_code`) for a usage or environment problem;
     files that cannot be read, a path that leads to no config.json while others do, and an upstream a file has
     of its own (the project config's) that cannot be read are listed in `Report.errors`.
@@ -109,6 +111,7 @@ def check(
         fail_on=fail_on,
         gate=gate,
         engines=engines,
+        min_severity=min_severity,
     )
     return run(options)
 

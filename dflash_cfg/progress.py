@@ -62,11 +62,14 @@ def _size(stream: TextIO) -> tuple[int, int]:
 
 @contextlib.contextmanager
 def activity(label: str) -> Iterator[None]:
-    """`label` and its elapsed time while the block runs ("vLLM 0.34.0: building the drafter  12s")."""
+    """`label` and its elapsed time while the block runs ("vLLM 0.34.0: building the drafter  00:12"). A label
+    too long for the terminal is cut in its middle (a long interpreter path), never the time after it: tqdm
+    cuts the whole line at the last column."""
     bar = _bar(total=None, desc=label, bar_format="{desc}  {elapsed}")
     if bar is None:
         yield
         return
+    bar.set_description_str(fitted(label, (bar.ncols or 80) - ELAPSED), refresh=False)
     done = threading.Event()
 
     def tick() -> None:
@@ -85,6 +88,21 @@ def activity(label: str) -> Iterator[None]:
         done.set()
         ticker.join()
         _close(bar)
+
+
+# The columns an activity's elapsed time takes after its label: two spaces, up to "999:59:59", the cursor's column.
+ELAPSED = 12
+
+
+def fitted(text: str, width: int) -> str:
+    """`text` cut to at most `width` characters ("..." where it was cut), keeping a little of its start (what
+    runs) and as much of its end (what it does) as fits."""
+    if len(text) <= width:
+        return text
+    if width <= 3:
+        return text[:width]
+    head = min(16, (width - 3) // 3)
+    return text[:head] + "..." + text[len(text) - (width - 3 - head) :]
 
 
 @dataclass

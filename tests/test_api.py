@@ -45,6 +45,14 @@ def test_select_and_usage_errors_are_typed() -> None:
     assert caught.value.exit_code == 2 and "unknown rule id XX9" in str(caught.value)
 
 
+def test_min_severity_as_the_cli_has_it() -> None:
+    report = dflash_cfg.check([INCIDENT], min_severity="warning")
+    assert {f.severity.label for f in report.files[0].findings} == {"warning"} and report.hidden == 2
+    with pytest.raises(dflash_cfg.DflashCfgError) as caught:
+        dflash_cfg.check([INCIDENT], min_severity="notice")
+    assert caught.value.exit_code == 2 and "min_severity" in str(caught.value)
+
+
 def test_fix_then_verify(tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()

@@ -52,7 +52,7 @@ def test_samples_are_what_the_code_prints(page: Path, installed: Installed, tmp_
         assert re.match(r"([A-Z_]+=\S+ )*dflash-cfg ", command), f"a sample runs dflash-cfg: {command}"
         result = installed.run("sh", "-c", command, TMP=str(scratch))  # as pasted after `TMP=$(mktemp -d)`
         out = (result.stdout + result.stderr).replace(str(scratch), SCRATCH)
-        # Absolute paths (diff and fix print them, to be checked on another host) as seen from the root.
+        # Absolute paths (fix prints them, to be checked on another host) as seen from the root.
         produced.append(out.replace(f"{ROOT}{os.sep}", ""))
     if recording("DFLASH_CFG_README"):
         outputs = iter(produced)

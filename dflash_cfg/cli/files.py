@@ -64,6 +64,21 @@ from dflash_cfg.version import __version__
     "--ignore", metavar="IDS", multiple=True, help="Skip these rules: ids, prefixes or names; repeatable, as --select."
 )
 @click.option(
+    "--failing-only/--verbose",
+    " /-v",
+    "failing_only",
+    default=False,
+    help="Text: only the files that fail the run, then the summary (the pre-commit hook's output). -v, --verbose: "
+    "every file, the default (after --failing-only, as a hook's args: the whole output again).",
+)
+@click.option(
+    "--min-severity",
+    type=click.Choice(("info", "warning", "error")),
+    default="info",
+    show_default=True,
+    help="Show only findings at least this severe (the summary counts the rest); never above what fails the run.",
+)
+@click.option(
     "--no-cache",
     "no_cache",
     is_flag=True,
@@ -72,7 +87,7 @@ from dflash_cfg.version import __version__
 @parsed(CheckArgs)
 def check_command(args: CheckArgs) -> int:
     """Lint drafter config.json files: PATH is a model dir, a config.json, a tree to search, or a Hub id."""
-    from dflash_cfg.commands.check import check, check_options
+    from dflash_cfg.commands.check import Interrupted, check, check_options
 
     paths, hub = args.hub.resolve(args.paths)
     if not paths:
@@ -92,12 +107,20 @@ def check_command(args: CheckArgs) -> int:
         fail_on=args.project.failing(),
         gate=args.gate,
         engines=tuple(name.strip() for given in args.engine for name in given.split(",") if name.strip()),
+        min_severity=args.min_severity,
     )
-    report = check(options)
-    show_report(report, args.ci)
+    try:
+        report = check(options)
+    except Interrupted as stopped:
+        if args.ci.fmt != "text":  # a machine document goes out whole: the files checked so far, marked interrupted
+            show_report(stopped.report, args.ci)
+        raise
+    show_report(report, args.ci, failing_only=args.failing_only)
+    for doubt in report.warnings:
+        say(f"dflash-cfg: warning: {doubt}")
     for error in report.errors:
         say(f"dflash-cfg: error: {error}")
-    return exit_code(report, args.ci.exit_zero)
+    return exit_code(report, args.ci.exit_zero, summarised=args.ci.fmt == "text" and not args.ci.quiet)
 
 
 @click.command("diff")
@@ -143,6 +166,14 @@ def diff_command(args: DiffArgs) -> int:
     show_default=True,
     help="Apply only the fixes of findings at least this severe (info includes portability mirrors).",
 )
+@click.option(
+    "--failing-only/--verbose",
+    " /-v",
+    "failing_only",
+    default=False,
+    help="Text: say nothing of a file with nothing to change and nothing left failing (the fix hook's output). "
+    "-v, --verbose: every file, the default.",
+)
 @format_option(help="json: one document for the whole run (needs --yes or --dry-run: it cannot ask).")
 @colour_option
 @parsed(FixArgs)
@@ -181,7 +212,8 @@ def fix_command(args: FixArgs) -> int:
                 code = max(code, result.error.exit_code)
                 continue
             done.append(result)
-            if not as_json_doc:  # the document says the rest
+            quiet = args.failing_only and not result.plan.changed and not result.remaining_errors
+            if not as_json_doc and not quiet:  # the document says the rest
                 click.echo(fix_result_text(result), nl=False, color=shown)
             for line in fix_advice(result):
                 say(line)

@@ -6,14 +6,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
+from collections.abc import Iterator
 
 import click
 
 from dflash_cfg import progress
 from dflash_cfg.cli import audit, catalog, files, probe, rules, serving
 from dflash_cfg.cli.common_options import ALIASES
-from dflash_cfg.cli.output import rule_docs, say, write_whole
+from dflash_cfg.cli.output import document_written, documents_reset, rule_docs, say, write_whole
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DflashCfgError, Documented, redact
 from dflash_cfg.report.commands import error_json
 from dflash_cfg.report.formats import render
@@ -87,20 +89,63 @@ def _progress(args: list[str]) -> contextlib.AbstractContextManager[None]:
     return progress.shown_on(sys.stderr)
 
 
+@contextlib.contextmanager
+def _terminated_as_interrupted(args: list[str], terminated: list[int]) -> Iterator[None]:
+    """A check or preflight writing a machine document takes SIGTERM as it takes Ctrl-C, so the document still
+    goes out whole (the files checked so far, marked interrupted); `terminated` records it, and the run then
+    ends by the signal, as supervisors expect of a terminated job. Text runs keep the default: they end at once."""
+    command, fmt = _requested_format(args)
+    if command not in ("check", "preflight") or fmt not in ("json", "github", "sarif"):
+        yield
+        return
+
+    def interrupt(signum: int, _frame: object) -> None:
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (an embedding program): its own handling stands
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run(entry: click.Command, args: list[str] | None = None) -> int:
     """Invoke click without letting it exit, and turn every failure into a one-line cause (and, with a
     machine --format, into a document on stdout that says it)."""
     argv = list(sys.argv[1:] if args is None else args)
+    terminated: list[int] = []
+    documents_reset()
 
     def document(message: str) -> None:
         with contextlib.suppress(Exception):  # the one-line cause on stderr still says it
             _error_document(argv, redact(message, secrets()))
 
     try:
-        # Without standalone mode click returns the command's exit code instead of exiting with it.
-        with _progress(argv):
-            code = entry.main(args=args, prog_name="dflash-cfg", standalone_mode=False)
-        return code if isinstance(code, int) else EXIT_OK
+        try:
+            # Without standalone mode click returns the command's exit code instead of exiting with it.
+            with _progress(argv), _terminated_as_interrupted(argv, terminated):
+                code = entry.main(args=args, prog_name="dflash-cfg", standalone_mode=False)
+            return code if isinstance(code, int) else EXIT_OK
+        except (KeyboardInterrupt, click.exceptions.Abort):  # click turns an interrupt inside a command into Abort
+            if not document_written() and _requested_format(argv)[0] in ("check", "preflight"):
+                # Stopped before its document: still one, saying the run was not made.
+                document("interrupted before the report was made")
+            raise
+    except (KeyboardInterrupt, click.exceptions.Abort):  # Ctrl-C: a run that was not made, exit 2 by the contract
+        with contextlib.suppress(Exception):
+            click.echo("dflash-cfg: aborted", err=True)
+        if terminated:  # SIGTERM: the document is out; end by the signal (143 in a shell)
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.raise_signal(signal.SIGTERM)
+        return EXIT_USAGE
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:  # click's own usage errors
@@ -112,13 +157,6 @@ def run(entry: click.Command, args: list[str] | None = None) -> int:
             document(str(exc))
         say(f"dflash-cfg: error: {exc}")
         return int(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("dflash-cfg: aborted", err=True)
-        return EXIT_USAGE
-    except KeyboardInterrupt:  # Ctrl-C: a run that was not made, as the contract says of exit 2
-        with contextlib.suppress(Exception):
-            click.echo("dflash-cfg: aborted", err=True)
-        return EXIT_USAGE
     except BrokenPipeError:
         # Output piped into `head`: nothing left to say; avoid a second error at interpreter exit.
         devnull = os.open(os.devnull, os.O_WRONLY)

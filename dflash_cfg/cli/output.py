@@ -39,6 +39,19 @@ def colour(choice: str = "auto") -> bool | None:
     return None
 
 
+# Whether this run has written its machine-readable document (write_whole): an interrupt after it must not
+# write a second one. Reset by the CLI's run at the start of each command.
+_written: list[bool] = []
+
+
+def documents_reset() -> None:
+    _written.clear()
+
+
+def document_written() -> bool:
+    return bool(_written)
+
+
 def write_whole(text: str) -> None:
     """Write a machine-readable document whole or not at all: a SIGINT or SIGTERM that arrives while its
     bytes go out is held and re-raised after, so a CI step never parses half a document. JSON and SARIF are
@@ -47,6 +60,7 @@ def write_whole(text: str) -> None:
         fd = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):  # a captured stdout (tests, an embedding program)
         click.echo(text, nl=False)
+        _written.append(True)
         return
     sys.stdout.flush()
     # Python-level handlers, not a signal mask: a mask holds the signal only for this thread, and the
@@ -60,6 +74,7 @@ def write_whole(text: str) -> None:
         view = memoryview(text.encode("utf-8"))
         while view:
             view = view[os.write(fd, view) :]
+        _written.append(True)
     finally:
         for restored, handler in previous.items():
             signal.signal(restored, handler)
@@ -98,12 +113,20 @@ def reader_may_leave() -> Iterator[None]:
         os.close(devnull)
 
 
-def show_report(report: Report, ci: CiArgs, extra: Mapping[str, Any] | None = None) -> None:
+def show_report(
+    report: Report, ci: CiArgs, extra: Mapping[str, Any] | None = None, *, failing_only: bool = False
+) -> None:
+    """`failing_only`: text shows only the files that fail the run (check --failing-only, the hook's way)."""
+    only = None
+    if failing_only:
+        only = frozenset(path for path, _ in verdict(report, report.fail_on, gate=report.gate).failing)
     with reader_may_leave():
-        _show_report(report, ci, extra)
+        _show_report(report, ci, extra, only)
 
 
-def _show_report(report: Report, ci: CiArgs, extra: Mapping[str, Any] | None) -> None:
+def _show_report(
+    report: Report, ci: CiArgs, extra: Mapping[str, Any] | None, only: frozenset[str] | None = None
+) -> None:
     chunks = render_chunks(
         _ci(report, ci.fmt),
         ci.fmt,
@@ -111,6 +134,7 @@ def _show_report(report: Report, ci: CiArgs, extra: Mapping[str, Any] | None) ->
         with_statistics=ci.statistics,
         extra=extra,
         rule_docs=rule_docs(report, ci.fmt),
+        only=only,
     )
     if ci.fmt != "text":  # a document a machine parses: whole or not at all
         write_whole("".join(chunks))
@@ -119,14 +143,17 @@ def _show_report(report: Report, ci: CiArgs, extra: Mapping[str, Any] | None) ->
         click.echo(chunk, nl=False, color=colour(ci.color))
 
 
-def exit_code(report: Report, exit_zero: bool = False) -> int:
+def exit_code(report: Report, exit_zero: bool = False, *, summarised: bool = False) -> int:
     """The run's verdict, and on a failure caused by warnings only, the ways forward (stderr).
-    `exit_zero`: findings never fail the run (an error of the run itself still exits 2)."""
+    `exit_zero`: findings never fail the run (an error of the run itself still exits 2). `summarised`: the text
+    summary said what fails nothing for want of an engine (its "not gating" line), so stderr does not again."""
     result = verdict(report, report.fail_on, gate=report.gate)
     if exit_zero and result.code == EXIT_FINDINGS:
         return EXIT_OK
-    if result.note:
+    if result.note and not summarised:
         say(f"dflash-cfg: {result.note}")
+    for step in result.next_steps:
+        say(f"dflash-cfg: {step}")
     if result.advice:
         say(f"dflash-cfg: {result.advice}")
     return result.code

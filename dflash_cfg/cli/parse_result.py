@@ -83,6 +83,8 @@ class CheckArgs:
     engine: tuple[str, ...]  # --engine, as given (each may be comma-separated)
     select: tuple[str, ...]  # --select, as given (each may be comma-separated)
     ignore: tuple[str, ...]
+    failing_only: bool  # --failing-only (text: the files that fail, and the summary); -v/--verbose turns it off
+    min_severity: str
     no_cache: bool
 
 
@@ -106,6 +108,7 @@ class FixArgs:
     no_lock: bool
     exit_non_zero_on_fix: bool
     min_severity: str
+    failing_only: bool  # --failing-only: no line for a file with nothing to change and nothing left failing
     fmt: str
     color: str
 
@@ -176,6 +179,7 @@ class ProbeArgs:
     watch: bool
     keep_going: bool
     fmt: str
+    color: str
     config: str | None
     isolated: bool
     wait: float | None = None

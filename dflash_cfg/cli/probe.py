@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from dflash_cfg.cli.common_options import format_option, hub_options, parsed
-from dflash_cfg.cli.output import say, write_whole
+from dflash_cfg.cli.common_options import colour_option, format_option, hub_options, parsed
+from dflash_cfg.cli.output import colour, say, write_whole
 from dflash_cfg.cli.parse_result import ProbeArgs
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, DflashCfgError, NotReady, ProbeError
 from dflash_cfg.report.commands import error_json
@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # imported when probe runs: the other commands need not load 
 @click.option("--watch", is_flag=True, help="Judge a window every --interval (default 30 s), one line each.")
 @click.option("--keep-going", "keep_going", is_flag=True, help="With --watch: report collapses and go on.")
 @format_option()
+@colour_option
 @click.option(
     "--config", "config", metavar="FILE", type=click.Path(path_type=str, readable=False), help="Project config."
 )
@@ -98,7 +99,7 @@ def probe_command(args: ProbeArgs) -> int:
     )
     if not args.watch:
         answer = probe.probe_once(s, check, waiting=_waiting)
-        _show(answer, args.fmt)
+        _show(answer, args.fmt, args.color)
         return EXIT_FINDINGS if answer.window.collapsed else EXIT_OK
     code = EXIT_OK
     try:
@@ -112,7 +113,7 @@ def probe_command(args: ProbeArgs) -> int:
                     continue
                 if item.window.collapsed:  # before it is shown: a stop that follows the line must see it
                     code = EXIT_FINDINGS
-                _show(item, args.fmt)
+                _show(item, args.fmt, args.color)
                 sys.stdout.flush()  # a sidecar's log reader sees each window as it ends
     except (DflashCfgError, KeyboardInterrupt) as ended:
         if code != EXIT_FINDINGS:
@@ -152,7 +153,7 @@ def _waiting(line: str) -> None:
     say(f"dflash-cfg: {line}")
 
 
-def _show(explained: Explained, fmt: str) -> None:
+def _show(explained: Explained, fmt: str, color: str = "auto") -> None:
     """One window: a document (a watch's: one JSON line) or text, each drafter's check after it. A check that
     could not be made is one line on stderr."""
     for u in explained.unchecked:
@@ -163,9 +164,10 @@ def _show(explained: Explained, fmt: str) -> None:
         doc = probe_document(window.source, window.interval, window.judged, __version__, diagnoses, when=when)
         write_whole(probe_json(doc, lines=when is not None))
     else:
+        shown = colour(color)
         if when is None:
-            click.echo(probe_text(window.source, window.interval, window.judged), nl=False)
+            click.echo(probe_text(window.source, window.interval, window.judged), nl=False, color=shown)
         else:
-            click.echo(probe_line(when, window.judged), nl=False)
+            click.echo(probe_line(when, window.judged), nl=False, color=shown)
         for d in diagnoses:
-            click.echo(diagnosis_text(*d), nl=False)
+            click.echo(diagnosis_text(*d), nl=False, color=shown)

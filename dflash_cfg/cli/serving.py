@@ -70,6 +70,8 @@ def preflight_command(args: PreflightArgs) -> int:
     step = result.engine_step
     engine = {"engine_check": engine_step_json(step, result.launch.engine_version)} if step is not None else None
     show_report(result.report, args.ci, engine)
+    for doubt in result.report.warnings:
+        say(f"dflash-cfg: warning: {doubt}")
     for error in result.report.errors:
         say(f"dflash-cfg: error: {error}")
     code = exit_code(result.report, args.ci.exit_zero)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -78,6 +79,7 @@ class CheckOptions:
     # endpoint, token, offline switch and cache; None: this process's.
     hub_environ: Mapping[str, str] | None = None
     engines: tuple[str, ...] = ()  # --engine: what serves the drafters (else the project's `engines`)
+    min_severity: Severity = Severity.INFO  # --min-severity: findings below it are left out of the report
 
 
 def check_options(
@@ -95,12 +97,15 @@ def check_options(
     fail_on: str | None = None,
     gate: bool = False,
     engines: Sequence[str] = (),
+    min_severity: str = "info",
 ) -> CheckOptions:
     """The check command's options as its two callers hold them, the CLI's parsed options and the public API's
     arguments (any path-like, a severity by its name): the one place `check` builds its CheckOptions, so the
     two cannot drift apart."""
     if fail_on not in (None, "error", "warning"):
         raise UsageError(f'fail_on must be "error" or "warning", not {fail_on!r}')
+    if min_severity not in ("info", "warning", "error"):
+        raise UsageError(f'min_severity must be "info", "warning" or "error", not {min_severity!r}')
     return CheckOptions(
         paths=tuple(os.fspath(p) for p in paths),
         target=None if target is None else os.fspath(target),
@@ -115,6 +120,7 @@ def check_options(
         fail_on=None if fail_on is None else Severity[fail_on.upper()],
         gate=gate,
         engines=tuple(engines),
+        min_severity=Severity[min_severity.upper()],
     )
 
 
@@ -132,6 +138,12 @@ def resolved(options: CheckOptions) -> tuple[CheckOptions, ProjectConfig, tuple[
     default = Severity.WARNING if options.gate else Severity.ERROR
     fail_on = options.fail_on or project.fail_on or default
     engines = served_engines(list(options.engines), lambda why: UsageError(f"--engine: {why}"))
+    if options.min_severity > fail_on:
+        # Findings that fail the run are never left out: a gate would fail on what it did not show.
+        raise UsageError(
+            f"--min-severity {options.min_severity.label} would hide {fail_on.label}s, which fail this run "
+            f'(--fail-on error, or fail-on = "error" in the project config, accepts them)'
+        )
     return replace(options, project=project, engines=engines), project, rules, fail_on
 
 
@@ -169,6 +181,16 @@ def settings_for(path: storage.Where, options: CheckOptions, rules: tuple[Rule, 
     )
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or a SIGTERM the CLI turned into one) while the files were being checked: still an interrupt,
+    carrying the report of the files checked before it, marked as not done (its `errors`), so that a machine
+    format can still write its whole document."""
+
+    def __init__(self, report: Report) -> None:
+        super().__init__()
+        self.report = report
+
+
 def check(options: CheckOptions) -> Report:
     with storage.remembered_listings(cached=not options.no_cache):  # a remote tree is listed once
         return _check(options)
@@ -196,6 +218,7 @@ def _check(options: CheckOptions) -> Report:
             raise next(iter(missing.values()))
         raise UsageError("; ".join(str(exc) for exc in missing.values()))
     paths = [(p, p == dirs[given] or p.parent == dirs[given]) for given, listed in found.items() for p in listed]
+    doubts = project.unmatched([p for p, _ in paths], list(dirs.values()))
     views = Views(cached=not options.no_cache) if needs(rules, "effective") else None
     published = catalog.load() if needs(rules, "catalog") else None  # read once a run
     weights_seen: dict[storage.Where, tuple[Weights | None, str | None]] = {}
@@ -235,25 +258,62 @@ def _check(options: CheckOptions) -> Report:
     reports: list[FileReport] = []
     # Each path the user gave has its own answer: one that leads to no config.json is said, the rest checked.
     errors: list[str] = [*(str(exc) for exc in missing.values()), *unlisted]
-    with progress.counting(len(paths), "checked", "files") as count:
-        for outcome in _each(one, len(paths), parallel=local):
-            count.advance()
-            if isinstance(outcome, str):
-                errors.append(outcome)
-            elif isinstance(outcome, _Partial):
-                reports.append(outcome.report)
-                errors.append(outcome.error)
-            else:
-                reports.append(outcome)
-    return Report(
-        files=tuple(reports),
-        transformers_version=transformers_version(),
-        tool_version=__version__,
-        errors=tuple(errors),
-        fail_on=fail_on,
-        gate=options.gate,
-        served=served(options),
-    )
+    hidden = done = 0
+
+    def report(errors: list[str]) -> Report:
+        return Report(
+            files=tuple(reports),
+            transformers_version=transformers_version(),
+            tool_version=__version__,
+            errors=tuple(errors),
+            warnings=doubts,
+            fail_on=fail_on,
+            gate=options.gate,
+            served=served(options),
+            served_by=served_by(options),
+            min_severity=options.min_severity,
+            hidden=hidden,
+        )
+
+    def kept(outcome: FileReport) -> FileReport:
+        nonlocal hidden
+        shown = tuple(x for x in outcome.findings if x.severity >= options.min_severity)
+        hidden += len(outcome.findings) - len(shown)
+        return outcome if len(shown) == len(outcome.findings) else replace(outcome, findings=shown)
+
+    try:
+        with progress.counting(len(paths), "checked", "files") as count:
+            for outcome in _each(one, len(paths), parallel=local):
+                count.advance()
+                if isinstance(outcome, str):
+                    errors.append(outcome)
+                elif isinstance(outcome, _Partial):
+                    reports.append(kept(outcome.report))
+                    errors.append(outcome.error)
+                else:
+                    reports.append(kept(outcome))
+                done += 1
+                _held_for_a_test(done)
+    except KeyboardInterrupt as exc:
+        why = f"interrupted after {done} of {len(paths)} files: the rest were not checked"
+        raise Interrupted(report([*errors, why])) from exc
+    return report(errors)
+
+
+# Tests only: "N:FIFO" makes the run, once N files are checked, write a line into FIFO (a named pipe the test
+# reads, so it knows the run is under way) and wait there up to a minute, for the signal the test then sends.
+TEST_HOLD = "DFLASH_CFG_TEST_HOLD"
+
+
+def _held_for_a_test(done: int) -> None:
+    setting = os.environ.get(TEST_HOLD)
+    if not setting:
+        return
+    count, _, fifo = setting.partition(":")
+    if count.isdigit() and done == int(count) and fifo:
+        with open(fifo, "w", encoding="utf-8") as reached:
+            reached.write(f"checked {done}\n")
+        time.sleep(60)  # a signal's handler raises out of it
 
 
 def _located(
@@ -288,6 +348,19 @@ def served(options: CheckOptions) -> Served:
         return ((options.launch.engine, options.launch.engine_version),)
     # Both were held to the served engines when the options were settled (`served_engines`): the filter only types.
     return tuple((name, None) for name in options.engines or options.project.engines if is_engine(name))
+
+
+def served_by(options: CheckOptions) -> str:
+    """Who said what serves the drafters (`served`), as the summary names it; "" when nothing did."""
+    if options.launch is not None:
+        return "the launch"
+    if options.engines:
+        return "--engine"
+    source = options.project.source
+    if not options.project.engines or source is None:
+        return ""
+    shown = os.path.relpath(source)
+    return f"engines in {source if shown.startswith('..') else shown}"
 
 
 def _one_drafter_per_repo(repo: str, paths: list[tuple[storage.Where, bool]], project: ProjectConfig) -> None:

@@ -3,6 +3,9 @@ config class."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from dflash_cfg.commands.common import Views, named_upstream, one_config, project_entry, upstream_for
 from dflash_cfg.errors import UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
@@ -15,10 +18,11 @@ from dflash_cfg.sources.views import transformers_version
 
 def diff(path_arg: str, hub: HubOptions) -> DiffResult:
     path = one_config(path_arg)
+    shown_path = as_given(path, path_arg)
     local = storage.read(path)
     mine = parse(local)
     if not isinstance(mine.data, dict):
-        raise UsageError(f"{path} is not a JSON object; run `dflash-cfg check {path}` to see why")
+        raise UsageError(f"{shown_path} is not a JSON object; run `dflash-cfg check {shown_path}` to see why")
     named, _ = named_upstream(hub, project_entry(path), hub.offline)  # as `check` compares it
     upstream = upstream_for(path, named or hub)
     theirs = parse(upstream.data)
@@ -31,7 +35,7 @@ def diff(path_arg: str, hub: HubOptions) -> DiffResult:
     )
     shown = tuple((show_compared(r.local), show_compared(r.local_effective), show_compared(r.upstream)) for r in rows)
     return DiffResult(
-        path=str(path),
+        path=shown_path,
         local=local,
         git_blob_sha1=git_blob_sha1(local),
         upstream=upstream,
@@ -39,3 +43,11 @@ def diff(path_arg: str, hub: HubOptions) -> DiffResult:
         transformers_version=transformers_version(),
         shown=shown,
     )
+
+
+def as_given(path: storage.Where, given: str) -> str:
+    """The file's path as the user named it: relative to the working directory when they gave a relative
+    path (`models/d` -> `models/d/config.json`), absolute when they gave an absolute one; a URL as it is."""
+    if storage.is_remote(path) or os.path.isabs(given):
+        return storage.display(path)
+    return storage.display(Path(os.path.relpath(path)))

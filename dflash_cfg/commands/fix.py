@@ -21,7 +21,6 @@ from dflash_cfg.commands.common import (
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, DflashCfgError, PatchError, UsageError
 from dflash_cfg.jsondoc.document import git_blob_sha1, parse
 from dflash_cfg.lint.compare import MISSING, compare
-from dflash_cfg.lint.gate import concerns
 from dflash_cfg.lint.linter import Inputs, classify, lint, needs
 from dflash_cfg.model import (
     ByteEdit,
@@ -41,6 +40,7 @@ from dflash_cfg.model import (
     Source,
     Target,
     Written,
+    concerns,
 )
 from dflash_cfg.sources import catalog, files, remote, storage
 from dflash_cfg.sources.lockfile import lock_path, refuse_unrecordable

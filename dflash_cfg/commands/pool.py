@@ -138,31 +138,35 @@ class _Claims:
 
 
 class _Interrupts:
-    """SIGINT held (recorded, not raised) while children are forked, and raised on release. os.fork runs
-    Python's at-fork callbacks (logging's, filelock's) in both processes, and a KeyboardInterrupt raised
-    inside one is printed as "ignored" and dropped: the parent would carry on and find its interrupted
-    children gone."""
+    """SIGINT (and SIGTERM, which the CLI may answer as an interrupt) held (recorded, not raised) while children
+    are forked, and raised on release. os.fork runs Python's at-fork callbacks (logging's, filelock's) in both
+    processes, and a KeyboardInterrupt raised inside one is printed as "ignored" and dropped: the parent would
+    carry on and find its interrupted children gone."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
-        self.held = False
-        self.previous: Any = None
+        self.held: list[int] = []
+        self.previous: dict[int, Any] = {}
 
     def __enter__(self) -> _Interrupts:
         with contextlib.suppress(ValueError):  # signal.signal works only in the main thread
-            self.previous = signal.signal(signal.SIGINT, self._hold)
+            for signum in self.SIGNALS:
+                self.previous[signum] = signal.signal(signum, self._hold)
         return self
 
-    def _hold(self, _signum: int, _frame: Any) -> None:
-        self.held = True
+    def _hold(self, signum: int, _frame: Any) -> None:
+        self.held.append(signum)
 
     def release(self) -> None:
-        """The handler that was there before, and the interrupt that came meanwhile, raised now."""
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-            self.previous = None
-        if self.held:
-            self.held = False
-            signal.raise_signal(signal.SIGINT)
+        """The handlers that were there before, and the signals that came meanwhile, raised now."""
+        for signum, handler in self.previous.items():
+            if handler is not None:  # None: a handler not set from Python, which cannot be set back
+                signal.signal(signum, handler)
+        self.previous = {}
+        held, self.held = list(dict.fromkeys(self.held)), []
+        for signum in held:
+            signal.raise_signal(signum)
 
     def __exit__(self, *_: object) -> None:
         self.release()

@@ -15,15 +15,16 @@ gate on them. The incident's signatures concern every engine, so it fails every 
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 
 from dflash_cfg.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from dflash_cfg.lint.releases import applies
-from dflash_cfg.model import NAMES, Finding, Report, Served, Severity
+from dflash_cfg.model import NAMES, Finding, Report, Severity
 
 # A file proven byte-identical to a published revision: its upstream's copy (DF603), or the catalog's (DF605).
 IDENTICAL = ("DF603", "DF605")
 ENGINE_ANSWER = "DF9"  # what the launch's own engine answered (preflight's engine step)
+DEFAULT_REVISION = "main"  # the Hub's, which `--from-hub` takes without --revision
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,15 +35,9 @@ class Verdict:
     # Findings at the failing severity that fail nothing because nothing says which engines serve the file.
     unscoped: tuple[tuple[str, Finding], ...] = ()
     note: str = ""  # what `unscoped` means, and how to gate on them
-
-
-def concerns(x: Finding, served: Served) -> bool | None:
-    """Whether the finding holds for what serves the file: None when that is not known (and it is scoped)."""
-    if not x.engines:
-        return True
-    if not served:
-        return None
-    return any(applies(x.engines, name, version) for name, version in served)
+    # The commands that settle a failing file, said before the advice: upstream's bytes for a file that
+    # differs from its upstream (DF601); the comparison and the repair for the stale-file signature (DF205).
+    next_steps: tuple[str, ...] = ()
 
 
 def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict:
@@ -58,7 +53,7 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
             bar = Severity.ERROR if waived else fail_on
             if x.severity < bar:
                 continue
-            holds = concerns(x, report.served)
+            holds = report.gating(x)
             if holds:
                 failing.append((f.path, x))
             elif holds is None:
@@ -67,6 +62,7 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
     if not failing:
         return Verdict(code=EXIT_OK, unscoped=tuple(unscoped), note=note)
     advice = ""
+    steps = _next_steps(report, failing)
     if all(x.severity < Severity.ERROR for _, x in failing):
         # Every rule that failed, for every file that failed: the example, followed, makes the run pass.
         rules: dict[str, set[str]] = {}
@@ -80,7 +76,53 @@ def verdict(report: Report, fail_on: Severity, *, gate: bool = False) -> Verdict
             'entry; a file identical to its upstream passes), accept them for the project (fail-on = "error"), '
             f"or for {'this file' if len(rules) == 1 else 'these files'} (per-file-ignores = {{ {entries} }})"
         )
-    return Verdict(code=EXIT_FINDINGS, failing=tuple(failing), advice=advice, unscoped=tuple(unscoped), note=note)
+        if any(STALE in ids for ids in rules.values()):
+            advice += (
+                f"; an ignore of {STALE} hides the stale-file signature itself (a layer layout that is not the one "
+                "the drafter was trained with, which runs at a fraction of its acceptance): repair the file unless "
+                "its layout is the trained one"
+            )
+    return Verdict(
+        code=EXIT_FINDINGS,
+        failing=tuple(failing),
+        advice=advice,
+        unscoped=tuple(unscoped),
+        note=note,
+        next_steps=steps,
+    )
+
+
+STALE = "DF205"  # the stale-file signature: a window kept, the sliding layout lost
+CRITICAL = "DF601"  # a DFlash-critical field differs from the upstream it was compared with
+
+
+def _next_steps(report: Report, failing: list[tuple[str, Finding]]) -> tuple[str, ...]:
+    """For each failing file whose repair is known, the command that makes it: `fix --from-hub` with the repo
+    (and the revision it was compared at), after the `diff` that shows what it changes."""
+    steps = []
+    for f in report.files:
+        failed = {x.rule for path, x in failing if path == f.path}
+        shown = shlex.quote(f.path)
+        if CRITICAL in failed and f.upstream is not None:
+            up = f.upstream
+            hub = f"--from-hub {shlex.quote(up.repo)}"
+            if up.revision != DEFAULT_REVISION:
+                hub += f" --revision {shlex.quote(up.revision)}"
+            if up.unreachable:
+                hub += " --offline"
+            steps.append(
+                f"{f.path} differs from {up.repo}@{up.commit[:12]} in DFlash-critical fields ({CRITICAL}); "
+                f"write upstream's bytes: dflash-cfg fix {shown} {hub}"
+            )
+        elif STALE in failed:
+            known = f.upstream.repo if f.upstream is not None else f.identity.repo if f.identity is not None else None
+            repo = shlex.quote(known) if known else "ORG/NAME"
+            steps.append(
+                f"{f.path} has the stale-file signature ({STALE}): compare it with its upstream, "
+                f"dflash-cfg diff {shown} --from-hub {repo}, then write upstream's bytes: "
+                f"dflash-cfg fix {shown} --from-hub {repo}"
+            )
+    return tuple(steps)
 
 
 def _note(unscoped: list[tuple[str, Finding]]) -> str:

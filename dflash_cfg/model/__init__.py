@@ -56,6 +56,7 @@ from dflash_cfg.model.findings import (
     Served,
     Severity,
     Upstream,
+    concerns,
 )
 from dflash_cfg.model.inputs import (
     FIELDS,
@@ -175,6 +176,7 @@ __all__ = [
     "Where",
     "Window",
     "Written",
+    "concerns",
     "display",
     "is_engine",
     "release",

@@ -156,6 +156,17 @@ class FileReport:
 Served = tuple[tuple["Engine", str | None], ...]  # (engine, its release when known)
 
 
+def concerns(x: Finding, served: Served) -> bool | None:
+    """Whether the finding holds for what serves the drafter (`Report.served`): True when it is about every
+    engine or one that serves it; False when about others only; None when it is about some engines only and
+    nothing says which serve it."""
+    if not x.engines:
+        return True
+    if not served:
+        return None
+    return any(r.admits(name, version) for r in x.engines for name, version in served)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Report:
     files: tuple[FileReport, ...]
@@ -163,6 +174,9 @@ class Report:
     tool_version: str
     # Files that could not be read (permission, vanished): an environment problem, exit 2.
     errors: tuple[str, ...] = ()
+    # What the run doubts in its own setup, one line each on stderr (a project config entry that matched
+    # nothing): no finding about a file, no change of the verdict.
+    warnings: tuple[str, ...] = ()
     # What fails this run (the option, else the project config, else the command's default), and
     # whether it was a gate (preflight, hooks), where a file identical to its upstream fails on errors only.
     fail_on: Severity = Severity.ERROR
@@ -170,12 +184,27 @@ class Report:
     # What serves the drafters, as (engine, release or None): the launch's engine (preflight), else --engine or
     # the project's `engines`; () not known. A finding scoped to other engines fails nothing (lint.gate).
     served: Served = ()
+    # Who said what serves them, for the summary: "--engine", "the launch", "engines in PATH"; "" not said.
+    served_by: str = ""
+    # check --min-severity: findings below it are left out of `files`, `hidden` of them.
+    min_severity: Severity = Severity.INFO
+    hidden: int = 0
     # The repository root (the nearest git work tree of the working directory, else the working
     # directory), absolute: SARIF's %SRCROOT%. Set by the command for the CI formats only.
     root: str | None = None
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.files for x in f.findings if x.severity == severity)
+
+    def gating(self, x: Finding) -> bool | None:
+        """Whether the finding holds for what serves the drafters (`served`), so that this run may fail on it:
+        True for a finding about every engine or about one that serves them; False when it is about other
+        engines or releases only; None when it is about some engines only and nothing says which serve them."""
+        return concerns(x, self.served)
+
+    def apart(self) -> tuple[Finding, ...]:
+        """The findings this run does not gate on (`gating` is not True): shown, and counted apart."""
+        return tuple(x for f in self.files for x in f.findings if self.gating(x) is not True)
 
     def worst(self) -> Severity | None:
         levels = [x.severity for f in self.files for x in f.findings]

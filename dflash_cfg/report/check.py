@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from dflash_cfg.jsondoc.encode import dumps_printable
-from dflash_cfg.model import FileReport, Finding, Identity, Report, Severity
+from dflash_cfg.model import FileReport, Finding, Identity, Report, Severity, display
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.scope import message
 
@@ -23,13 +23,69 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def summary_counts(report: Report) -> dict[str, int]:
+_KEYS = {Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO: "infos"}
+
+
+def summary_counts(report: Report) -> dict[str, Any]:
+    """The run's counts: the findings it gates on by severity, how many of all a safe fix repairs, how many
+    --min-severity left out, and apart (`not_gating`) the findings about engines or releases it does not gate
+    on, with why. The counts add up to every finding found."""
+    counted = dict.fromkeys(_KEYS.values(), 0)
+    apart = dict.fromkeys(_KEYS.values(), 0)
+    fixable = 0
+    for f in report.files:
+        for x in f.findings:
+            (counted if report.gating(x) is True else apart)[_KEYS[x.severity]] += 1
+            fixable += x.fix is not None and x.fix.safe
+    why = not_gating_why(report) if any(apart.values()) else None
     return {
         "files": len(report.files),
-        "errors": report.count(Severity.ERROR),
-        "warnings": report.count(Severity.WARNING),
-        "infos": report.count(Severity.INFO),
+        **counted,
+        "fixable": fixable,
+        "hidden": report.hidden,
+        "not_gating": {**apart, "why": why},
     }
+
+
+def not_gating_why(report: Report) -> str:
+    """Why the findings counted apart fail nothing: "for SGLang only; nothing says which engines serve the
+    drafters", "for SGLang only; the run gates on vLLM (--engine)"."""
+    names: list[str] = []
+    for x in report.apart():
+        for r in x.engines:
+            if r.said not in names:
+                names.append(r.said)
+    scope = f"for {', '.join(names)} only"
+    if not report.served:
+        return f"{scope}; nothing says which engines serve the drafters (--engine, or engines in the project config)"
+    serving = ", ".join(display(engine, version) for engine, version in report.served)
+    by = f" ({report.served_by})" if report.served_by else ""
+    return f"{scope}; the run gates on {serving}{by}"
+
+
+def _summary_text(report: Report) -> list[str]:
+    counts = summary_counts(report)
+    skipped = sum(1 for f in report.files if f.kind == "skipped")
+    parts = [
+        _plural(counts["files"], "file") + (f" ({skipped} skipped)" if skipped else ""),
+        click.style(_plural(counts["errors"], "error"), fg="red", bold=True)
+        if counts["errors"]
+        else _plural(0, "error"),
+        _plural(counts["warnings"], "warning"),
+        _plural(counts["infos"], "info"),
+    ]
+    if counts["fixable"]:
+        parts.append(f"{counts['fixable']} fixable")
+    if report.hidden:
+        parts.append(f"{report.hidden} below --min-severity {report.min_severity.label} not shown")
+    version = report.transformers_version
+    tail = f"transformers {version}" if version else "transformers not installed"
+    lines = [f"{', '.join(parts)}  ({tail}, dflash-cfg {report.tool_version})"]
+    apart = counts["not_gating"]
+    if apart["why"] is not None:
+        numbers = [_plural(apart[key], key[:-1]) for key in _KEYS.values() if apart[key]]
+        lines.append(printable(f"not gating: {' and '.join(numbers)} {apart['why']}"))
+    return lines
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,9 +139,13 @@ def statistics_text(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def text(report: Report, *, quiet: bool = False, with_statistics: bool = False) -> str:
+def text(
+    report: Report, *, quiet: bool = False, with_statistics: bool = False, only: frozenset[str] | None = None
+) -> str:
     """Grouped per file; `path:line:col: severity ID name: message` so editors can jump to it.
     `quiet`: the finding lines only (no file headers, pictures, fixes, "ok" lines or summary).
+    `only`: the paths of the files to show (those that fail the run: the hook's output); the summary counts
+    every file and says how many were left out.
 
     Styled with click.style; the CLI strips the styling when colour is off.
     """
@@ -94,20 +154,11 @@ def text(report: Report, *, quiet: bool = False, with_statistics: bool = False) 
         return body + (statistics_text(report) if with_statistics else "")
     out: list[str] = []
     for f in report.files:
-        out.extend(_text_file(f))
-    counts = summary_counts(report)
-    skipped = sum(1 for f in report.files if f.kind == "skipped")
-    parts = [
-        _plural(counts["files"], "file") + (f" ({skipped} skipped)" if skipped else ""),
-        click.style(_plural(counts["errors"], "error"), fg="red", bold=True)
-        if counts["errors"]
-        else _plural(0, "error"),
-        _plural(counts["warnings"], "warning"),
-        _plural(counts["infos"], "info"),
-    ]
-    version = report.transformers_version
-    tail = f"transformers {version}" if version else "transformers not installed"
-    out.append(f"{', '.join(parts)}  ({tail}, dflash-cfg {report.tool_version})")
+        if only is None or f.path in only:
+            out.extend(_text_file(f))
+    out.extend(_summary_text(report))
+    if only is not None and (passing := sum(1 for f in report.files if f.path not in only)):
+        out.append(f"{passing} passing {'file' if passing == 1 else 'files'} not shown (-v shows them)")
     if with_statistics and (table := statistics_text(report)):
         out += ["", table.rstrip("\n")]
     return "\n".join(out) + "\n"

@@ -399,7 +399,9 @@ def _disagreements(report: Report) -> tuple[str, ...]:
 
 def _engine_line(step: EngineStep, disagree: tuple[str, ...] = ()) -> str:
     """One line for every launch, so a reader never has to infer from silence whether the engine was asked:
-    `vLLM 0.34.0 (/venv/bin/python): agrees, 12.9 s` (or `(cached)`), `... : disagrees (DF902), ...`,
+    `vLLM 0.34.0 (/venv/bin/python): reads the file as written, 12.9 s` (or `cached`): its reads are what the
+    file says, which is no verdict on the file (a stale file is read as written too); `...: reads the file
+    otherwise (DF902), ...`,
     `...: refused the drafter (DF901), ...`, `...: timeout: REASON`, `...: failed: REASON`, or
     `skipped: REASON`."""
     if step.status == "skipped":
@@ -407,7 +409,7 @@ def _engine_line(step: EngineStep, disagree: tuple[str, ...] = ()) -> str:
     name = f"{display(step.engine, step.version)} ({step.python})"
     when = "cached" if step.cached else f"{step.seconds:.1f} s" if step.seconds is not None else ""
     if step.status == "ran":
-        verdict = f"disagrees ({', '.join(disagree)})" if disagree else "agrees"
+        verdict = f"reads the file otherwise ({', '.join(disagree)})" if disagree else "reads the file as written"
         return f"{name}: {verdict}" + (f", {when}" if when else "")
     if step.status == "refused":
         return f"{name}: refused the drafter ({step.reason})" + (f", {when}" if when else "")

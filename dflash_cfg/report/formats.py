@@ -36,11 +36,13 @@ def render_chunks(
     with_statistics: bool = False,
     extra: Mapping[str, Any] | None = None,
     rule_docs: Mapping[str, RuleDoc] | None = None,
+    only: frozenset[str] | None = None,
 ) -> Iterator[str]:
     """`render`, in pieces to write as they come: JSON a file at a time (a big tree's report is never one
-    string), the other formats whole. `extra`: top-level keys a command adds to the JSON document."""
+    string), the other formats whole. `extra`: top-level keys a command adds to the JSON document. `only`:
+    text shows only these files (check --failing-only)."""
     if fmt == "text":
-        yield text(report, quiet=quiet, with_statistics=with_statistics)
+        yield text(report, quiet=quiet, with_statistics=with_statistics, only=only)
     elif fmt == "json":
         yield from json_chunks(report, with_statistics=with_statistics, extra=extra)
     elif fmt == "github":

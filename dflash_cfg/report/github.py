@@ -14,7 +14,7 @@ from __future__ import annotations
 from dflash_cfg.model import FileReport, Finding, Report, Severity
 from dflash_cfg.report.escape import printable
 from dflash_cfg.report.regions import Text
-from dflash_cfg.report.scope import message
+from dflash_cfg.report.scope import label, message
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -36,21 +36,24 @@ def command(name: str, message: str, **properties: str | int | None) -> str:
 def github(report: Report) -> str:
     lines: list[str] = []
     for f in report.files:
-        lines.extend(_file(f))
+        lines.extend(_file(f, report))
     lines += [command("error", error, title="dflash-cfg") for error in report.errors]
     return "".join(line + "\n" for line in lines)
 
 
-def _file(f: FileReport) -> list[str]:
+def _file(f: FileReport, report: Report) -> list[str]:
     if not f.findings:
         return []
     artifact = f.artifact
     path = artifact.repo_path if artifact is not None and artifact.repo_path is not None else f.path
     text = Text(artifact.text) if artifact is not None and artifact.text is not None else None
-    return [_finding(path, text, x) for x in f.findings]
+    return [_finding(path, text, x, gating=report.gating(x) is True) for x in f.findings]
 
 
-def _finding(path: str, text: Text | None, x: Finding) -> str:
+def _finding(path: str, text: Text | None, x: Finding, *, gating: bool = True) -> str:
+    """`gating`: the run may fail on the finding; an annotation it does not gate on (about other engines or
+    releases, or some engines where nothing says which serve the drafter) says so in its title, so that a red
+    error never stands unexplained on a green check."""
     region = text.region(x) if text is not None else None
     # GitHub takes columns only for an annotation on one line.
     one_line = region is None or region.one_line
@@ -64,5 +67,5 @@ def _finding(path: str, text: Text | None, x: Finding) -> str:
         col=x.column if one_line else None,
         endLine=region.end_line if region is not None else None,
         endColumn=region.end_column if region is not None and one_line else None,
-        title=f"{x.rule} {x.name}",
+        title=f"{x.rule} {x.name}" + ("" if gating else f" ({label(x.engines)} only; not gating here)"),
     )

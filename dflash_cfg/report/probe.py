@@ -6,6 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import click
+
 from dflash_cfg.errors import redact
 from dflash_cfg.jsondoc.encode import dumps_printable
 from dflash_cfg.model import Acceptance, Judged, Report, display
@@ -70,13 +72,21 @@ def probe_text(source: str, interval: float | None, judged: Sequence[Judged]) ->
     apart = _apart(judged)
     for i, j in enumerate(judged):
         a = j.acceptance
-        lines.append(f"  {_who(a, apart.get(i, ()))}: {j.verdict}")
+        lines.append(f"  {_who(a, apart.get(i, ()))}: {_verdict(j)}")
         lines.append(f"    {_length(j)}")
         if a.mean_acceptance_length is not None:
             lines.append(f"    {_rate(a)}")
         if a.per_position and a.mean_acceptance_length is not None:
             lines.append("    per position: " + " ".join(f"{p:.3f}" for p in a.per_position))
     return "\n".join(lines) + "\n"
+
+
+def _verdict(j: Judged) -> str:
+    """The verdict, coloured as check colours its severities (the CLI strips it unless --color or a terminal
+    asks for it): a collapse red, healthy green."""
+    if j.verdict == "collapse":
+        return click.style(j.verdict, fg="red", bold=True)
+    return click.style(j.verdict, fg="green") if j.verdict == "healthy" else j.verdict
 
 
 def probe_line(when: str, judged: Sequence[Judged]) -> str:
@@ -86,7 +96,7 @@ def probe_line(when: str, judged: Sequence[Judged]) -> str:
     for i, j in enumerate(judged):
         a = j.acceptance
         numbers = _length(j) if a.mean_acceptance_length is None else f"{_length(j)}; {_rate(a)}"
-        out.append(f"{when} {_who(a, apart.get(i, ()))}: {j.verdict}: {numbers}\n")
+        out.append(f"{when} {_who(a, apart.get(i, ()))}: {_verdict(j)}: {numbers}\n")
     return "".join(out)
 
 

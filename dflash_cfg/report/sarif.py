@@ -17,7 +17,7 @@ from dflash_cfg.errors import PatchError
 from dflash_cfg.jsondoc.encode import dumps_printable
 from dflash_cfg.model import Artifact, FileReport, Finding, Fix, Report, RuleDoc, Severity
 from dflash_cfg.report.catalogue import markdown, plain
-from dflash_cfg.report.check import statistics
+from dflash_cfg.report.check import not_gating_why, statistics, summary_counts
 from dflash_cfg.report.regions import Region, Text
 from dflash_cfg.report.scope import message
 
@@ -32,7 +32,8 @@ def sarif(report: Report, rule_docs: Mapping[str, RuleDoc], *, with_statistics: 
     run describes in its driver's rules."""
     used = report.rule_ids()
     index = {rule_id: i for i, rule_id in enumerate(used)}
-    results = [result for f in report.files for result in _results(f, index)]
+    apart = not_gating_why(report) if report.apart() else None
+    results = [result for f in report.files for result in _results(f, index, report, apart)]
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -47,7 +48,10 @@ def sarif(report: Report, rule_docs: Mapping[str, RuleDoc], *, with_statistics: 
         run["originalUriBaseIds"] = {SRCROOT: {"uri": _directory_uri(report.root)}}
     run["columnKind"] = "unicodeCodePoints"  # the linter counts columns in characters
     run["results"] = results
-    properties: dict[str, Any] = {"transformers_version": report.transformers_version}
+    properties: dict[str, Any] = {
+        "transformers_version": report.transformers_version,
+        "summary": summary_counts(report),
+    }
     if with_statistics:
         properties["statistics"] = [s.to_json() for s in statistics(report)]
     if report.errors:
@@ -64,7 +68,8 @@ def sarif(report: Report, rule_docs: Mapping[str, RuleDoc], *, with_statistics: 
     return dumps_printable(log, indent=2) + "\n"
 
 
-def _results(f: FileReport, index: dict[str, int]) -> Iterable[dict[str, Any]]:
+def _results(f: FileReport, index: dict[str, int], report: Report, apart: str | None) -> Iterable[dict[str, Any]]:
+    """`apart`: why the findings this run does not gate on fail nothing (each such result says it)."""
     if not f.findings:
         return
     artifact = f.artifact or Artifact()
@@ -93,6 +98,8 @@ def _results(f: FileReport, index: dict[str, int]) -> Iterable[dict[str, Any]]:
             "partialFingerprints": fingerprints,
             "properties": {"pointer": x.pointer, **({"engines": [str(r) for r in x.engines]} if x.engines else {})},
         }
+        if apart is not None and report.gating(x) is not True:
+            result["properties"]["not_gating"] = apart
         if x.fix is not None:
             fix, why = _fix(x.fix, location, text)
             if fix is not None:

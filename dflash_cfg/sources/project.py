@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,7 @@ class ModelEntry:
     # `upstream = "none"`: a drafter of the project's own; it is not identified with a published one (catalog,
     # cache snapshot), whatever its shape.
     identify: bool = True
+    written: str = ""  # `path` as the config file writes it (a warning names the entry so)
 
     def matches(self, config: Path | Url) -> bool:
         """Whether `config` (a config.json) is this drafter's."""
@@ -86,7 +87,8 @@ class ProjectConfig:
     select: str | None = None
     ignore: str | None = None
     fail_on: Severity | None = None
-    per_file_ignores: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = ()  # (glob, compiled; rule ids)
+    # (the glob as written, compiled; rule ids)
+    per_file_ignores: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = ()
     models: tuple[ModelEntry, ...] = ()
     min_acceptance_length: float | None = None  # probe's collapse threshold (default 1.5)
     # preflight runs the launch's own engine on the drafter (`engine-check = false`: never, as --no-engine-check)
@@ -107,7 +109,41 @@ class ProjectConfig:
             rel = Path(os.path.abspath(config)).relative_to(os.path.abspath(base)).as_posix()
         except ValueError:
             return ()
-        return tuple(i for glob, ids in self.per_file_ignores if glob.fullmatch(rel) for i in ids)
+        return tuple(i for _, glob, ids in self.per_file_ignores if glob.fullmatch(rel) for i in ids)
+
+    def unmatched(self, checked: Sequence[Path | Url], searched: Sequence[Path | Url]) -> tuple[str, ...]:
+        """A one-line warning for each entry that matched no config.json of the run (`checked`) where it could
+        have: a `[[models]] path` inside a tree the run searched (`searched`: the paths it was given), or naming
+        nothing on disk; a per-file-ignores glob, when the run searched the whole project (the config file's
+        directory or above). A typo there silently drops an upstream, a target or an accepted finding."""
+        if self.source is None:
+            return ()
+        local = [os.path.abspath(p) for p in checked if not isinstance(p, Url)]
+        roots = [os.path.abspath(p) for p in searched if not isinstance(p, Url)]
+        out = []
+        shown = os.path.relpath(self.source)
+        config = self.source if shown.startswith("..") else shown
+        for n, m in enumerate(self.models):
+            if isinstance(m.path, Url) or any(m.matches(Path(p)) for p in local):
+                continue
+            mine = os.path.abspath(m.path)
+            inside = any(os.path.commonpath((mine, root)) == root for root in roots)
+            if inside or not os.path.exists(mine):
+                out.append(
+                    f"{config}: models[{n}].path = {m.written!r} matches no config.json of this run "
+                    f"({'no such path' if not os.path.exists(mine) else 'none under it'}): the entry applies to "
+                    "nothing"
+                )
+        base = os.path.abspath(self.source.parent)
+        if any(os.path.commonpath((base, root)) == root for root in roots):
+            rels = [os.path.relpath(p, base).replace(os.sep, "/") for p in local]
+            for written, glob, ids in self.per_file_ignores:
+                if not any(glob.fullmatch(rel) for rel in rels if not rel.startswith("../")):
+                    out.append(
+                        f"{config}: per-file-ignores {written!r} = {list(ids)} matches no config.json of this "
+                        "run (globs are relative to the config file's directory, as in .gitignore)"
+                    )
+        return tuple(out)
 
 
 NONE = ProjectConfig(source=None)
@@ -189,7 +225,7 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
         if value not in ("error", "warning"):
             raise bad("fail-on", f'must be "error" or "warning", not {value!r}')
         fail_on = Severity[value.upper()]
-    per_file: list[tuple[re.Pattern[str], tuple[str, ...]]] = []
+    per_file: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = []
     raw_pfi = table.get("per-file-ignores", {})
     if not isinstance(raw_pfi, dict):
         raise bad("per-file-ignores", "must be a table of glob = [rule ids]")
@@ -198,7 +234,7 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
             raise bad(f"per-file-ignores.{glob}", "must be a non-empty list of rule ids")
         if len(glob) > MAX_GLOB:
             raise bad(f"per-file-ignores.{glob[:40]}...", f"a glob longer than {MAX_GLOB} characters is not a path")
-        per_file.append((_compile_glob(glob), tuple(i.strip().upper() for i in ids)))
+        per_file.append((glob, _compile_glob(glob), tuple(i.strip().upper() for i in ids)))
     engine_check = table.get("engine-check", True)
     if not isinstance(engine_check, bool):
         raise bad("engine-check", f"must be true or false, not {engine_check!r}")
@@ -255,6 +291,7 @@ def parse(table: dict[str, Any], path: Path) -> ProjectConfig:
                 served_name=values["served-name"],
                 min_acceptance_length=_min_length(entry, f"{where}.min-acceptance-length", bad),
                 identify=not own,
+                written=values["path"],
             )
         )
     min_length = _min_length(table, "min-acceptance-length", bad)

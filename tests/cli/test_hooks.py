@@ -258,3 +258,51 @@ def test_the_documented_local_hook_stops_the_incident(tmp_path: Path) -> None:
     out = done.stdout + done.stderr
     assert done.returncode == 1 and re.search(r"dflash-cfg check.*Failed", out), out
     assert "DF205 window-without-sliding" in out
+
+
+@pytest.mark.slow
+def test_the_hook_prints_the_failing_file_and_a_summary_not_every_good_one(repo: Path) -> None:
+    """One stale drafter among 40 good ones: the hook's output is the failing file and the summary, not a
+    header and layout per good file. `args: [-v]` (the usual verbose option) gives every file again."""
+    for i in range(40):
+        put(repo, f"drafters/good{i:02d}/config.json", UPSTREAM.read_bytes())
+    put(repo, "drafters/stale/config.json", (FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json").read_bytes())
+    done = subprocess.run(
+        [str(PRE_COMMIT), "run", "dflash-cfg", "--all-files"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "drafters/stale/config.json:29:3: warning DF205 window-without-sliding" in out
+    assert "drafters/good" not in out, out
+    # pre-commit may split the files between processes: a summary each, adding up.
+    assert sum(int(n) for n in re.findall(r"^(\d+) files?, 0 errors, \d+ warnings?, \d+ infos?", out, re.M)) == 41
+    assert sum(int(n) for n in re.findall(r"^(\d+) passing files? not shown \(-v shows them\)$", out, re.M)) == 40
+    assert len(out.splitlines()) < 40, out
+    config = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())
+    config["repos"][0]["hooks"][0]["args"] = ["-v"]
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    verbose = subprocess.run(
+        [str(PRE_COMMIT), "run", "dflash-cfg", "--all-files"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    out = verbose.stdout + verbose.stderr
+    assert verbose.returncode == 1 and "drafters/good00/config.json  [dflash" in out, out
+    assert "not shown" not in out
+
+
+@pytest.mark.slow
+def test_the_fix_hook_says_the_file_it_changed_not_every_unchanged_one(repo: Path) -> None:
+    for i in range(20):
+        put(
+            repo,
+            f"drafters/good{i:02d}/config.json",
+            (FIXTURES / "upstream" / "z-lab__Qwen3.5-4B-DFlash" / "config.json").read_bytes(),
+        )
+    data = json.loads(UPSTREAM.read_text())
+    del data["use_sliding_window"]  # DF204: a safe fix the hook makes
+    put(repo, "drafters/broken/config.json", standard(data))
+    done = subprocess.run(
+        [str(PRE_COMMIT), "run", "dflash-cfg-fix", "--all-files"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1 and "drafters/broken/config.json" in out, out
+    assert "nothing to change" not in out and "drafters/good" not in out, out

@@ -1,11 +1,14 @@
 """Signals: Ctrl-C (SIGINT) and SIGTERM, to the process or to its whole process group, while `check` works
 on a tree with forked workers or writes its JSON or SARIF. An interrupt is exit 2 and "aborted", never an
-"internal error"; SIGTERM ends the process by the signal (143 in a shell); stdout is empty or one whole
-document; no worker is left behind."""
+"internal error"; SIGTERM ends the process by the signal (143 in a shell); stdout is empty (text) or one whole
+document, holding the files checked before the signal; no worker is left behind. DFLASH_CFG_TEST_HOLD
+(commands/check.py) holds a run after N files and says so through a named pipe, so a signal lands inside it."""
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -61,7 +64,10 @@ def test_found_bug_ctrl_c_to_the_group_while_workers_start_is_aborted(tmp_path: 
     )
     assert child.returncode == 2, (child.returncode, child.stderr)
     assert child.stderr.strip().splitlines() == ["dflash-cfg: aborted"], child.stderr
-    assert child.stdout == "", child.stdout
+    if fmt == "text":
+        assert child.stdout == "", child.stdout
+    else:  # the document goes out whole, marked as interrupted
+        assert json.loads(child.stdout)["errors"][-1].startswith("interrupted"), child.stdout
 
 
 def test_found_bug_an_interrupted_worker_is_an_interrupt(tmp_path: Path) -> None:
@@ -110,3 +116,70 @@ def test_found_bug_ctrl_c_while_the_command_starts_is_aborted(tmp_path: Path) ->
         [sys.executable, "-c", script, "check", str(tmp_path / "m")], capture_output=True, text=True, timeout=120
     )
     assert (child.returncode, child.stderr) == (2, "dflash-cfg: aborted\n"), child
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_the_run_still_writes_the_whole_document(tmp_path: Path, fmt: str, name: str) -> None:
+    """Ctrl-C or SIGTERM while the files are being checked: the document goes out whole, with the files checked
+    before it and the run marked as not done (JSON `errors`; SARIF's invocation not successful), instead of
+    nothing. Ctrl-C then exits 2 ("aborted"); SIGTERM ends the process by the signal (143 in a shell). The test
+    hook stops the run after 3 of 6 files and says so through a named pipe: the signal lands inside the run."""
+    tree = _tree(tmp_path / "tree", 6)
+    inside = tmp_path / "inside"
+    os.mkfifo(inside)
+    env = {
+        **os.environ,
+        "DFLASH_CFG_JOBS": "1",
+        "DFLASH_CFG_TEST_HOLD": f"3:{inside}",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "NO_COLOR": "1",
+    }
+    reader = os.open(inside, os.O_RDONLY | os.O_NONBLOCK)  # before the child: its open for writing then returns
+    child = subprocess.Popen(
+        [sys.executable, "-m", "dflash_cfg", "check", str(tree), "--format", fmt],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        ready, _, _ = select.select([reader], [], [], 120)
+        assert ready and os.read(reader, 100) == b"checked 3\n"
+    finally:
+        os.close(reader)
+    child.send_signal(getattr(signal, name))
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == (2 if name == "SIGINT" else -signal.SIGTERM), (child.returncode, err)
+    assert err.decode().splitlines()[-1] == "dflash-cfg: aborted" and b"Traceback" not in err
+    why = "interrupted after 3 of 6 files: the rest were not checked"
+    doc = json.loads(out)
+    if fmt == "json":
+        assert [f["path"] for f in doc["files"]] == [str(tree / f"m{i:03d}" / "config.json") for i in range(3)]
+        assert doc["errors"] == [why] and doc["summary"]["files"] == 3
+    else:
+        (run,) = doc["runs"]
+        assert run["properties"]["errors"] == [why] and run["properties"]["summary"]["files"] == 3
+        (invocation,) = run["invocations"]
+        assert invocation["executionSuccessful"] is False
+        assert invocation["toolExecutionNotifications"][0]["message"]["text"] == why
+
+
+@pytest.mark.slow
+def test_a_text_run_interrupted_stays_as_it_was(tmp_path: Path) -> None:
+    """Text streams nothing before the report: an interrupt is "aborted", exit 2, and no partial report."""
+    tree = _tree(tmp_path / "tree", 4)
+    inside = tmp_path / "inside"
+    os.mkfifo(inside)
+    env = {**os.environ, "DFLASH_CFG_JOBS": "1", "DFLASH_CFG_TEST_HOLD": f"2:{inside}", "NO_COLOR": "1"}
+    reader = os.open(inside, os.O_RDONLY | os.O_NONBLOCK)
+    command = [sys.executable, "-m", "dflash_cfg", "check", str(tree)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        ready, _, _ = select.select([reader], [], [], 120)
+        assert ready and os.read(reader, 100) == b"checked 2\n"
+    finally:
+        os.close(reader)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert (child.returncode, out, err.strip()) == (2, b"", b"dflash-cfg: aborted")

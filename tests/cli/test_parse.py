@@ -153,6 +153,7 @@ def _probe(interval: float | None = None, watch: bool = False, keep_going: bool 
         watch=watch,
         keep_going=keep_going,
         fmt="text",
+        color="auto",
         config=None,
         isolated=False,
     )

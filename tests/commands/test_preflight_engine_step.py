@@ -5,15 +5,23 @@ code) and how many times the engine was started. The pinned engines' own runs: t
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
+import re
+import select
 import shutil
+import struct
+import subprocess
+import sys
+import termios
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, Result, vllm_record
+from helpers import FIXTURES, Result, vllm_reads, vllm_record
 
 Run = Callable[..., Result]
 
@@ -114,7 +122,7 @@ def test_a_repeated_preflight_takes_the_engines_answer_from_the_cache(dflash: Ru
     assert second.code == first.code == 0
     assert findings(again) == findings(doc)
     text = dflash("preflight", "--", *engine.launch())
-    assert f"  engine check: vLLM 1.7.0 ({engine.python}): agrees, cached\n" in text.out
+    assert f"  engine check: vLLM 1.7.0 ({engine.python}): reads the file as written, cached\n" in text.out
     assert engine.starts == 1 and text.code == 0
 
 
@@ -250,3 +258,76 @@ def test_the_step_turned_off_or_not_run_says_why(dflash: Run, engine: Engine, tm
     # Said, not left to silence: the launch was checked without its engine.
     assert f"  engine check: skipped: {engine.python} cannot import vllm\n" in text.out
     assert engine.starts == 0
+
+
+INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash"
+
+
+def test_the_engine_line_says_the_engine_reads_the_stale_file_as_written(dflash: Run, engine: Engine) -> None:
+    """The engine reads the incident's stale drafter as the file says (its values are wrong, not misread): the
+    line says that, not "agrees", which read as a verdict on the file."""
+    taps = [1, 17, 33, 49, 63]
+    stale = vllm_reads(
+        layer_types=["full_attention"] * 5,
+        sliding_window=[None] * 5,
+        target_layer_ids=taps,
+        engine_layer_ids=[t + 1 for t in taps],
+        mask_token_id=248064,
+    )
+    engine.answer(reads=stale)
+    text = dflash("preflight", "--", *engine.launch(INCIDENT))
+    assert text.code == 1, text.err
+    assert f"  engine check: vLLM 1.7.0 ({engine.python}): reads the file as written, " in text.out
+    assert "agrees" not in text.out and "DF902" not in text.out
+    assert "DF205" in text.out  # what is wrong with the file is said by its findings
+
+
+@pytest.mark.slow  # the CLI in a child process, its stderr a terminal
+def test_the_engine_steps_progress_line_keeps_its_elapsed_time_on_80_columns(engine: Engine, tmp_path: Path) -> None:
+    """The line names the engine's interpreter, whose path can fill the terminal: the label is cut in its middle,
+    and the elapsed time stays on the line (it was cut off at the 80th column)."""
+    release = tmp_path / "release"
+    (engine.root / "answer.sh").write_text(
+        f"while [ ! -e {release} ]; do sleep 0.05; done\ncat {engine.root}/record.json\n", encoding="utf-8"
+    )
+    deep = tmp_path / ("a-long-directory-name-" * 3) / "for-the-engines-interpreter"
+    deep.mkdir(parents=True)
+    python = deep / "python"
+    python.symlink_to(engine.python)
+    launch = [str(python), *engine.launch()[1:]]
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "CI")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "dflash-cfg"), "preflight", "--", *launch],
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    shown = b""
+    try:
+        while not re.search(rb"\d\d:\d\d", shown.split(b"drafter")[-1]):  # the engine runs: its line is up
+            ready, _, _ = select.select([leader], [], [], 60)
+            assert ready, shown
+            shown += os.read(leader, 65536)
+        release.touch()
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        release.touch()
+        os.close(leader)
+        proc.wait(timeout=120)
+    frames = [f for f in re.split(rb"[\r\n]", shown) if b"building the drafter" in f]
+    assert frames, shown
+    for frame in frames:
+        line = re.sub(rb"\x1b\[[0-9;]*[A-Za-z]", b"", frame).decode()
+        assert len(line) <= 80, line
+        assert re.search(r"\.\.\..*: building the drafter with its own config code  \d\d:\d\d$", line), line

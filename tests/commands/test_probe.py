@@ -413,3 +413,18 @@ def test_usage_errors(dflash: Callable[..., Result]) -> None:
 def test_a_saved_scrape(dflash: Callable[..., Result]) -> None:
     assert dflash("probe", METRICS / INCIDENT).code == 1
     assert dflash("probe", METRICS / HEALTHY).code == 0
+
+
+def test_color_as_every_command_has_it(dflash: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
+    """--color always colours a pipe, whatever NO_COLOR says; never wins over FORCE_COLOR; auto follows them."""
+    scrape = METRICS / INCIDENT
+    coloured = dflash("probe", scrape, "--drafter", DRAFTER, "--color", "always")  # NO_COLOR=1 is set
+    assert coloured.code == 1
+    assert "\x1b[31m\x1b[1mcollapse\x1b[0m" in coloured.out and "\x1b[33m" in coloured.out  # and the findings
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert "\x1b[" not in dflash("probe", scrape, "--color", "never").out
+    monkeypatch.delenv("NO_COLOR")
+    assert "\x1b[31m" in dflash("probe", scrape).out  # auto: FORCE_COLOR
+    healthy = dflash("probe", METRICS / HEALTHY, "--color", "always")
+    assert healthy.code == 0 and "\x1b[32mhealthy\x1b[0m" in healthy.out
+    assert "\x1b[" not in dflash("probe", scrape, "--format", "json", "--color", "always").out

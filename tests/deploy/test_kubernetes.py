@@ -28,7 +28,7 @@ VERSIONS = ("1.30", "1.37")  # the oldest Kubernetes release still served by the
 INCIDENT = FIXTURES / "incident" / "Qwen3.6-27B-DFlash" / "config.json"
 REPAIRED = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
 GATE = "dflash-cfg-gate"
-INCIDENT_SUMMARY = "1 file, 1 error, 6 warnings, 2 infos"
+INCIDENT_SUMMARY = "1 file, 0 errors, 5 warnings, 2 infos"
 REPAIRED_SUMMARY = "1 file, 0 errors, 0 warnings, 2 infos"
 
 

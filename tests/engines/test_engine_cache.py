@@ -54,7 +54,7 @@ def test_a_repeated_vllm_preflight_is_answered_from_the_cache(dflash: Run, engin
     }
     assert second.code == first.code and again == findings
     text = dflash("preflight", "--", *launch)
-    line = f"  engine check: {display('vllm', RUNNING['vllm'])} ({engine_python}): agrees, cached\n"
+    line = f"  engine check: {display('vllm', RUNNING['vllm'])} ({engine_python}): reads the file as written, cached\n"
     assert line in text.out, text.out
 
     config = drafter / "config.json"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -500,3 +501,30 @@ def test_readme_output_samples_are_produced_by_the_code(dflash: Run, monkeypatch
             assert set(shown) <= set(result.out.splitlines()), sample["args"]
         else:
             assert shown == result.out.splitlines(), sample["args"]
+
+
+def test_diff_and_where_say_paths_as_the_user_gave_them(
+    dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative path in, a relative path out (as check prints them and the docs show them); an absolute
+    one stays absolute."""
+    offline_hub_cache("z-lab/Qwen3.5-4B-DFlash", REAL.read_bytes(), monkeypatch)
+    write_config(tmp_path / "models" / "d", mutated(set_taps([1, 5, 9, 13, 17, 21, 25, 30])))
+    monkeypatch.chdir(tmp_path)
+    relative = dflash("diff", "models/d", "--from-hub", "z-lab/Qwen3.5-4B-DFlash")
+    assert relative.code == 1, relative.err
+    assert relative.out.startswith("models/d/config.json  vs  z-lab/Qwen3.5-4B-DFlash@"), relative.out
+    assert dflash("diff", "models/d", "--from-hub", "z-lab/Qwen3.5-4B-DFlash", "--format", "json").json()[
+        "path"
+    ] == str(Path("models/d/config.json"))
+    absolute = dflash("diff", tmp_path / "models" / "d", "--from-hub", "z-lab/Qwen3.5-4B-DFlash")
+    assert absolute.out.startswith(f"{tmp_path / 'models' / 'd' / 'config.json'}  vs  "), absolute.out
+    # A model in a Hugging Face cache named relative to here: the symlink's target too.
+    shutil.copytree(FIXTURES / "hf-cache", tmp_path / "hf-cache", symlinks=True)
+    monkeypatch.setenv("HF_HUB_CACHE", "hf-cache/hub")
+    found = dflash("where", "z-lab/Qwen3.6-27B-DFlash")
+    assert found.code == 0, found.err
+    rows = dict(line.split(None, 1) for line in found.out.splitlines() if not line.startswith("git blob"))
+    assert rows["config"].startswith("hf-cache/hub/models--z-lab--Qwen3.6-27B-DFlash/snapshots/")
+    assert rows["reads"].startswith("hf-cache/hub/models--z-lab--Qwen3.6-27B-DFlash/blobs/"), found.out
+    assert str(tmp_path) not in found.out

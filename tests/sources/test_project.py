@@ -202,3 +202,44 @@ def test_a_remote_model_path_is_not_a_local_one(project: Path) -> None:
     assert config.model_for(Url("hf", "z-lab/Qwen3.6-27B-DFlash/config.json")) is hf
     # Never a local dir named "s3:" beside the config, and a local path never matches a remote entry.
     assert config.model_for(project / "s3:" / "models" / "team" / "drafter") is None
+
+
+def _warnings(result: Result) -> list[str]:
+    return [line for line in result.err.splitlines() if line.startswith("dflash-cfg: warning: ")]
+
+
+def test_an_entry_that_matches_nothing_in_the_run_is_said(dflash: Run, project: Path) -> None:
+    """A typo in a per-file-ignores glob or a [[models]] path silently dropped an accepted finding, an upstream or
+    a target: one line on stderr names the config file and the entry; the verdict is the run's own."""
+    (project / "dflash-cfg.toml").write_text(
+        '[per-file-ignores]\n"models/stale/config.json" = ["DF205"]\n"model/*/config.json" = ["DF604"]\n\n'
+        '[[models]]\npath = "models/stale"\nupstream = "none"\n\n'
+        '[[models]]\npath = "models/stael"\nupstream = "z-lab/Qwen3.6-27B-DFlash"\n'
+    )
+    whole = dflash("check", "models/", "--format", "json")
+    assert whole.code == 0 and whole.json()["files"]  # the document is unchanged; stderr says it
+    assert _warnings(whole) == [
+        "dflash-cfg: warning: dflash-cfg.toml: models[1].path = 'models/stael' matches no config.json of this run "
+        "(no such path): the entry applies to nothing",
+    ]
+    root = dflash("check", ".")
+    assert _warnings(root) == [
+        "dflash-cfg: warning: dflash-cfg.toml: models[1].path = 'models/stael' matches no config.json of this run "
+        "(no such path): the entry applies to nothing",
+        "dflash-cfg: warning: dflash-cfg.toml: per-file-ignores 'model/*/config.json' = ['DF604'] matches no "
+        "config.json of this run (globs are relative to the config file's directory, as in .gitignore)",
+    ]
+    # A run of one drafter does not cover the others: no word about the entries it could not have matched.
+    (project / "dflash-cfg.toml").write_text(
+        '[per-file-ignores]\n"models/stale/config.json" = ["DF205"]\n\n'
+        '[[models]]\npath = "models/mimo"\nupstream = "none"\n'
+    )
+    assert _warnings(dflash("check", "models/stale")) == []
+    assert _warnings(dflash("check", ".")) == []
+    # An entry whose dir holds no config.json, inside the tree checked.
+    (project / "models" / "empty").mkdir()
+    (project / "dflash-cfg.toml").write_text('[[models]]\npath = "models/empty"\nupstream = "none"\n')
+    assert _warnings(dflash("check", "models")) == [
+        "dflash-cfg: warning: dflash-cfg.toml: models[0].path = 'models/empty' matches no config.json of this run "
+        "(none under it): the entry applies to nothing"
+    ]

@@ -15,6 +15,10 @@ from dflash_cfg.lint.rules.attention import SLIDING, strip
 from dflash_cfg.lint.rules.base import Context, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Severity
 
+# The θ a loader that reads only a flat rope_theta falls back to (transformers 4.x's config classes, MLX and Swift
+# ports), and the config classes' default.
+FALLBACK_THETA = 10000
+
 
 def _stated_theta(data: dict[str, Any]) -> tuple[Any, Any]:
     """RoPE θ as the file states it: flat, and in rope_parameters."""
@@ -183,8 +187,9 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
     one. Which copy was trained the file cannot show, as for the other duplicated values (DF112, DF121).
 
     Information: θ only in ``rope_parameters`` while the installed
-    transformers reads it — 4.x, MLX and Swift ports would not; the safe fix mirrors it to a flat
-    ``rope_theta``.
+    transformers reads it — 4.x, MLX and Swift ports would not, and fall back to 10000; the safe fix mirrors it
+    to a flat ``rope_theta``. Not a finding when that θ is 10000 itself: the fallback is the file's value, so
+    every loader builds the same RoPE (RedHatAI/DeepSeek-V4-Flash-speculator.dflash).
 
     Fail: no ``rope_theta`` and no ``rope_parameters``
     Fail (warning): ``"rope_theta": 1000000`` and ``"rope_parameters": {"rope_theta": 10000000}``
@@ -217,7 +222,7 @@ def rope_theta(ctx: Context) -> Iterator[Problem]:
             f"(transformers {eff.transformers_version}) reads {seen}",
             severity=Severity.ERROR,
         )
-    elif flat is None:
+    elif flat is None and nested != FALLBACK_THETA:
         yield Problem(
             pointer="/rope_theta",
             message=f"RoPE theta {nested} only in rope_parameters: transformers 4.x, MLX and Swift "

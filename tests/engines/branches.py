@@ -150,6 +150,13 @@ UNREACHABLE: tuple[Label, ...] = (
     ),
     Label(
         "other",
+        "vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__",
+        "a Qwen3 DSpark model without draft_vocab_size, which the class that builds it always sets first",
+        "vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkForCausalLM.__init__",
+        condition="not getattr(config, 'draft_vocab_size', None)",
+    ),
+    Label(
+        "other",
         "vllm/config/speculative.py:_get_attention_head_dim",
         "a config without head_dim, which the config class always fills (Qwen3Config's default)",
         "vllm/config/speculative.py:_get_attention_head_dim",
@@ -399,6 +406,13 @@ SWITCHES: tuple[Switch, ...] = (
         method="dspark",
     ),
     Switch(
+        "dspark-qwen3-as-dflash",
+        "the Qwen3 DSpark drafter with its Markov head, launched with method dflash",
+        (),
+        ("qwen3-4b",),
+        _dspark("Qwen3DSparkModel", **_MARKOV),
+    ),
+    Switch(
         "dspark-qwen3-bare",
         "architectures Qwen3DSparkModel without a Markov head",
         ("prefixed_markov_rank is None",),
@@ -412,6 +426,15 @@ SWITCHES: tuple[Switch, ...] = (
         ("self.config.draft_vocab_size < self.target_vocab_size",),
         ("qwen3-4b",),
         lambda d: _dspark("Qwen3DSparkModel", **_MARKOV)(d) and _smaller_vocab(d),
+        method="dspark",
+    ),
+    Switch(
+        "dspark-gemma4",
+        "architectures Gemma4DSparkModel with a Markov head (vLLM launched with method dspark): both engines stop in "
+        "its build (a Gemma 4 per-layer text config is needed), past vLLM's configuration of it",
+        ("initial_architecture == 'Gemma4DSparkModel'", "not getattr(config, 'dspark_target_layer_ids', None)"),
+        ("gemma4-26b",),
+        _dspark("Gemma4DSparkModel", model_type="gemma4_text", **_MARKOV),
         method="dspark",
     ),
     Switch(

@@ -330,7 +330,18 @@ NEMOTRON_35_LAYOUT = Read(
     "sglang/srt/models/dflash.py:DFlashAttention.__init__",
 )
 
+DSPARK_MARKOV_RANK = Read(
+    reader="sglang",
+    key="markov_rank",
+    order="top level (or dspark_markov_rank), on a Qwen3DSparkModel drafter: the DSpark draft requires a Markov head",
+    default="ValueError 'DSpark draft requires markov_rank > 0' (0, its default, too)",
+    bad_type="ValueError for a rank that is not a positive integer",
+    source=CHECKED + " sglang/srt/speculative/dspark_components/dspark_config.py:parse_dspark_draft_config, "
+    "sglang/srt/models/dspark.py:DSparkDraftMixin.__init__",
+)
+
 ROWS: tuple[Read, ...] = (
+    DSPARK_MARKOV_RANK,
     PROJECTOR_TYPE,
     NEMOTRON_35_LAYOUT,
     CONFIG_JSON_KEYS,

@@ -120,6 +120,8 @@ LINES: dict[str, tuple[int, int]] = {
     "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__": (42, 128),
     "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.load_model": (243, 264),
     "vllm/v1/worker/gpu/spec_decode/dflash/utils.py:load_dflash_model": (16, 75),
+    "vllm/v1/worker/gpu/spec_decode/dspark/config.py:DSparkSpeculatorConfig": (20, 154),
+    "vllm/v1/worker/gpu/spec_decode/dspark/utils.py:load_dspark_model": (72, 147),
     "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:get_eagle3_aux_layers_from_config": (103, 140),
     "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:verify_supports_aux_hidden_states_over_pp": (47, 53),
     "vllm/v1/worker/gpu/spec_decode/speculator_config.py:_resolve_checkpoint_config_class": (404, 438),

@@ -70,9 +70,18 @@ _FORWARD = "a forward pass (it needs the draft's tensors on the device)"
 UNREACHABLE: tuple[Label, ...] = (
     Label(
         "gpu",
-        "vllm/v1/worker/gpu/spec_decode/*",
+        "vllm/v1/worker/gpu/spec_decode/*/utils.py:*",
         _WORKER + "draft model on the meta device)",
-        "vllm/v1/worker/gpu/spec_decode/dflash/utils.py:load_dflash_model (GPUModelRunner.load_model)",
+        "vllm/v1/worker/gpu/spec_decode/dflash/utils.py:load_dflash_model and "
+        "vllm/v1/worker/gpu/spec_decode/dspark/utils.py:load_dspark_model (the GPU model runner's load_model)",
+    ),
+    Label(
+        "other",
+        "vllm/v1/worker/gpu/spec_decode/dspark/config.py:DSparkSpeculatorConfig.*",
+        "a DSpark launch's own options (no draft model named, no num_speculative_tokens, dspark_draft_topk, the "
+        "target's model type): configuration code that runs on CPU, on launch paths the branch suite's launches "
+        "(the drafter and the token count given) do not take",
+        "vllm/config/speculative.py:SpeculativeConfig.__post_init__ (default_model, apply_options)",
     ),
     Label(
         "gpu",

@@ -137,7 +137,8 @@ def record(engine: str, case: Case | None, *, refused: dict[str, Any] | None = N
     ok = refused is None and failed is None and case is not None
     # The config keys the engine read for this request, when recording (dflash_adapter_keys): a refused case too
     # read what it read before the refusal.
-    extra = {"keys": _recorder.end()} if _recorder is not None and case is not None else {}
+    # The sites of those reads in the engine's code come with them (tools/engines/branches.py reads them).
+    extra = {"keys": _recorder.end(), "sites": _recorder.sites()} if _recorder is not None and case is not None else {}
     return {
         **extra,
         "engine": engine,

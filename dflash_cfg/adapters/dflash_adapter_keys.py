@@ -15,6 +15,9 @@ How a read is seen:
   its own name (vLLM's EAGLEConfig copies the draft config's keys onto itself), or one reached from them by an
   attribute (`transformer_layer_config`). A name the object lacks is a read too: the engine asked for it with a
   default.
+- Where: each engine read's code site, the reading frame and the engine frames that called it (two at most: a
+  helper such as SGLang's `_cfg_get` reads for its caller), as `PATH:LINE` under site-packages (`sites()`): what
+  tools/engines/branches.py matches against the source's reads to tell which branches a run reached.
 - Who reads: the frame that made the access. In the engine's package it is the engine's read ("engine"); in
   transformers while it builds the drafter's config from the dict it is the config class's ("config"), and so are
   the file's keys the class consumes (its named fields, and keys its __post_init__ pops, such as rope_scaling).
@@ -51,6 +54,8 @@ class _State:
         # Pointers the engine wrote into the recorded dicts (vLLM's speculators translation pushes top-level keys
         # into transformer_layer_config): what it reads there later is its own value, not a key of the file.
         self.derived: set[str] = set()
+        self.sites: set[tuple[str, str]] = set()  # (pointer, PATH:LINE) of the engine's reads
+        self.site_root = os.path.dirname(engine_dir.rstrip(os.sep)) + os.sep
 
     def file_has(self, pointer: str) -> bool:
         """Whether the file states `pointer` (looked up without recording)."""
@@ -75,9 +80,20 @@ class _State:
             return "config"
         return None
 
-    def note(self, pointer: str, source: str) -> None:
+    def note(self, pointer: str, source: str, frame: Any = None) -> None:
         if not any(pointer == d or pointer.startswith(d + "/") for d in self.derived):
             self.reads.setdefault(pointer, set()).add(source)
+            if source == "engine" and frame is not None:
+                self.where(pointer, frame)
+
+    def where(self, pointer: str, frame: Any) -> None:
+        """The read's site and its callers' in the engine (a helper reads for them), three frames at most."""
+        for _ in range(3):
+            path = frame.f_code.co_filename if frame is not None else ""
+            if not path.startswith(self.engine_dir):
+                return
+            self.sites.add((pointer, f"{path[len(self.site_root) :]}:{frame.f_lineno}"))
+            frame = frame.f_back
 
     def pointer_of(self, obj: Any) -> str | None:
         found = self.known.get(id(obj))
@@ -139,7 +155,7 @@ class RecordingDict(dict[str, Any]):
         if state is not None and isinstance(key, str):
             source = state.source(frame)
             if source is not None:
-                state.note(f"{self._dflash_pointer}/{_escape(key)}", source)
+                state.note(f"{self._dflash_pointer}/{_escape(key)}", source, frame)
 
     def __getitem__(self, key: Any) -> Any:
         self._read(key, sys._getframe(1))
@@ -219,7 +235,7 @@ def _attribute_hook(original: Any) -> Any:
         here = f"{pointer}/{_escape(name)}"
         key = _is_key(state, self, name, here.rsplit("/", 1)[0])
         if key:
-            state.note(here, "engine")
+            state.note(here, "engine", sys._getframe(1))
         value = original(self, name)
         return state.adopt(self, name, value, here) if key else value
 
@@ -329,13 +345,22 @@ def begin(drafter: str) -> None:
     _state = _State(_dirs["engine"], _dirs["transformers"], drafter)
 
 
+_last: list[_State] = []
+
+
 def end() -> list[list[str]]:
     """What the request read: [pointer, source] pairs, sorted."""
     global _state
     state, _state = _state, None
+    _last[:] = [state] if state is not None else []
     if state is None:
         return []
     return sorted([pointer, source] for pointer, sources in state.reads.items() for source in sources)
 
 
-__all__ = ["RecordingDict", "begin", "end", "install", "wrap"]
+def sites() -> list[list[str]]:
+    """Where the request that `end` finished read each key in the engine's code: [pointer, PATH:LINE], sorted."""
+    return sorted([pointer, site] for state in _last for pointer, site in state.sites)
+
+
+__all__ = ["RecordingDict", "begin", "end", "install", "sites", "wrap"]

@@ -147,7 +147,8 @@ def view(raw: dict[str, Any], key: str | None = None) -> Effective:
                 warnings=_messages(records, caught),
                 config_class=name,
             )
-        values = {field: _read(config, field) for field in FIELDS}
+        # A field the class cannot give one value of is left out: not "null", which would be a value it gives.
+        values = {field: value for field in FIELDS if (value := _held(config, field)) is not _UNREADABLE}
     return Effective(
         transformers_version=version, values=values, error=None, warnings=_messages(records, caught), config_class=name
     )
@@ -166,6 +167,18 @@ def captured() -> Iterator[tuple[list[str], list[warnings.WarningMessage]]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield capture.records, caught
+
+
+_UNREADABLE = object()
+
+
+def _held(config: Any, name: str) -> Any:
+    """The class's value of `name`, or _UNREADABLE where it holds no one value: a heterogeneous config (Gemma 4's
+    text config) raises on a global read of a per-layer attribute such as head_dim, rather than answer."""
+    try:
+        return _read(config, name)
+    except Exception:  # noqa: BLE001 - whatever a config class raises on a read is "no one value", not a crash
+        return _UNREADABLE
 
 
 def _read(config: Any, name: str) -> Any:

@@ -127,6 +127,11 @@ def _edits(pointer: str) -> Iterator[Edit]:
     yield f"retype-{slug}", f"{pointer} retyped (a number as a string, a list as its first element)", retype
 
 
+def edits(pointer: str) -> list[Edit]:
+    """The set, drop, move and retype edits of `pointer` (each returns False where it does not apply)."""
+    return list(_edits(pointer))
+
+
 def _plant(pointer: str) -> Edit:
     def plant(d: Config) -> bool:
         parts = pointer.split("/")[1:]

@@ -161,6 +161,9 @@ class _Scan:
     def __init__(self, path: str) -> None:
         self.path = path
         self.found: set[tuple[str, str, str, str]] = set()  # (pointer, qualname, default, condition)
+        # The source lines of each of those reads (not in the table: tools/engines/branches.py matches them against
+        # the sites a run recorded).
+        self.lines: dict[tuple[str, str, str], set[int]] = {}
 
     def place(self, node: ast.expr, env: Mapping[str, str | None]) -> str | None:
         """The pointer of the object `node` is, "" for the file's top level; None when it is no drafter config."""
@@ -192,7 +195,7 @@ class _Scan:
             return "" if name in _TOP_CALLS else None
         return None
 
-    def read(self, receiver: ast.expr, key: str, default: ast.expr | None, ctx: _Ctx) -> None:
+    def read(self, receiver: ast.expr, key: str, default: ast.expr | None, ctx: _Ctx, node: ast.expr) -> None:
         # A private attribute or a method looked up by name (`getattr(config, "get_text_config", None)`) is the
         # object's own, never a key of the file.
         if ctx.qualname is None or not _KEY.fullmatch(key) or key.startswith(("_", "get_", "to_")):
@@ -205,6 +208,8 @@ class _Scan:
         # The innermost tests only: a long chain of guards says little more, and the table stays bounded.
         conds = ctx.conds if len(ctx.conds) <= _MAX_CONDS else (*ctx.conds[:_MAX_CONDS], "...")
         self.found.add((f"{base}/{key}", ctx.qualname, text, "; ".join(conds)))
+        span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+        self.lines.setdefault((f"{base}/{key}", ctx.qualname, "; ".join(conds)), set()).update(span)
 
     def expr(self, node: ast.AST, ctx: _Ctx) -> None:
         """Every read in an expression, with the conditions its ternaries and boolean operators add."""
@@ -224,7 +229,7 @@ class _Scan:
         if isinstance(node, ast.Call):
             got = _getter(node)
             if got is not None:
-                self.read(got[0], got[1], got[2], ctx)
+                self.read(got[0], got[1], got[2], ctx, node)
             # A method call is no key read: `config.to_dict()`.
             if isinstance(node.func, ast.Attribute):
                 self.expr(node.func.value, ctx)
@@ -234,15 +239,15 @@ class _Scan:
                 self.expr(arg, ctx)
             return
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            self.read(node.value, node.attr, None, ctx)
+            self.read(node.value, node.attr, None, ctx, node)
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             key = _string(node.slice)
             if key is not None:
-                self.read(node.value, key, None, ctx)
+                self.read(node.value, key, None, ctx, node)
         elif isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
             key = _string(node.left)
             if key is not None:
-                self.read(node.comparators[0], key, None, ctx)
+                self.read(node.comparators[0], key, None, ctx, node)
         for child in ast.iter_child_nodes(node):
             self.expr(child, ctx)
 
@@ -316,6 +321,18 @@ def scan(path: str, source: bytes) -> set[tuple[str, str, str, str]]:
     found = _Scan(path)
     found.block(ast.parse(source).body, _Ctx((), None, {}))
     return found.found
+
+
+def lines(site: Path, engine: Engine, tag: str = "") -> dict[tuple[str, str, str], frozenset[str]]:
+    """(pointer, citation, condition) of every read of `engine` under `site`, as in `extract` -> its source lines,
+    each `PATH:LINE`: where a run's recorded sites (dflash_adapter_keys.sites) show the read was reached."""
+    out: dict[tuple[str, str, str], set[str]] = {}
+    for path in files(site, engine):
+        found = _Scan(path)
+        found.block(ast.parse((site / path).read_bytes()).body, _Ctx((), None, {}))
+        for (pointer, qualname, cond), numbers in found.lines.items():
+            out.setdefault((pointer, f"{path}:{qualname}{tag}", cond), set()).update(f"{path}:{n}" for n in numbers)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def files(site: Path, engine: Engine) -> list[str]:

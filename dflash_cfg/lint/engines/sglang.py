@@ -305,7 +305,45 @@ ATTN_DP_SIZE = Read(
     "tests/engines/test_launch_checks.py)",
 )
 
+PROJECTOR_TYPE = Read(
+    reader="sglang",
+    key="projector_type",
+    order='dflash_config.projector_type -> top level; "domino" builds the Domino projector and then reads '
+    "shift_label (a bool), pure_draft_prefix_len (must be 1), gru_hidden_dim and emb_dim (dflash_config, else top "
+    "level; emb_dim in both must agree), and a block_size above 1",
+    default="no projector (the plain DFlash model)",
+    bad_type="ValueError at start-up for a Domino field missing, of the wrong type or value",
+    source=CHECKED + " sglang/srt/speculative/dflash_utils.py:parse_dflash_draft_config, "
+    "sglang/srt/models/dflash.py:DFlashDraftModel.__init__",
+)
+
+NEMOTRON_35_LAYOUT = Read(
+    reader="sglang",
+    key="the Nemotron 3.5 layout (has_embed_tokens, has_lm_head, top-level attention_sink_bias)",
+    order="top level, only on the Nemotron 3.5 layout (is_nemotron_35_draft_config: architectures DFlashDraftModel "
+    "or Qwen3DSparkModel, has_embed_tokens true, has_lm_head false, quantization_config.quant_algo "
+    "W4A16_NVFP4, eagle_aux_hidden_state_layer_ids = target_layer_ids + 1, sample_from_anchor false): a true "
+    "value builds attention sinks, which need --speculative-draft-attention-backend trtllm_mha",
+    default="false",
+    bad_type="truthiness",
+    source=CHECKED + " sglang/srt/speculative/dflash_utils.py:is_nemotron_35_draft_config, "
+    "sglang/srt/models/dflash.py:DFlashAttention.__init__",
+)
+
+DSPARK_MARKOV_RANK = Read(
+    reader="sglang",
+    key="markov_rank",
+    order="top level (or dspark_markov_rank), on a Qwen3DSparkModel drafter: the DSpark draft requires a Markov head",
+    default="ValueError 'DSpark draft requires markov_rank > 0' (0, its default, too)",
+    bad_type="ValueError for a rank that is not a positive integer",
+    source=CHECKED + " sglang/srt/speculative/dspark_components/dspark_config.py:parse_dspark_draft_config, "
+    "sglang/srt/models/dspark.py:DSparkDraftMixin.__init__",
+)
+
 ROWS: tuple[Read, ...] = (
+    DSPARK_MARKOV_RANK,
+    PROJECTOR_TYPE,
+    NEMOTRON_35_LAYOUT,
     CONFIG_JSON_KEYS,
     MODEL_TYPE,
     ARCHITECTURES,

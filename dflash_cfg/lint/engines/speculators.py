@@ -82,7 +82,19 @@ BLOCK_SIZE = Read(
     source=UNCHECKED + " " + SPECULATORS_CODE,
 )
 
+SLIDING_WINDOW_NON_CAUSAL = Read(
+    reader="speculators",
+    key="sliding_window_non_causal",
+    order="top level; becomes dflash_config.causal = not sliding_window_non_causal, which vLLM applies to every "
+    "layer; the speculators library's own default (the trained model's when the file omits it) is false for a "
+    "dflash file (speculators/models/dflash/config.py) and true for dflash2",
+    default="true in vLLM's translation: every layer non-causal",
+    bad_type="not negated as a bool: any truthy value is non-causal",
+    source=CHECKED + " vllm/transformers_utils/configs/speculators/algos.py:update_dflash",
+)
+
 ROWS: tuple[Read, ...] = (
+    SLIDING_WINDOW_NON_CAUSAL,
     AUX_HIDDEN_STATE_LAYER_IDS,
     MASK_TOKEN_ID,
     SAMPLE_FROM_ANCHOR,

@@ -415,7 +415,18 @@ NUM_ATTENTION_HEADS = Read(
     + " vllm/model_executor/models/qwen3_dflash.py:DFlashQwen3Attention.__init__",
 )
 
+DSPARK_MARKOV_RANK = Read(
+    reader="vllm",
+    key="markov_rank",
+    order="top level, on a Qwen3DSparkModel drafter (vllm serve with --speculative-config method dspark; under "
+    "method dflash vLLM refuses a DSpark checkpoint): the Markov head's rank, read unconditionally",
+    default="AttributeError: the config has no markov_rank, and the drafter is not built",
+    bad_type="-",
+    source=CHECKED + " vllm/model_executor/models/qwen3_dspark.py:Qwen3DSparkModel.__init__",
+)
+
 ROWS: tuple[Read, ...] = (
+    DSPARK_MARKOV_RANK,
     CONFIG_JSON_KEYS,
     ARCHITECTURES,
     MODEL_TYPE,

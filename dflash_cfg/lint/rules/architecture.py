@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES, sglang, vllm
-from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, as_int, is_int, rule, show
 from dflash_cfg.model import NAMES, Engine, Problem, Requirement, Severity
 
 # The DFlash2 convolution and selector sizes (0 or absent: off).
@@ -25,7 +25,8 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     vLLM and SGLang pick the drafter class from ``architectures``: ``DFlashDraftModel``, ``DFlash2DraftModel``,
     ``DFlashLagunaForCausalLM`` and ``MuseGlimmerAssistantModel`` are registered in both; a trainer-specific name
     (e.g. ``Qwen3DFlashDraftModel``) in neither, an error, as is a value that is not a list of one class name.
-    Without ``architectures`` it is DF132; a class only one engine builds, DF133.
+    Without ``architectures`` it is DF132; a class only one engine builds, DF133; a DSpark class both build
+    (``Qwen3DSparkModel``), DF137.
 
     A drafter class followed by other entries is a warning: both engines build the first (checked by running
     them) and ignore the rest.
@@ -56,7 +57,7 @@ def architecture(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             pointer="/architectures", message=f"architectures {show(archs)} should name one drafter class ({names})"
         )
-    elif archs[0] not in REGISTERED_ARCHITECTURES:
+    elif archs[0] not in REGISTERED_ARCHITECTURES and archs[0] not in DSPARK_ARCHITECTURES:
         yield Problem(
             pointer="/architectures",
             message=f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, "
@@ -185,4 +186,96 @@ def _one_engine(ctx: Context, archs: list[str], builder: Engine) -> Iterator[Pro
         )
 
 
-RULES = (architecture, architectures_missing, one_engine_architecture, dflash2_labelled_dflash, model_type)
+# DSpark drafter classes both engines build (checked by running them: tests/engines/test_branches.py): another
+# speculative method than DFlash, with a Markov head; DF137 holds them, DF131 does not call them unregistered.
+DSPARK_ARCHITECTURES = ("Qwen3DSparkModel",)
+
+
+@rule(
+    "DF137",
+    "dspark-markov-rank",
+    Severity.ERROR,
+    reads=(vllm.DSPARK_MARKOV_RANK, sglang.DSPARK_MARKOV_RANK),
+    severities=(Severity.INFO,),
+)
+def dspark_markov_rank(ctx: Context) -> Iterator[Problem]:
+    """A DSpark drafter (``Qwen3DSparkModel``) without a positive ``markov_rank``, which both engines refuse.
+
+    vLLM (launched with ``--speculative-config`` method ``dspark``) and SGLang build ``Qwen3DSparkModel``, a
+    DSpark drafter with a Markov head: without ``markov_rank`` vLLM stops on the missing attribute and SGLang
+    raises "DSpark draft requires markov_rank > 0", as it does for a rank that is not a positive integer (a
+    numeric string it reads as the integer; vLLM refuses that one), and SGLang needs ``markov_head_type`` with
+    a rank. A DSpark drafter with its rank gets an info: vLLM builds it only under method ``dspark`` and
+    refuses it under ``dflash``. Checked by running both (tests/engines/test_branches.py,
+    switches ``dspark-qwen3``, ``dspark-qwen3-bare`` and ``dspark-qwen3-as-dflash``).
+
+    Fail: ``"architectures": ["Qwen3DSparkModel"]`` without ``markov_rank``
+    Fail (info): the same with ``"markov_rank": 64``
+    Pass: ``"architectures": ["DFlashDraftModel"]``
+    """
+    archs = ctx.data.get("architectures")
+    if not isinstance(archs, list) or len(archs) != 1 or archs[0] not in DSPARK_ARCHITECTURES:
+        return
+    top = ctx.data
+    # Both engines' model classes read the top-level markov_rank (SGLang's parse also looks in dflash_config, but
+    # its Markov head is built from the top level): as written in vLLM, int()ed in SGLang.
+    block = {**_dict(top.get("dflash_config")), **_dict(top.get("dspark_config"))}
+    rank = top.get("markov_rank")
+    sglang_rank = as_int(rank) if rank is not None else None
+    sglang_refuses = sglang_rank is None or sglang_rank <= 0
+    if rank is None:
+        yield Problem(
+            pointer="/architectures",
+            message=f"a DSpark drafter ({archs[0]}) without a top-level markov_rank: vLLM stops on the missing "
+            "markov_rank and SGLang refuses it (DSpark draft requires markov_rank > 0)",
+        )
+        return
+    if sglang_refuses:
+        yield Problem(
+            pointer="/markov_rank",
+            message=f"markov_rank {show(rank)} on a DSpark drafter: SGLang refuses it (DSpark draft requires "
+            "markov_rank > 0)",
+            engines=(Requirement("sglang"),),
+        )
+    if not is_int(rank):
+        yield Problem(
+            pointer="/markov_rank",
+            message=f"markov_rank {show(rank)} on a DSpark drafter, not an integer: vLLM refuses it (it sizes the "
+            "Markov head with it as written)",
+            engines=(Requirement("vllm"),),
+        )
+    prefixed = any(top.get(k) is not None for k in _DSPARK_PREFIXED)
+    head = top.get("dspark_markov_head_type", block.get("markov_head_type", top.get("markov_head_type")))
+    if not sglang_refuses and head is None and not prefixed:
+        yield Problem(
+            pointer="/markov_rank",
+            message="markov_rank without markov_head_type on a DSpark drafter: SGLang refuses it (DSpark requires "
+            "markov_head_type when markov_rank > 0)",
+            engines=(Requirement("sglang"),),
+        )
+    if sglang_refuses or not is_int(rank) or (head is None and not prefixed):
+        return
+    yield Problem(
+        pointer="/architectures",
+        message=f"a DSpark drafter ({archs[0]}), not a DFlash one: vLLM builds it only with --speculative-config "
+        "method dspark and refuses it under dflash; SGLang builds it",
+        severity=Severity.INFO,
+    )
+
+
+# The dspark_-prefixed keys that spare SGLang's markov_head_type check (parse_dspark_draft_config's uses_prefixed).
+_DSPARK_PREFIXED = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id", "dspark_target_layer_ids")
+
+
+def _dict(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+RULES = (
+    architecture,
+    architectures_missing,
+    one_engine_architecture,
+    dflash2_labelled_dflash,
+    model_type,
+    dspark_markov_rank,
+)

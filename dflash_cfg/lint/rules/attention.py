@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import sglang, speculators, transformers, vllm
-from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, nemotron_35, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Requirement, Severity
 
 SLIDING, FULL = "sliding_attention", "full_attention"
@@ -152,6 +152,8 @@ def sliding_without_window(ctx: Context) -> Iterator[Problem]:
     else:
         on_sglang = "SGLang reads only sliding_window and refuses the file"
         on_vllm = "vLLM refuses the file"
+    if swa is not None and value is None and nemotron_35(ctx.data):
+        return  # SGLang's Nemotron 3.5 layout falls back to swa_window_size too: both draft with it
     if swa is not None:
         yield Problem(
             pointer="/sliding_window",
@@ -543,6 +545,83 @@ def rope_type_conflict(ctx: Context) -> Iterator[Problem]:
         )
 
 
+@rule(
+    "DF214",
+    "causal-override",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=(vllm.IS_CAUSAL, sglang.IS_CAUSAL),
+)
+def causal_override(ctx: Context) -> Iterator[Problem]:
+    """``dflash_config.causal`` sets causality in vLLM only: SGLang reads another attention from the file.
+
+    With no top-level ``is_causal``, vLLM applies ``dflash_config.causal`` to every draft layer; SGLang does
+    not read it and keeps its layer defaults (sliding layers causal, full layers non-causal). Where the two
+    differ, the engines draft with different attention masks from the same file, and one of them is not
+    the trained one (checked by running both: tests/engines/test_branches.py, switches ``dflash-causal`` and
+    ``dflash-non-causal``). A top-level ``is_causal``, which both read first, says it to both.
+
+    Fail: ``"dflash_config": {"causal": true, ...}`` on full-attention layers, no ``is_causal``
+    Pass: the same with ``"is_causal": true`` at the top level, or ``causal: true`` on sliding layers only
+    (Laguna-XS-2.1-DFlash)
+    """
+    causal = ctx.dflash.get("causal")
+    if causal is None or ctx.data.get("is_causal") is not None:
+        return
+    types = ctx.data.get("layer_types")
+    if types is None and ctx.data.get("use_sliding_window") is not True:
+        depth = ctx.int_field("num_hidden_layers")
+        types = [FULL] * depth if depth is not None and depth > 0 else None
+    if not isinstance(types, list) or not all(t in KNOWN for t in types):
+        return  # DF202 and DF206 say what the engines make of such a list
+    wanted = bool(causal)
+    differ = [i for i, t in enumerate(types) if (t == SLIDING) != wanted]
+    if not differ:
+        return
+    mode = "causal" if wanted else "non-causal"
+    other = "non-causal" if wanted else "causal"
+    shown = ", ".join(str(i) for i in differ[:8]) + (" ..." if len(differ) > 8 else "")
+    yield Problem(
+        pointer="/dflash_config/causal",
+        message=f"dflash_config.causal {json.dumps(causal)} without a top-level is_causal: vLLM runs every layer "
+        f"{mode}, SGLang does not read it and runs layer{'s' if len(differ) > 1 else ''} {shown} {other} "
+        f"({strip(types)}); set is_causal: {json.dumps(wanted)} at the top level, which both read",
+    )
+
+
+@rule(
+    "DF215",
+    "nemotron-35-sink",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=(sglang.NEMOTRON_35_LAYOUT, vllm.ATTENTION_SINK_BIAS),
+)
+def nemotron_35_sink(ctx: Context) -> Iterator[Problem]:
+    """An attention sink at the top level of SGLang's Nemotron 3.5 layout: SGLang builds it, vLLM does not.
+
+    SGLang takes a file for its Nemotron 3.5 layout by its shape (a DFlash or Qwen3 DSpark class with
+    ``has_embed_tokens`` and no ``has_lm_head``, ``quantization_config.quant_algo`` W4A16_NVFP4,
+    ``eagle_aux_hidden_state_layer_ids`` one past the taps, ``sample_from_anchor`` false) and then reads the
+    top-level ``attention_sink_bias``: it builds the sinks, and refuses to start unless the launch selects
+    ``--speculative-draft-attention-backend trtllm_mha``. vLLM reads the sink only in ``dflash_config`` and
+    drafts without it. Checked by running both (tests/engines/test_branches.py, switch ``nemotron-35-sink``).
+    One finding for both engines: vLLM drafts with another attention than the trained one, and SGLang starts
+    only with that backend.
+
+    Fail: the Nemotron 3.5 layout with ``"attention_sink_bias": true`` at the top level only
+    Pass: ``"dflash_config": {"attention_sink_bias": true, ...}`` too (vLLM's place)
+    """
+    sink = ctx.data.get("attention_sink_bias")
+    if not sink or ctx.dflash.get("attention_sink_bias") or not nemotron_35(ctx.data):
+        return
+    yield Problem(
+        pointer="/attention_sink_bias",
+        message=f"attention_sink_bias {show(sink)} at the top level of SGLang's Nemotron 3.5 layout: SGLang builds "
+        "the attention sinks (and starts only with --speculative-draft-attention-backend trtllm_mha), vLLM reads "
+        "them only in dflash_config and drafts without; copy it into dflash_config for vLLM",
+    )
+
+
 RULES = (
     layer_types_length,
     unknown_layer_type,
@@ -557,4 +636,6 @@ RULES = (
     neox_style,
     attention_value_scale,
     rope_type_conflict,
+    causal_override,
+    nemotron_35_sink,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
@@ -179,6 +179,34 @@ def show(value: Any, limit: int = SHOW_LIMIT) -> str:
 
 def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def nemotron_35(data: Mapping[str, Any]) -> bool:
+    """Whether SGLang takes the file for its Nemotron 3.5 layout (is_nemotron_35_draft_config, the same tests in
+    the same order): a DFlash or Qwen3 DSpark class with its own embeddings and no lm_head, quantized W4A16_NVFP4,
+    eagle aux ids one past the taps, and sample_from_anchor false. On it SGLang reads keys it reads nowhere else
+    (the top-level attention_sink_bias, dflash_config.swa_window_size as the window's fallback)."""
+    archs = data.get("architectures")
+    if not isinstance(archs, list) or not {"DFlashDraftModel", "Qwen3DSparkModel"} & {
+        a for a in archs if isinstance(a, str)
+    }:
+        return False
+    if not data.get("has_embed_tokens") or data.get("has_lm_head"):
+        return False
+    quant = data.get("quantization_config")
+    if not isinstance(quant, dict) or quant.get("quant_algo") != "W4A16_NVFP4":
+        return False
+    block = data.get("dflash_config")
+    block = block if isinstance(block, dict) else {}
+    taps, aux = (
+        block.get("target_layer_ids", data.get("target_layer_ids")),
+        data.get("eagle_aux_hidden_state_layer_ids"),
+    )
+    if not isinstance(taps, list) or not isinstance(aux, list) or not taps or len(taps) != len(aux):
+        return False
+    if not all(is_int(t) and is_int(a) and t + 1 == a for t, a in zip(taps, aux, strict=True)):
+        return False
+    return block.get("sample_from_anchor", data.get("sample_from_anchor", True)) is False
 
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+")

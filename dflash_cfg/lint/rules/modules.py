@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
 from dflash_cfg.lint.engines import sglang, vllm
-from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
-from dflash_cfg.model import Problem, Severity
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, as_int, is_int, rule, show
+from dflash_cfg.model import Problem, Requirement, Severity
 
 # The architectures whose engine model is the Qwen3-style DFlash stack (vLLM qwen3_dflash, SGLang DFlashDraftModel).
 QWEN_STACK = ("DFlashDraftModel", "DFlash2DraftModel")
@@ -47,20 +47,37 @@ def hidden_act(ctx: Context) -> Iterator[Problem]:
 
 @rule("DF152", "laguna-draft-vocab", Severity.ERROR, reads=(vllm.DRAFT_VOCAB_SIZE,))
 def laguna_draft_vocab(ctx: Context) -> Iterator[Problem]:
-    """A ``DFlashLagunaForCausalLM`` drafter has no ``draft_vocab_size``.
+    """A ``DFlashLagunaForCausalLM`` drafter has no ``draft_vocab_size``, or one other than the target's vocabulary.
 
-    vLLM's Laguna DFlash model raises "Laguna DFlash config requires `draft_vocab_size`" and the server does
-    not start. The published Laguna drafters set it to the target vocabulary (100352).
+    vLLM's Laguna DFlash model raises "Laguna DFlash config requires `draft_vocab_size`" without it, and, since it
+    shares the target's lm_head, "requires `draft_vocab_size` to match the target vocabulary size" for another
+    value (checked by running it: tests/engines/test_branches.py, switch ``draft-vocab``): the server does not
+    start. The target's ``vocab_size`` is compared when a target is given, else the drafter's own. The published
+    Laguna drafters set it to the target vocabulary (100352).
 
-    Fail: ``"architectures": ["DFlashLagunaForCausalLM"]`` without ``draft_vocab_size``
+    Fail: ``"architectures": ["DFlashLagunaForCausalLM"]`` without ``draft_vocab_size``, or with 50176 for a
+    100352-token vocabulary
     Pass: the same with ``"draft_vocab_size": 100352``
     """
     archs = ctx.data.get("architectures")
-    if isinstance(archs, list) and "DFlashLagunaForCausalLM" in archs and ctx.data.get("draft_vocab_size") is None:
+    if not isinstance(archs, list) or "DFlashLagunaForCausalLM" not in archs:
+        return
+    size = ctx.data.get("draft_vocab_size")
+    if size is None:
         yield Problem(
             pointer="/draft_vocab_size",
             message="draft_vocab_size missing on a DFlashLagunaForCausalLM drafter: vLLM refuses the file "
             "(Laguna DFlash config requires draft_vocab_size)",
+        )
+        return
+    target = ctx.target
+    vocab = target.vocab_size if target is not None and target.vocab_size is not None else ctx.data.get("vocab_size")
+    whose = "the target's" if target is not None and target.vocab_size is not None else "the drafter's"
+    if is_int(size) and is_int(vocab) and size != vocab:
+        yield Problem(
+            pointer="/draft_vocab_size",
+            message=f"draft_vocab_size {size} on a DFlashLagunaForCausalLM drafter, {whose} vocabulary is {vocab}: "
+            "vLLM refuses the file (Laguna DFlash shares the target lm_head and requires them to match)",
         )
 
 
@@ -146,4 +163,77 @@ def laguna_mixed_layers(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (hidden_act, laguna_draft_vocab, aux_hidden_state_off, target_hidden_size_differs, laguna_mixed_layers)
+@rule(
+    "DF156",
+    "domino-projector",
+    Severity.ERROR,
+    kinds=ENGINE_FORMAT,
+    reads=(sglang.PROJECTOR_TYPE,),
+    severities=(Severity.WARNING,),
+)
+def domino_projector(ctx: Context) -> Iterator[Problem]:
+    """A Domino projector (``projector_type: "domino"``) that SGLang refuses, or that vLLM does not build.
+
+    SGLang builds the Domino projector for ``projector_type`` ``"domino"`` (``dflash_config`` first, then the
+    top level) and refuses to start unless ``shift_label`` is a bool, ``pure_draft_prefix_len`` is 1,
+    ``gru_hidden_dim`` and ``emb_dim`` are given (an ``emb_dim`` in both places must agree) and the block is
+    longer than 1: an error about SGLang. vLLM reads none of these keys: it builds the plain DFlash model,
+    without the projector the drafter was trained with (a warning about vLLM). Both checked by running the
+    engines (tests/engines/test_branches.py, switches ``domino`` and ``domino-top`` and their key edits).
+
+    Fail: ``"dflash_config": {"projector_type": "domino", ...}`` without ``shift_label``
+    Pass: no ``projector_type``, or a complete Domino block served by SGLang (a warning about vLLM)
+    """
+    block, top = ctx.dflash, ctx.data
+    if block.get("projector_type", top.get("projector_type")) != "domino":
+        return
+    where = "/dflash_config/projector_type" if "projector_type" in block else "/projector_type"
+
+    def field(key: str) -> object:
+        return block.get(key, top.get(key))
+
+    def said(value: object) -> str:
+        return "missing" if value is None else show(value)
+
+    reasons = []
+    if not isinstance(field("shift_label"), bool):
+        reasons.append(f"shift_label is {said(field('shift_label'))}, not a bool")
+    # SGLang int()s the sizes (_parse_optional_int): "256" and 256.0 are 256 to it.
+    prefix = field("pure_draft_prefix_len")
+    if as_int(prefix) != 1:
+        reasons.append(f"pure_draft_prefix_len is {said(prefix)}, not 1")
+    gru = as_int(field("gru_hidden_dim"))
+    if gru is None or gru < 1:
+        reasons.append(f"gru_hidden_dim is {said(field('gru_hidden_dim'))}, not a positive integer")
+    nested, flat = block.get("emb_dim"), top.get("emb_dim")
+    if nested is not None and flat is not None and as_int(nested) != as_int(flat):
+        reasons.append(f"emb_dim is {show(nested)} in dflash_config and {show(flat)} at the top level")
+    emb = nested if nested is not None else flat
+    if as_int(emb) is None or as_int(emb) < 1:  # type: ignore[operator]
+        reasons.append(f"emb_dim is {said(emb)}, not a positive integer")
+    size = field("block_size")
+    if is_int(size) and size <= 1:
+        reasons.append(f"block_size is {size}")
+    if reasons:
+        yield Problem(
+            pointer=where,
+            message=f"a Domino projector SGLang refuses at start-up: {'; '.join(reasons)}",
+            engines=(Requirement("sglang"),),
+        )
+    yield Problem(
+        pointer=where,
+        message="projector_type domino: vLLM does not read it and builds the plain DFlash model, without the "
+        "Domino projector the drafter was trained with; serve it with SGLang",
+        severity=Severity.WARNING,
+        engines=(Requirement("vllm"),),
+    )
+
+
+RULES = (
+    hidden_act,
+    laguna_draft_vocab,
+    aux_hidden_state_off,
+    target_hidden_size_differs,
+    laguna_mixed_layers,
+    domino_projector,
+)

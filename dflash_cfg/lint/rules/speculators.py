@@ -111,4 +111,40 @@ def speculators_not_sglang(ctx: Context) -> Iterator[Problem]:
         )
 
 
-RULES = (speculators_structure, speculators_not_sglang)
+@rule(
+    "DF163",
+    "speculators-causality",
+    Severity.ERROR,
+    kinds=("speculators",),
+    reads=(speculators.SLIDING_WINDOW_NON_CAUSAL,),
+)
+def speculators_causality(ctx: Context) -> Iterator[Problem]:
+    """A speculators ``dflash`` file with sliding layers and no ``sliding_window_non_causal``: vLLM runs them
+    non-causal, the speculators library causal.
+
+    The speculators library's DFlash config defaults ``sliding_window_non_causal`` to false (sliding layers
+    causal: the model it trains); vLLM's translation defaults it to true and writes ``dflash_config.causal:
+    false``, so every sliding layer is served non-causal (checked by running both: tests/engines/test_branches.py,
+    switch ``speculators-non-causal-absent``). DFlash2 files default to true in both.
+
+    Fail: ``"speculators_model_type": "dflash"``, sliding ``transformer_layer_config.layer_types``, no
+    ``sliding_window_non_causal``
+    Pass: the same with ``"sliding_window_non_causal": false`` (RedHatAI/DeepSeek-V4-Flash-speculator.dflash)
+    """
+    doc = ctx.written
+    if doc is None or doc.get("speculators_model_type") != "dflash" or "sliding_window_non_causal" in doc:
+        return
+    layer = doc.get("transformer_layer_config")
+    types = layer.get("layer_types") if isinstance(layer, dict) else None
+    sliding = sum(t == "sliding_attention" for t in types) if isinstance(types, list) else 0
+    if sliding:
+        yield Problem(
+            pointer="/speculators_model_type",
+            message=f"no sliding_window_non_causal on a dflash file with {sliding} sliding layers: the speculators "
+            "library reads false (causal sliding layers, as it trains them), vLLM's translation reads true and runs "
+            "every layer non-causal; write sliding_window_non_causal: false",
+            engines=(Requirement("vllm"),),
+        )
+
+
+RULES = (speculators_structure, speculators_not_sglang, speculators_causality)

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import sglang, vllm
-from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, rule, show
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, nemotron_35, rule, show
 from dflash_cfg.model import Fix, PatchOp, Problem, Requirement, Severity
 
 TAPS = "/dflash_config/target_layer_ids"
@@ -353,6 +353,8 @@ def dflash_key_top_level(ctx: Context) -> Iterator[Problem]:
     leaves it without a window, so it refuses the file. Checked by running both engines. The safe fix
     copies the same value into ``dflash_config``.
 
+    A top-level ``attention_sink_bias`` on SGLang's Nemotron 3.5 layout is DF215's: SGLang reads it there.
+
     A top-level ``final_logit_softcapping`` on a DFlash (v1) drafter is not flagged: it is Gemma's own config
     key (the published gemma-4 drafters carry it) and no v1 drafter reads the logit scalars.
 
@@ -362,6 +364,9 @@ def dflash_key_top_level(ctx: Context) -> Iterator[Problem]:
     if not isinstance(ctx.data.get("dflash_config"), dict):
         return
     for key in DFLASH_ONLY + (DFLASH2_ONLY if ctx.kind == "dflash2" else ()):
+        # On SGLang's Nemotron 3.5 layout SGLang reads the top-level sink itself: DF215 says what vLLM does.
+        if key == "attention_sink_bias" and nemotron_35(ctx.data):
+            continue
         if key in ctx.data and key not in ctx.dflash:
             value = ctx.data[key]
             window = ctx.effective.values.get("sliding_window") if ctx.effective.values else None

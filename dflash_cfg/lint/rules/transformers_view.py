@@ -97,7 +97,7 @@ def effective_differs(ctx: Context) -> Iterator[Problem]:
     for name in _COMPARED:
         if name == "dtype":
             before = data.get("dtype", data.get("torch_dtype"))
-        elif name not in data:
+        elif name not in data or name not in eff.values:  # not in the values: the class gives no one value
             continue
         else:
             before = data[name]

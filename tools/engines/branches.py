@@ -172,7 +172,7 @@ def report(python: str) -> dict[tuple[str, str], list[Outcome]]:
         with ThreadPoolExecutor(2) as pool:  # two cores: vLLM and SGLang side by side, speculators after
             futures = {e: pool.submit(run, python, e, asked[e]) for e in asked if e in versions}
             recorded = {e: f.result() for e, f in futures.items()}
-    results = {}
+    results: dict[tuple[str, str], list[Outcome]] = {}
     for engine, (release, sites) in sorted(recorded.items()):
         assert is_engine(engine), engine
         tag = "" if PINNED.get(engine) == release else f"@{release}"

@@ -22,14 +22,15 @@ from dflash_cfg.sources import adapters
 from dflash_cfg.sources.adapters import Request
 from engines import branches as catalogue
 from engines.cases import TARGETS, fixture_requests, write_drafter
-from engines.test_differential import Case, Disagreement, Entry, _hold, _lint
+from engines.test_differential import Case, Disagreement, _hold, _lint
+from engines.test_differential import entries as differential_entries
 from tools.engines import branches as tool
 from tools.engines import source_keys
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover - the project's own fallback for 3.10
-    import tomli as tomllib
+    pass
 
 BY_DESIGN = Path(__file__).with_name("branches_by_design.toml")
 
@@ -124,32 +125,13 @@ def test_every_branch_a_switch_turns_on_is_reached(branch_runs: Runs, engine_pyt
     assert not missed, "\n".join(missed)
 
 
-def _entries() -> list[Entry]:
-    data = tomllib.loads(BY_DESIGN.read_text(encoding="utf-8"))
-    out = []
-    for section in ("by_design", "pending"):
-        for name, entry in data.get(section, {}).items():
-            conditions = entry["condition"]
-            out.append(
-                Entry(
-                    section,
-                    name,
-                    entry["reason"],
-                    tuple(entry["ids"]),
-                    tuple([conditions] if isinstance(conditions, str) else conditions),
-                    tuple(entry.get("engines", ())),
-                )
-            )
-    return out
-
-
 def test_the_engines_and_dflash_cfg_agree_on_every_branch_mutant(branch_runs: Runs) -> None:
     lints = {c.id: _lint(c) for c in branch_runs.cases}
     found: list[Disagreement] = []
     for case in branch_runs.cases:
         if case.base_id is not None:
             found += _hold(case, lints[case.id], lints[case.base_id], branch_runs.records)
-    entries = _entries()
+    entries = differential_entries(BY_DESIGN)
     unlisted = [d for d in found if not any(e.matches(d) for e in entries)]
     stale = [e for e in entries if not any(e.matches(d) for d in found)]
     problems = [f"unlisted: {d.line()}" for d in unlisted] + [f"stale entry: [{e.section}] {e.name}" for e in stale]

@@ -245,13 +245,14 @@ class Entry:
         )
 
 
-def _entries() -> list[Entry]:
-    data = tomllib.loads(BY_DESIGN.read_text(encoding="utf-8"))
-    entries = []
+def entries(path: Path = BY_DESIGN) -> list[Entry]:
+    """The reviewed disagreements of a by-design file (this suite's, or the branch suite's)."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    out = []
     for section in ("by_design", "pending"):
         for name, entry in data.get(section, {}).items():
             conditions = entry["condition"]
-            entries.append(
+            out.append(
                 Entry(
                     section,
                     name,
@@ -262,7 +263,7 @@ def _entries() -> list[Entry]:
                     tuple(Requirement.parse(r) for r in entry.get("releases", ())),
                 )
             )
-    return entries
+    return out
 
 
 @dataclass(frozen=True)
@@ -318,9 +319,9 @@ def differential(engine_python: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 
 def test_the_engines_and_dflash_cfg_agree_on_every_fixture_and_mutant(differential: Outcome) -> None:
-    entries = _entries()
-    unlisted = [d for d in differential.disagreements if not any(e.matches(d) for e in entries)]
-    stale = [e for e in entries if e.active and not any(e.matches(d) for d in differential.disagreements)]
+    reviewed = entries()
+    unlisted = [d for d in differential.disagreements if not any(e.matches(d) for e in reviewed)]
+    stale = [e for e in reviewed if e.active and not any(e.matches(d) for d in differential.disagreements)]
     print(
         f"differential: {differential.cases} cases ({differential.mutants} mutants), "
         f"{len(differential.disagreements)} disagreements, {differential.seconds:.0f} s; "

@@ -1,7 +1,7 @@
 """bytes -> Document: the data plus what `json.load` hides, and pointer -> (line, column).
 
-Parsing is done by the C json decoder (fast); positions are only computed, by a small regex
-scanner, when something has to be located, so a clean file never pays for them.
+Parsing is done by the C json decoder (fast); positions are only computed when something has to be
+located, by walking down the pointer with the same decoder, so a clean file never pays for them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from dflash_cfg.jsondoc.pointer import last, parent, split
-from dflash_cfg.jsondoc.spans import Positions, Unexpected, scan
+from dflash_cfg.jsondoc.spans import Positions, Unexpected, find, scan
 from dflash_cfg.model import ByteEdit
 
 # A real drafter config is ~2 KB; anything this large is not one, and reading it whole would be
@@ -83,15 +83,20 @@ class Document:
         if self.text is None:
             return None
         while ptr:
-            positions = self._positions
-            if positions is None:  # a text json refused: only the whole document has a place
-                break
             try:
-                found = positions.of(split(ptr))
+                tokens = split(ptr)
             except ValueError:  # not a pointer this file can have
-                found = None
-            if found is not None:
-                return found
+                tokens = None
+            if tokens is not None:
+                try:
+                    found = find(self.text, tokens)
+                except Unexpected:  # laid out as the walk does not assume: the tree says it, or nothing does
+                    positions = self._positions
+                    if positions is None:  # a text json refused: only the whole document has a place
+                        break
+                    found = positions.of(tokens)
+                if found is not None:
+                    return found
             ptr = parent(ptr)
         return (1, 1)
 

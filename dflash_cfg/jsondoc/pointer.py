@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 _BAD_ESCAPE = re.compile(r"~(?![01])")
-_INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no sign, no leading zeros
+INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no sign, no leading zeros
 
 
 def escape(token: str) -> str:
@@ -49,7 +49,7 @@ def split(ptr: str) -> list[str]:
 
 def index(token: str, size: int) -> int | None:
     """The array index `token` names if it is below `size`; long digit strings never convert."""
-    if not _INDEX.fullmatch(token) or len(token) > len(str(size)):
+    if not INDEX.fullmatch(token) or len(token) > len(str(size)):
         return None
     n = int(token)
     return n if n < size else None

@@ -12,9 +12,11 @@ import bisect
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from dflash_cfg.jsondoc.pointer import INDEX as _INDEX
 from dflash_cfg.jsondoc.pointer import escape, index
 
 # One token per match, with the whitespace before it: a text is mostly whitespace and short tokens, and
@@ -139,6 +141,89 @@ def _non_finite(token: str) -> bool:
 class Scan:
     duplicates: tuple[tuple[str, tuple[int, int]], ...]  # (pointer of the repeated key, position of the first)
     constants: tuple[tuple[str, str], ...]  # (pointer, token) of each non-finite number
+
+
+# The C decoder's pieces: a value skipped by `find` is read at C speed, never tokenised in Python.
+# (value, end) of the value at an offset, and (string, end) of a string's body; typeshed omits both.
+_SCAN_ONCE: Callable[[str, int], tuple[Any, int]] = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_SCANSTRING: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def _ws(text: str, pos: int) -> int:
+    """The offset of the first non-whitespace character from `pos` on."""
+    return _TRAILING.match(text, pos).end()  # type: ignore[union-attr]  # `*` matches everywhere
+
+
+def find(text: str, tokens: list[str]) -> tuple[int, int] | None:
+    """`Positions(text).of(tokens)` without building the tree: walks down the pointer, reading each value it
+    steps over with the C decoder, so a lookup costs a fraction of a tree (a file's findings are a handful of
+    lookups). Raises Unexpected where the text is not laid out as assumed: use `Positions` then."""
+    try:
+        start = _find(text, tokens)
+    except (ValueError, IndexError, StopIteration, RecursionError):  # json accepted the text: should not happen
+        raise Unexpected from None
+    if start is None:
+        return None
+    if start < 0:
+        return (1, 1)
+    line = text.count("\n", 0, start) + 1
+    return line, start - text.rfind("\n", 0, start)
+
+
+def _find(text: str, tokens: list[str]) -> int | None:
+    """The offset `Positions.of` reports for `tokens` (-1: the whole document), None where there is none."""
+    pos = _ws(text, 0)
+    start = -1
+    for token in tokens:
+        opening = text[pos]
+        if opening == "{":
+            found = None
+            pos = _ws(text, pos + 1)
+            if text[pos] == "}":
+                return None
+            while True:
+                if text[pos] != '"':
+                    raise Unexpected
+                key_start = pos
+                key, pos = _SCANSTRING(text, pos + 1)
+                pos = _ws(text, pos)
+                if text[pos] != ":":
+                    raise Unexpected
+                value_start = pos = _ws(text, pos + 1)
+                _, pos = _SCAN_ONCE(text, pos)
+                if key == token:
+                    found = (key_start, value_start)  # the last copy of a duplicated key, as json.load keeps
+                pos = _ws(text, pos)
+                if text[pos] == "}":
+                    break
+                if text[pos] != ",":
+                    raise Unexpected
+                pos = _ws(text, pos + 1)
+            if found is None:
+                return None
+            start, pos = found
+        elif opening == "[":
+            # An index as RFC 6901 spells it; one longer than the text has characters names no element.
+            if not _INDEX.fullmatch(token) or len(token) > len(text):
+                return None
+            wanted = int(token)
+            pos = _ws(text, pos + 1)
+            if text[pos] == "]":
+                return None
+            n = 0
+            while n < wanted:
+                _, pos = _SCAN_ONCE(text, pos)
+                pos = _ws(text, pos)
+                if text[pos] == "]":
+                    return None
+                if text[pos] != ",":
+                    raise Unexpected
+                pos = _ws(text, pos + 1)
+                n += 1
+            start = pos
+        else:
+            return None  # a scalar has no members
+    return start
 
 
 class Positions:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
-from helpers import REAL
+from helpers import FIXTURES, REAL
 
 from dflash_cfg.jsondoc.document import MAX_BYTES, Document, parse
 from dflash_cfg.jsondoc.pointer import escape, parent, pointer
+from dflash_cfg.jsondoc.spans import Positions, find
 from dflash_cfg.lint.linter import Inputs
 from dflash_cfg.lint.linter import lint as lint_inputs
 from dflash_cfg.lint.rules import file as file_rules
@@ -329,9 +332,50 @@ def test_duplicate_message_shows_the_key_as_written() -> None:
 
 def test_clean_file_has_no_issues_and_no_positions_computed() -> None:
     doc = doc_of(TEXT)
-    assert "_positions" not in doc.__dict__  # the scanner runs only when something is located
-    doc.locate("/after")
-    assert "_positions" in doc.__dict__
+    assert "_positions" not in doc.__dict__  # nothing is scanned until something is located
+    assert doc.locate("/after") == (9, 3)
+    assert "_positions" not in doc.__dict__  # and a lookup walks down its pointer: no tree is built
+
+
+def _pointers(value: Any, tokens: tuple[str, ...] = ()) -> Iterator[list[str]]:
+    """Every member and element of `value`, and a missing one under each container."""
+    yield list(tokens)
+    if isinstance(value, dict):
+        yield [*tokens, "no such key"]
+        for key, item in value.items():
+            yield from _pointers(item, (*tokens, key))
+    elif isinstance(value, list):
+        yield [*tokens, str(len(value))]
+        yield [*tokens, "01"]  # RFC 6901 has no leading zeros
+        for i, item in enumerate(value):
+            yield from _pointers(item, (*tokens, str(i)))
+    else:
+        yield [*tokens, "0"]  # a scalar has no members
+
+
+HARD_TEXTS = (
+    TEXT,
+    '{"a": 1, "a": {"b": [1, 2]}, "c": "}]\\"\\u005d", "a": {"b": [3, [4, {"x": null}]]}}',
+    '  {\r\n\t"k\\u00e9y": [ {} , [], "x" ,{"y":[{"z":-1.5e3}]}] ,"s":"a\\"b", "n": NaN, "i": -Infinity}  ',
+    '[1, {"a": [2]}, [[3]]]',
+    '"just a string"',
+    "{}",
+    '{"\u6f22\u5b57": {"": {"~/": [true, false, null]}}}',
+)
+
+
+FIXTURE_TEXTS = tuple(p.read_text(encoding="utf-8-sig") for p in sorted(FIXTURES.rglob("config.json")))
+
+
+@pytest.mark.parametrize("text", [*HARD_TEXTS, *FIXTURE_TEXTS])
+def test_walking_a_pointer_finds_what_the_tree_finds(text: str) -> None:
+    """The walk `locate` takes and the tree `scan` builds put every value, present or missing, in one place."""
+    doc = parse(text.encode("utf-8"))
+    if not doc.parsed:
+        pytest.skip("a fixture json refuses: nothing is located in it")
+    tree = Positions(text)
+    for tokens in _pointers(doc.data):
+        assert find(text, tokens) == tree.of(tokens), tokens
 
 
 @pytest.mark.parametrize(

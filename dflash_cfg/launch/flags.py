@@ -29,6 +29,7 @@ DRAFT_REVISION = "draft_revision"
 DRAFT_TOKENS = "draft_tokens"
 DFLASH_BLOCK = "dflash_block"
 DRAFT_WINDOW = "draft_window"
+MODEL_OVERRIDES = "model_overrides"
 OLD_MODEL = "old_model"
 OLD_TOKENS = "old_tokens"
 DRAFT_TP = "draft_tp"
@@ -150,6 +151,7 @@ SGLANG: dict[str, tuple[str, int]] = {
     # arg_groups/fields/spec.py: "DFLASH only. Alias of --speculative-num-draft-tokens for DFLASH."
     "--speculative-dflash-block-size": (DFLASH_BLOCK, VALUE),
     "--speculative-draft-window-size": (DRAFT_WINDOW, VALUE),
+    "--json-model-override-args": (MODEL_OVERRIDES, VALUE),
     # Its name in the SGLang releases that brought DFLASH (later a deprecated alias; the pinned SGLang refuses it):
     # model cards and launch scripts still use it, with the same meaning and the same check against the block.
     "--speculative-dflash-draft-window-size": (DRAFT_WINDOW, VALUE),
@@ -197,7 +199,6 @@ SGLANG: dict[str, tuple[str, int]] = {
             "--node-rank",
             "--dist-init-addr",
             "--page-size",
-            "--json-model-override-args",
         )
     },
     **{

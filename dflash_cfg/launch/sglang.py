@@ -10,16 +10,18 @@ Forms accepted, as read in SGLang's own sources (`python/sglang/srt/server_args.
     (or its DFLASH alias `--speculative-dflash-block-size`, which must agree with it),
     `--speculative-draft-window-size` (DF808 holds it against the block size),
     `--tp-size`/`--tensor-parallel-size`, and `--tp`, which argparse accepts as the unique prefix of
-    `--tp-size` (abbreviations in general are not resolved here).
+    `--tp-size` (abbreviations in general are not resolved here); `--json-model-override-args`, which SGLang sets
+    on the drafter's config too (DF814).
   - `--config FILE`: configfile.py.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from dflash_cfg.errors import LaunchError
-from dflash_cfg.launch.argv import Args, Context, last, named, positive_int, scan, size, tensor_parallel
+from dflash_cfg.launch.argv import Args, Context, last, named, positive_int, quote, scan, size, tensor_parallel
 from dflash_cfg.launch.configfile import sglang_config
 from dflash_cfg.launch.flags import (
     ALGORITHM,
@@ -34,6 +36,7 @@ from dflash_cfg.launch.flags import (
     DRAFT_TOKENS,
     DRAFT_WINDOW,
     MODEL,
+    MODEL_OVERRIDES,
     PP,
     REVISION,
     SGLANG,
@@ -90,7 +93,23 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
         attention_dp_size=_attention_dp(found),
         dp_lm_head=last(found, DP_LM_HEAD) is not None,
         attention_cp_size=size(found, ATTN_CP),
+        model_overrides=_overrides(last(found, MODEL_OVERRIDES)),
     )
+
+
+def _overrides(given: tuple[str, str] | None) -> tuple[tuple[str, str], ...]:
+    """`--json-model-override-args` as SGLang reads it (json.loads, then each key of the object set on the config):
+    each key with its value as JSON. SGLang applies it to the drafter's config as well as the target's."""
+    if given is None:
+        return ()
+    option, text = given
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise LaunchError(f"{option}: not JSON ({quote(text)}); SGLang refuses the launch") from None
+    if not isinstance(value, dict):
+        raise LaunchError(f"{option}: {quote(text)} is not a JSON object; SGLang refuses the launch")
+    return tuple((key, json.dumps(item, sort_keys=True)) for key, item in value.items())
 
 
 def _attention_dp(found: Args) -> int:

@@ -60,6 +60,9 @@ class Launch:
     # vLLM: the speculative_config dict as vLLM builds it from the command line, each key with its value as JSON
     # (frozen, and what a SpeculativeConfig of one release or another accepts is decided from it by the rules).
     speculative_config: tuple[tuple[str, str], ...] = ()
+    # SGLang: --json-model-override-args, each key with its value as JSON (SGLang sets them on the drafter's config
+    # as well as on the target's).
+    model_overrides: tuple[tuple[str, str], ...] = ()
 
     @property
     def environment(self) -> tuple[tuple[str, str], ...]:

@@ -30,6 +30,7 @@ from engines.launches import (
     SPEC_KEYS,
     VLLM_BLOCK_TOKENS,
     ask_oracle,
+    block_drafters,
     dflash_case,
     draft_tp_rows,
     draft_window_argvs,
@@ -230,6 +231,23 @@ def test_sglang_drafts_the_launchs_block_else_the_drafters_else_16(
             assert said in found["DF121"], (argv, found)
         outcomes.add("DF801" if "DF801" in found else "launch" if given is not None else "file or 16")
     assert outcomes == {"DF801", "launch", "file or 16"}, outcomes
+
+
+def test_sglang_applies_its_model_overrides_to_the_drafter_which_is_df814(
+    engine_python: Path, dflash: Run, tmp_path: Path
+) -> None:
+    # sglang/srt/arg_groups/speculative_hook.py:_handle_dflash reads the drafter's config through get_config with the
+    # launch's json_model_override_args (as ModelConfig.from_server_args builds the draft model's): an override of
+    # the block reaches the drafter, and DF814 says so; one that leaves the file's value is silent.
+    drafters = block_drafters(tmp_path)
+    head = ["--model-path", QWEN3_4B, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path"]
+    overrides = {'{"block_size": 8}': 8, '{"block_size": 16}': 16, '{"dflash_config": {"block_size": 4}}': 4}
+    argvs = [[*head, str(drafters["b16"]), "--json-model-override-args", given] for given in overrides]
+    answers = ask_oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path)
+    for argv, answer, served in zip(argvs, answers, overrides.values(), strict=True):
+        assert answer["read"]["tokens"] == served, (argv, answer)
+        found = findings(dflash, ["python", "-m", "sglang.launch_server", *argv])
+        assert ("DF814" in found) == (served != FILE_BLOCKS["b16"]), (argv, found)
 
 
 def test_sglang_parallel_layouts_are_df809(engine_python: Path, dflash: Run, tmp_path: Path) -> None:

@@ -488,3 +488,20 @@ def test_any_argv_gives_a_launch_or_a_one_line_error(argv: list[str]) -> None:
     else:
         assert launch.target and launch.tensor_parallel_size >= 1
         assert launch.argv == tuple(argv)
+
+
+def test_sglang_model_overrides_are_read_as_sglang_reads_them() -> None:
+    base = ["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", *SGLANG_8B]
+    given = '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0}, "block_size": 8}'
+    launch = parse_launch([*base, "--json-model-override-args", given])
+    assert launch.model_overrides == (("rope_scaling", '{"factor": 4.0, "rope_type": "yarn"}'), ("block_size", "8"))
+    assert parse_launch(base).model_overrides == ()
+
+
+@pytest.mark.parametrize(("given", "said"), [("{rope", "not JSON"), ("[1, 2]", "not a JSON object")])
+def test_sglang_model_overrides_sglang_cannot_read_are_a_one_line_launch_error(given: str, said: str) -> None:
+    base = ["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", *SGLANG_8B]
+    with pytest.raises(LaunchError) as info:
+        parse_launch([*base, "--json-model-override-args", given])
+    message = str(info.value)
+    assert message.startswith("--json-model-override-args: ") and said in message and "\n" not in message

@@ -26,6 +26,7 @@ Every row says how it was verified, by the prefix of its source (MARKERS; a test
 
 from __future__ import annotations
 
+from dflash_cfg.lint.engine_architectures import REGISTERED
 from dflash_cfg.lint.engines import sglang, speculators, transformers, vllm
 from dflash_cfg.lint.engines.read import (
     CHECKED,
@@ -53,6 +54,7 @@ __all__ = [
     "Read",
     "describe",
     "reads",
+    "registrations",
     "unexecutable",
 ]
 
@@ -77,6 +79,20 @@ REGISTERED_ARCHITECTURES: dict[str, tuple[Engine, ...]] = {
     "MiniMaxDFlash2DraftModel": ("sglang",),
     **{name: ("vllm",) for name in XPRESS_ARCHITECTURES},
 }
+
+
+ENGINE_ORDER: tuple[Engine, ...] = ("vllm", "sglang")  # the engines that serve drafters, as reports name them
+
+
+def registrations(name: str) -> dict[Engine, tuple[str, ...]]:
+    """The releases of each engine whose registry holds the drafter class `name` (lint.engine_architectures, from
+    the engines' source), registered or not by dflash-cfg's own list of the classes the engine suite builds."""
+    found: dict[Engine, tuple[str, ...]] = {}
+    for engine in ENGINE_ORDER:
+        releases = tuple(r for r, names in REGISTERED.get(engine, {}).items() if name in names)
+        if releases:
+            found[engine] = releases
+    return found
 
 
 def reads(*keys: str) -> tuple[Read, ...]:

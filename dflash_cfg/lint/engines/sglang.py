@@ -340,7 +340,23 @@ DSPARK_MARKOV_RANK = Read(
     "sglang/srt/models/dspark.py:DSparkDraftMixin.__init__",
 )
 
+MODEL_OVERRIDES = Read(
+    reader="sglang",
+    key="--json-model-override-args",
+    order="the launch option, applied to the drafter's config as to the target's: the draft worker's ModelConfig "
+    "is built from the same server arguments, and get_config sets each key of the object on the config it read "
+    "(rope_scaling / rope_parameters merged into the file's, any other value replaced); _handle_dflash reads the "
+    "block size through it too",
+    default="{} (nothing changed)",
+    bad_type="json.loads: text that is not JSON, or JSON that is not an object, stops the launch",
+    source=CHECKED + " sglang/srt/arg_groups/speculative_hook.py:_handle_dflash (an override of block_size or "
+    "dflash_config is the block it drafts: tests/engines/test_launch_checks.py), "
+    "sglang/srt/utils/hf_transformers/config.py:get_config, "
+    "sglang/srt/configs/model_config.py:ModelConfig.from_server_args",
+)
+
 ROWS: tuple[Read, ...] = (
+    MODEL_OVERRIDES,
     DSPARK_MARKOV_RANK,
     PROJECTOR_TYPE,
     NEMOTRON_35_LAYOUT,

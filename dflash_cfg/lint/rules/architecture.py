@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES, sglang, vllm
+from dflash_cfg.lint.engine_architectures import REGISTERED
+from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES, registrations, sglang, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, as_int, is_int, rule, show
 from dflash_cfg.model import NAMES, Engine, Problem, Requirement, Severity
+
+# The releases of each engine whose registries dflash-cfg holds (lint.engine_architectures): a class one of them
+# lacks is one that release refuses.
+_KNOWN_RELEASES: dict[Engine, tuple[str, ...]] = {
+    e: tuple(REGISTERED[e]) for e in ("vllm", "sglang") if e in REGISTERED
+}
 
 # The DFlash2 convolution and selector sizes (0 or absent: off).
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
@@ -17,7 +24,7 @@ DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selecto
     "architecture",
     Severity.ERROR,
     reads=(vllm.ARCHITECTURES, sglang.ARCHITECTURES),
-    severities=(Severity.WARNING,),
+    severities=(Severity.WARNING, Severity.INFO),
 )
 def architecture(ctx: Context) -> Iterator[Problem]:
     """``architectures`` does not name one drafter class an engine registers.
@@ -31,8 +38,14 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     A drafter class followed by other entries is a warning: both engines build the first (checked by running
     them) and ignore the rest.
 
+    A class an engine release registers that dflash-cfg has not built (the DSpark drafters ``DSparkDraftModel``,
+    ``Gemma4DSparkModel`` and others, vLLM 0.34.0's ``DFlash2RicursiveDraftModel``) is an info naming the
+    releases that register it and those that refuse it: the registries come from the engines' source
+    (``lint/engine_architectures.py``, ``./dev engines --keys``), and the file is checked as a DFlash drafter only.
+
     Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``; ``"architectures": "DFlashDraftModel"``
     Fail (warning): ``"architectures": ["DFlashDraftModel", "Qwen3ForCausalLM"]``
+    Fail (info): ``"architectures": ["DSparkDraftModel"]``
     Pass: ``"architectures": ["DFlashDraftModel"]``; ``"architectures": ["DFlashLagunaForCausalLM"]``
     """
     archs = ctx.data.get("architectures")
@@ -58,11 +71,38 @@ def architecture(ctx: Context) -> Iterator[Problem]:
             pointer="/architectures", message=f"architectures {show(archs)} should name one drafter class ({names})"
         )
     elif archs[0] not in REGISTERED_ARCHITECTURES and archs[0] not in DSPARK_ARCHITECTURES:
-        yield Problem(
-            pointer="/architectures",
-            message=f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, "
-            f"so vLLM and SGLang refuse the file (they know {names})",
-        )
+        found = registrations(archs[0])
+        if not found:
+            yield Problem(
+                pointer="/architectures",
+                message=f"architectures {show(archs)}: no engine registers {archs[0]} as a DFlash drafter, "
+                f"so vLLM and SGLang refuse the file (they know {names})",
+            )
+        else:
+            yield Problem(pointer="/architectures", message=_unbuilt(archs, found), severity=Severity.INFO)
+
+
+def _unbuilt(archs: list[str], found: dict[Engine, tuple[str, ...]]) -> str:
+    """A class an engine registers that dflash-cfg has not built: who registers it, who refuses it."""
+    name = archs[0]
+    missing = {e: tuple(r for r in rs if r not in found.get(e, ())) for e, rs in _KNOWN_RELEASES.items()}
+    missing = {e: rs for e, rs in missing.items() if rs}
+
+    def said(releases: dict[Engine, tuple[str, ...]]) -> tuple[str, bool]:
+        """ "vLLM 0.33.0 and 0.34.0 and SGLang 0.5.23", and whether that is more than one release."""
+        text = " and ".join(f"{NAMES[e]} {' and '.join(rs)}" for e, rs in releases.items())
+        return text, sum(len(rs) for rs in releases.values()) > 1
+
+    who, many = said(found)
+    refused = ""
+    if missing:
+        others, more = said(missing)
+        refused = f"; {others} {'do' if more else 'does'} not (refusing the file)"
+    kind = "a DSpark drafter (a speculative method of its own, not DFlash): " if "DSpark" in name else ""
+    return (
+        f"architectures {show(archs)}: {kind}{who} register{'' if many else 's'} {name}{refused}; "
+        "dflash-cfg has not built it, so it checks the file as a DFlash drafter only"
+    )
 
 
 @rule("DF132", "architectures-missing", Severity.ERROR, reads=(vllm.ARCHITECTURES, sglang.ARCHITECTURES))

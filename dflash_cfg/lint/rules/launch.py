@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
+from dflash_cfg.jsondoc.pointer import pointer
 from dflash_cfg.lint.engines import sglang, speculators, vllm
-from dflash_cfg.lint.rules.base import Context, LaunchCheck, as_int, is_int, rule
+from dflash_cfg.lint.rules.base import Context, LaunchCheck, as_int, is_int, rule, show
 from dflash_cfg.model import Launch, Problem, Severity
 
 # What SGLang drafts per step when neither the launch nor the drafter says: --speculative-num-draft-tokens defaults
@@ -503,6 +505,64 @@ def _false(value: str) -> bool:
         return False
 
 
+# get_config merges these into the file's dict instead of replacing it (v5's rope setter would drop rope_theta).
+_MERGED = ("rope_scaling", "rope_parameters")
+_BLOCK = ("block_size", "dflash_config")  # where SGLang's parse_dflash_draft_config finds the block
+
+
+@rule(
+    "DF814",
+    "launch-model-overrides",
+    Severity.WARNING,
+    "data",
+    "launch",
+    reads=(sglang.MODEL_OVERRIDES,),
+    checks=(
+        LaunchCheck(
+            engine="sglang",
+            check="`--json-model-override-args` leaves the drafter's values as its config.json has them (SGLang "
+            "sets it on the drafter's config too)",
+            where="`sglang/srt/configs/model_config.py:ModelConfig.from_server_args`, "
+            "`sglang/srt/utils/hf_transformers/config.py:get_config`",
+            preflight="DF814",
+        ),
+    ),
+)
+def launch_model_overrides(ctx: Context) -> Iterator[Problem]:
+    """An SGLang launch whose ``--json-model-override-args`` changes a value of the drafter's config.
+
+    {SGLang} builds the draft worker's model config from the same server arguments as the target's
+    (``ModelConfig.from_server_args`` passes ``json_model_override_args`` for the draft model too), and
+    ``get_config`` sets each key of the override on the config it read: ``rope_scaling`` / ``rope_parameters``
+    merged into the file's, anything else (``dflash_config`` included) replaced. An override meant for the target
+    (a longer context, YaRN RoPE) so reaches the drafter: it serves with values it was not trained with, and
+    acceptance drops without an error. When the launch gives no draft tokens, SGLang also takes the drafter's
+    block size through the override.
+
+    Fail: ``--json-model-override-args '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}'`` with a drafter
+    without YaRN
+    Pass: ``--json-model-override-args '{"max_position_embeddings": 262144}'`` with the drafter's own 262144
+    """
+    launch = launched(ctx)
+    if launch.engine != "sglang":
+        return
+    for key, given in launch.model_overrides:
+        value = json.loads(given)
+        has = key in ctx.data
+        current = ctx.data.get(key)
+        if key in _MERGED and isinstance(value, dict) and isinstance(current, dict):
+            value = {**current, **value}
+        if has and current == value and type(current) is type(value):
+            continue
+        block = " (and the block size SGLang drafts when the launch gives no draft tokens)" if key in _BLOCK else ""
+        yield Problem(
+            pointer=pointer(key),
+            message=f"--json-model-override-args sets {key} to {show(value)} on the drafter too{block}: SGLang builds "
+            f"the draft model's config from the same arguments, and config.json has "
+            f"{show(current) if has else 'no ' + key}; the drafter serves with a value it was not trained with",
+        )
+
+
 RULES = (
     draft_tokens,
     tensor_parallel,
@@ -511,4 +571,5 @@ RULES = (
     draft_window,
     sglang_dflash_parallelism,
     draft_context,
+    launch_model_overrides,
 )

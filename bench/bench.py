@@ -5,7 +5,7 @@ Run from the repository root:  ./dev bench   or   .venv/bin/python bench/bench.p
   1. cold check of one drafter, empty cache: median check / median floor <= 1.15.
   2. warm re-check (content cache filled): median check / median `check-jsonschema --schemafile TRIVIAL` <= 0.9,
      and no transformers import.
-  3. check of a tree of 1000 distinct drafters, empty cache: median tree / median floor <= 2.0.
+  3. check of a tree of 1000 distinct drafters, empty cache: median tree / median floor <= 1.5.
   4. the pre-commit fix hook (`fix --yes --no-backup --no-lock --exit-non-zero-on-fix --min-severity warning`)
      on an unchanged clean file: median fix hook / median check hook (`check FILE`), same file, same cache, <= 1.3.
   5. peak memory of a check of a tree of 10,000 drafters, empty cache: the whole process tree (pool workers
@@ -40,7 +40,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from drafter_tree import build_tree, validate_tree_run
+from drafter_tree import build_tree, validate_tree_run, view_cost
 from remote_check import measure_remote, remote_child
 from runs import (
     BenchError,
@@ -60,7 +60,7 @@ BASE_CANDIDATES = (ROOT / "fixtures" / "upstream" / BASE_NAME / "config.json",)
 
 COLD_TARGET = 1.15  # ratio of medians, check / floor
 WARM_TARGET = 0.9  # ratio of medians, warm check / check-jsonschema
-TREE_TARGET = 2.0  # ratio of medians, tree check / floor
+TREE_TARGET = 1.5  # ratio of medians, tree check / floor
 FIX_TARGET = 1.3  # ratio of medians, fix hook / check hook
 MEMORY_TARGET_MIB = 150.0  # peak of the process tree's summed Pss, 10,000-drafter tree
 FIX_HOOK = ("fix", "--yes", "--no-backup", "--no-lock", "--exit-non-zero-on-fix", "--min-severity", "warning")
@@ -250,6 +250,14 @@ def measure(
     print(t3.line())
     ratio, ok = ratio_line("tree/floor", f3, t3, TREE_TARGET)
     print(f"  per config beyond the floor: {(t3.median - f3.median) / tree.drafters * 1000:.3f} ms")
+    # What no reading or linting code can save: each distinct drafter is built by the engines' config class.
+    per_view = view_cost(python, root, base_env)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    least = f3.median + tree.drafters * per_view / cores
+    print(
+        f"  the view through the config class alone: {per_view * 1000:.3f} ms per config in one process; the floor "
+        f"plus that on {cores} cores = {least / f3.median:.3f} x floor, before any reading or linting"
+    )
     results.append((f"tree of {tree.drafters} / floor", f"{ratio:.3f} (<= {TREE_TARGET})", ok))
     if keep is not None:
         print(f"  tree kept in {root}")

@@ -233,3 +233,35 @@ def validate_tree_run(argv: Sequence[str], env: dict[str, str], tree: Tree) -> d
         raise BenchError(f"tree check reported errors: {report['errors'][:3]}")
     summary["exit_code"] = proc.returncode
     return summary
+
+
+_VIEW_COST = """
+import json, statistics, sys, time
+from pathlib import Path
+from dflash_cfg.sources.views import view
+raws = []
+for path in sorted(Path(sys.argv[1]).rglob("config.json")):
+    try:
+        raw = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except ValueError:
+        continue
+    if isinstance(raw, dict) and "dflash_config" in raw:
+        raws.append(raw)
+view(raws[0])  # transformers is imported here, not timed
+rounds = []
+for _ in range(3):
+    start = time.perf_counter()
+    for raw in raws:
+        view(raw)
+    rounds.append((time.perf_counter() - start) / len(raws))
+print(statistics.median(rounds))
+"""
+
+
+def view_cost(python: str, root: Path, env: dict[str, str]) -> float:
+    """Seconds per drafter of the tree that the view through the engines' config class takes, in one process:
+    the part of a check no reading or linting code can save (each distinct file is built by the class)."""
+    out = subprocess.run([python, "-c", _VIEW_COST, str(root)], capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise BenchError(f"[3] timing the config class failed: {out.stderr.strip()[-500:]}")
+    return float(out.stdout.strip().splitlines()[-1])

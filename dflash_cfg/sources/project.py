@@ -18,6 +18,7 @@ A top-level `min-acceptance-length` is probe's threshold for every served model.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import sys
@@ -360,7 +361,25 @@ def _tool_table(data: dict[str, Any], path: Path) -> dict[str, Any] | None:
     return table
 
 
+# Parsed TOML by (path, its stat): a process that checks many times (the API, a watch) parses a pyproject.toml
+# it passes on the way up once, and again only when the file changes.
+_PARSED: dict[tuple[str, int, int, int], dict[str, Any]] = {}
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return _parse_toml(path)
+    key = (os.fspath(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _PARSED:
+        if len(_PARSED) > 64:
+            _PARSED.clear()
+        _PARSED[key] = _parse_toml(path)
+    return copy.deepcopy(_PARSED[key])  # callers read it; a copy keeps the kept one as the file says
+
+
+def _parse_toml(path: Path) -> dict[str, Any]:
     try:
         raw = files.read(path, MAX_BYTES)
     except PathError as exc:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import logging
 import os
 import sys
@@ -31,6 +32,7 @@ from dflash_cfg.sources.construct import construct
 from dflash_cfg.sources.hfenv import import_hub
 
 
+@functools.cache  # reading the metadata costs about a millisecond, and a process runs one transformers
 def transformers_version() -> str | None:
     """Installed version from package metadata, without importing transformers."""
     try:

@@ -43,6 +43,7 @@ from dflash_cfg.model import Engine
 
 __all__ = [
     "CHECKED",
+    "ENGINE_ORDER",
     "MARKERS",
     "NOT_APPLICABLE",
     "READS",

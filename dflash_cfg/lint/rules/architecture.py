@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engine_architectures import REGISTERED
-from dflash_cfg.lint.engines import REGISTERED_ARCHITECTURES, registrations, sglang, vllm
+from dflash_cfg.lint.engines import ENGINE_ORDER, REGISTERED_ARCHITECTURES, registrations, sglang, vllm
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, as_int, is_int, rule, show
 from dflash_cfg.model import NAMES, Engine, Problem, Requirement, Severity
 
@@ -39,12 +39,15 @@ def architecture(ctx: Context) -> Iterator[Problem]:
     them) and ignore the rest.
 
     A class an engine release registers that dflash-cfg has not built (the DSpark drafters ``DSparkDraftModel``,
-    ``Gemma4DSparkModel`` and others, vLLM 0.34.0's ``DFlash2RicursiveDraftModel``) is an info naming the
-    releases that register it and those that refuse it: the registries come from the engines' source
-    (``lint/engine_architectures.py``, ``./dev engines --keys``), and the file is checked as a DFlash drafter only.
+    ``Gemma4DSparkModel`` and others, vLLM 0.34.0's ``DFlash2RicursiveDraftModel``) names the releases that
+    register it and those that refuse it, and the file is checked as a DFlash drafter only: the registries come
+    from the engines' source (``lint/engine_architectures.py``, ``./dev engines --keys``). An info; where only one
+    engine registers it, the file is that engine's, as in DF133: a warning for the other engine, and an error in
+    a launch of the other engine.
 
     Fail: ``"architectures": ["Qwen3DFlashDraftModel"]``; ``"architectures": "DFlashDraftModel"``
     Fail (warning): ``"architectures": ["DFlashDraftModel", "Qwen3ForCausalLM"]``
+    Fail (warning): ``"architectures": ["Gemma4DSparkModel"]`` (SGLang does not register it)
     Fail (info): ``"architectures": ["DSparkDraftModel"]``
     Pass: ``"architectures": ["DFlashDraftModel"]``; ``"architectures": ["DFlashLagunaForCausalLM"]``
     """
@@ -79,7 +82,25 @@ def architecture(ctx: Context) -> Iterator[Problem]:
                 f"so vLLM and SGLang refuse the file (they know {names})",
             )
         else:
-            yield Problem(pointer="/architectures", message=_unbuilt(archs, found), severity=Severity.INFO)
+            yield _registered(ctx, archs, found)
+
+
+def _registered(ctx: Context, archs: list[str], found: dict[Engine, tuple[str, ...]]) -> Problem:
+    """A class engines register that dflash-cfg has not built. One that only one engine registers is that
+    engine's file, as DF133 holds a class one engine builds: a warning for the other engine in `check`, an error
+    in a launch of it; otherwise an info."""
+    said = _unbuilt(archs, found)
+    refusers = [e for e in ENGINE_ORDER if e not in found]
+    if ctx.launch is not None and ctx.launch.engine in refusers:
+        return Problem(pointer="/architectures", message=f"{said}; this launch is {NAMES[ctx.launch.engine]}'s")
+    if ctx.launch is None and refusers:
+        return Problem(
+            pointer="/architectures",
+            message=said,
+            severity=Severity.WARNING,
+            engines=tuple(Requirement(e) for e in refusers),
+        )
+    return Problem(pointer="/architectures", message=said, severity=Severity.INFO)
 
 
 def _unbuilt(archs: list[str], found: dict[Engine, tuple[str, ...]]) -> str:

@@ -77,6 +77,7 @@ LINES: dict[str, tuple[int, int]] = {
     "vllm/config/speculative.py:SpeculativeConfig._validate_method": (1623, 1634),
     "vllm/config/speculative.py:SpeculativeConfig._verify_and_get_draft_tp": (1529, 1551),
     "vllm/config/speculative.py:SpeculativeConfig._verify_args": (1645, 1723),
+    "vllm/config/speculative.py:SpeculativeConfig.compose_draft_hf_overrides": (1317, 1347),
     "vllm/config/speculative.py:SpeculativeConfig.hf_config_override": (778, 1304),
     "vllm/config/speculative.py:XPRESS_ARCHITECTURES@0.33.0": (98, 98),
     "vllm/config/speculative.py:_CACHE_ONLY_ROPE_TYPES": (121, 123),

@@ -13,8 +13,6 @@ Pure: a value in, the YAML text out.
 
 from __future__ import annotations
 
-import yaml
-
 from dflash_cfg.model import RuleSettings
 
 PREFIX = "dflash_cfg:spec_decode_"
@@ -90,6 +88,8 @@ def rules_yaml(s: RuleSettings) -> str:
         "# Load them with rule_files: in prometheus.yml (or a PrometheusRule's spec);"
         " `promtool check rules` reads them.\n"
     )
+    import yaml  # here: the CLI loads this module for every command, and only --emit-rules writes YAML
+
     return header + yaml.safe_dump(groups, sort_keys=False, width=10_000, allow_unicode=True)
 
 

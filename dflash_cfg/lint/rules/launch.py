@@ -537,7 +537,8 @@ def launch_model_overrides(ctx: Context) -> Iterator[Problem]:
     merged into the file's, anything else (``dflash_config`` included) replaced. An override meant for the target
     (a longer context, YaRN RoPE) so reaches the drafter: it serves with values it was not trained with, and
     acceptance drops without an error. When the launch gives no draft tokens, SGLang also takes the drafter's
-    block size through the override.
+    block size through the override. {vLLM}'s ``--hf-overrides`` stays the target's: a dict of overrides is not
+    applied to the draft model (``vllm/config/speculative.py:SpeculativeConfig.compose_draft_hf_overrides``).
 
     Fail: ``--json-model-override-args '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}'`` with a drafter
     without YaRN

@@ -30,6 +30,9 @@ DRAFT_TOKENS = "draft_tokens"
 DFLASH_BLOCK = "dflash_block"
 DRAFT_WINDOW = "draft_window"
 MODEL_OVERRIDES = "model_overrides"
+DRAFT_ATTENTION = "draft_attention"
+ATTENTION = "attention"
+PREFILL_ATTENTION = "prefill_attention"
 OLD_MODEL = "old_model"
 OLD_TOKENS = "old_tokens"
 DRAFT_TP = "draft_tp"
@@ -152,6 +155,10 @@ SGLANG: dict[str, tuple[str, int]] = {
     "--speculative-dflash-block-size": (DFLASH_BLOCK, VALUE),
     "--speculative-draft-window-size": (DRAFT_WINDOW, VALUE),
     "--json-model-override-args": (MODEL_OVERRIDES, VALUE),
+    # _resolve_dflash_draft_attention_backend: the draft's own, else the prefill one, else the server's.
+    "--speculative-draft-attention-backend": (DRAFT_ATTENTION, VALUE),
+    "--prefill-attention-backend": (PREFILL_ATTENTION, VALUE),
+    "--attention-backend": (ATTENTION, VALUE),
     # Its name in the SGLang releases that brought DFLASH (later a deprecated alias; the pinned SGLang refuses it):
     # model cards and launch scripts still use it, with the same meaning and the same check against the block.
     "--speculative-dflash-draft-window-size": (DRAFT_WINDOW, VALUE),
@@ -182,7 +189,6 @@ SGLANG: dict[str, tuple[str, int]] = {
             "--dtype",
             "--kv-cache-dtype",
             "--quantization",
-            "--attention-backend",
             "--speculative-num-steps",
             "--speculative-eagle-topk",
             "--chunked-prefill-size",

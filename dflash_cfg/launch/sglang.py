@@ -25,6 +25,7 @@ from dflash_cfg.launch.argv import Args, Context, last, named, positive_int, quo
 from dflash_cfg.launch.configfile import sglang_config
 from dflash_cfg.launch.flags import (
     ALGORITHM,
+    ATTENTION,
     ATTN_CP,
     ATTN_DP,
     DFLASH_BLOCK,
@@ -32,12 +33,14 @@ from dflash_cfg.launch.flags import (
     DP_ATTENTION,
     DP_LM_HEAD,
     DRAFT,
+    DRAFT_ATTENTION,
     DRAFT_REVISION,
     DRAFT_TOKENS,
     DRAFT_WINDOW,
     MODEL,
     MODEL_OVERRIDES,
     PP,
+    PREFILL_ATTENTION,
     REVISION,
     SGLANG,
 )
@@ -94,7 +97,19 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
         dp_lm_head=last(found, DP_LM_HEAD) is not None,
         attention_cp_size=size(found, ATTN_CP),
         model_overrides=_overrides(last(found, MODEL_OVERRIDES)),
+        draft_attention_backend=_draft_attention(found),
     )
+
+
+def _draft_attention(found: Args) -> tuple[str, str] | None:
+    """The draft attention backend the command line names, as _resolve_dflash_draft_attention_backend takes it
+    (before its fallbacks): --speculative-draft-attention-backend, else the server's prefill backend
+    (--prefill-attention-backend, else --attention-backend); with the option that named it. None: none named."""
+    for name in (DRAFT_ATTENTION, PREFILL_ATTENTION, ATTENTION):
+        given = last(found, name)
+        if given is not None:
+            return given
+    return None
 
 
 def _overrides(given: tuple[str, str] | None) -> tuple[tuple[str, str], ...]:

@@ -63,6 +63,9 @@ class Launch:
     # SGLang: --json-model-override-args, each key with its value as JSON (SGLang sets them on the drafter's config
     # as well as on the target's).
     model_overrides: tuple[tuple[str, str], ...] = ()
+    # SGLang: (option, backend) of the draft attention backend the command line names (the draft's own, else the
+    # server's prefill one), before SGLang's fallbacks; None when it names none.
+    draft_attention_backend: tuple[str, str] | None = None
 
     @property
     def environment(self) -> tuple[tuple[str, str], ...]:

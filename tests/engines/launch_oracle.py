@@ -187,7 +187,11 @@ def _sglang_dflash() -> Any:
         declared: dict[str, Any] = {}
         for _source, fields in getattr(ns, "_resolved_overrides", None) or ():
             declared.update(fields)
-        return {"tokens": declared.get("speculative_num_draft_tokens", ns.speculative_num_draft_tokens)}
+        return {
+            "tokens": declared.get("speculative_num_draft_tokens", ns.speculative_num_draft_tokens),
+            # _resolve_dflash_draft_attention_backend (run by _handle_dflash): what the draft worker builds with.
+            "draft_backend": declared.get("speculative_draft_attention_backend"),
+        }
 
     return run
 

@@ -465,3 +465,35 @@ def oracle_runs(folder: Path) -> list[OracleRun]:
         here = sub(f"lines-{engine}")
         runs.append(OracleRun(f"lines-{engine}", {"engine": engine, "lines": generated_lines(engine, here)}, here))
     return runs
+
+
+# SGLang's Nemotron 3.5 layout on B16 (is_nemotron_35_draft_config), with attention sinks at the top level.
+NEMOTRON_SINKS: dict[str, Any] = {
+    "has_embed_tokens": True,
+    "has_lm_head": False,
+    "quantization_config": {"quant_algo": "W4A16_NVFP4"},
+    "eagle_aux_hidden_state_layer_ids": [2, 10, 18, 26, 34],
+    "attention_sink_bias": True,
+}
+# The draft attention backend options of an SGLang launch (none; the draft's; the server's; the prefill one).
+SINK_BACKEND_OPTIONS: tuple[tuple[str, ...], ...] = (
+    (), ("--speculative-draft-attention-backend", "trtllm_mha"), ("--speculative-draft-attention-backend", "fa3"),
+    ("--attention-backend", "trtllm_mha"),
+    ("--attention-backend", "trtllm_mha", "--prefill-attention-backend", "triton"),
+)  # fmt: skip
+
+
+def sink_drafters(folder: Path) -> dict[str, Path]:
+    """Nemotron 3.5 drafters with sinks whose layers SGLang keeps on trtllm_mha (all sliding, causal) or not."""
+    data = json.loads(B16.read_text())
+    block = {**data["dflash_config"], "sample_from_anchor": False}
+    sliding: dict[str, Any] = {
+        "layer_types": ["sliding_attention"] * 5,
+        "sliding_window": 2048,
+        "use_sliding_window": True,
+    }
+    return {
+        "full": drafter(folder, "sinks-full", dflash_config=block, **NEMOTRON_SINKS),
+        "sliding": drafter(folder, "sinks-sliding", dflash_config=block, **NEMOTRON_SINKS, **sliding),
+        "causal": drafter(folder, "sinks-causal", dflash_config=block, **NEMOTRON_SINKS, is_causal=True),
+    }

@@ -27,6 +27,7 @@ from engines.launches import (
     PARALLEL_ENVS,
     QWEN3_4B,
     SGLANG_BLOCK_OPTIONS,
+    SINK_BACKEND_OPTIONS,
     SPEC_KEYS,
     VLLM_BLOCK_TOKENS,
     ask_oracle,
@@ -40,6 +41,7 @@ from engines.launches import (
     parallel_layout_argvs,
     served_speculators_lines,
     sglang_block_argvs,
+    sink_drafters,
     v1_runner_pairs,
     vllm_block_cases,
 )
@@ -248,6 +250,39 @@ def test_sglang_applies_its_model_overrides_to_the_drafter_which_is_df814(
         assert answer["read"]["tokens"] == served, (argv, answer)
         found = findings(dflash, ["python", "-m", "sglang.launch_server", *argv])
         assert ("DF814" in found) == (served != FILE_BLOCKS["b16"]), (argv, found)
+
+
+def test_sglang_nemotron_sinks_need_the_draft_backend_sglang_resolves_to_trtllm_mha(
+    engine_python: Path, dflash: Run, tmp_path: Path
+) -> None:
+    # sglang/srt/arg_groups/speculative_hook.py:_resolve_dflash_draft_attention_backend (run by _handle_dflash): the
+    # draft's option, else the server's prefill backend, else flashinfer; trtllm_mha kept only for an all-sliding or
+    # causal draft. DFlashAttention.__init__ then builds the sinks only on trtllm_mha (a GPU worker: cited, not run).
+    # DF216 says a drafter no launch keeps on trtllm_mha; DF815 a launch whose backend is another (an error) or that
+    # names none (a warning: on a GPU host the server may pick its own).
+    drafters = sink_drafters(tmp_path)
+    head = ["--model-path", QWEN3_4B, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path"]
+    cases = [(name, options) for name in drafters for options in SINK_BACKEND_OPTIONS]
+    argvs = [[*head, str(drafters[name]), *options] for name, options in cases]
+    answers = ask_oracle(engine_python, {"engine": "sglang-dflash", "lines": argvs}, tmp_path)
+    outcomes = set()
+    for (name, options), argv, answer in zip(cases, argvs, answers, strict=True):
+        backend = answer["read"]["draft_backend"]
+        found = findings(dflash, ["python", "-m", "sglang.launch_server", *argv])
+        check = dflash("check", str(drafters[name]), "--format", "json")
+        file_rules = {f["rule"] for f in check.json()["files"][0]["findings"]}
+        kept = backend == "trtllm_mha"
+        assert ("DF216" in file_rules) == (name == "full"), (argv, file_rules)
+        if name == "full":
+            assert not kept, (argv, answer)  # whatever the launch asks
+            outcomes.add("DF216")
+        elif not options:
+            assert not kept and found.get("DF815") == "warning", (argv, answer, found)
+            outcomes.add("warning")
+        else:
+            assert ("DF815" in found) == (not kept), (argv, answer, found)
+            outcomes.add("DF815" if "DF815" in found else "trtllm_mha")
+    assert outcomes == {"DF216", "warning", "DF815", "trtllm_mha"}, outcomes
 
 
 def test_sglang_parallel_layouts_are_df809(engine_python: Path, dflash: Run, tmp_path: Path) -> None:

@@ -330,6 +330,23 @@ NEMOTRON_35_LAYOUT = Read(
     "sglang/srt/models/dflash.py:DFlashAttention.__init__",
 )
 
+NEMOTRON_35_SINK_BACKEND = Read(
+    reader="sglang",
+    key="--speculative-draft-attention-backend (the Nemotron 3.5 attention sinks)",
+    order="the draft's option, else the server's prefill backend (--prefill-attention-backend, else "
+    "--attention-backend, as the server resolved it), else flashinfer (triton on ROCm and XPU); trtllm_mha is kept "
+    "only when every draft layer is sliding or is_causal is true, else it falls back (fa4 on sm100). The draft "
+    "model's Nemotron 3.5 sinks (top-level attention_sink_bias) need trtllm_mha: ValueError 'Nemotron 3.5 DSpark "
+    "attention sinks require --speculative-draft-attention-backend trtllm_mha'",
+    default="flashinfer",
+    bad_type="a backend the draft worker does not support falls back too",
+    source=unexecutable(
+        "the draft model is built on a GPU worker; the backend's resolution runs: tests/engines/test_launch_checks.py"
+    )
+    + " sglang/srt/arg_groups/speculative_hook.py:_resolve_dflash_draft_attention_backend, "
+    "sglang/srt/models/dflash.py:DFlashAttention.__init__",
+)
+
 DSPARK_MARKOV_RANK = Read(
     reader="sglang",
     key="markov_rank",
@@ -357,6 +374,7 @@ MODEL_OVERRIDES = Read(
 
 ROWS: tuple[Read, ...] = (
     MODEL_OVERRIDES,
+    NEMOTRON_35_SINK_BACKEND,
     DSPARK_MARKOV_RANK,
     PROJECTOR_TYPE,
     NEMOTRON_35_LAYOUT,

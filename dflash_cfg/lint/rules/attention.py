@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 
 from dflash_cfg.lint.engines import sglang, speculators, transformers, vllm
-from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, nemotron_35, rule, show
+from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, is_int, nemotron_35, rule, show, trtllm_mha_enabled
 from dflash_cfg.model import Fix, PatchOp, Problem, Requirement, Severity
 
 SLIDING, FULL = "sliding_attention", "full_attention"
@@ -622,6 +622,43 @@ def nemotron_35_sink(ctx: Context) -> Iterator[Problem]:
     )
 
 
+@rule(
+    "DF216",
+    "nemotron-35-sink-backend",
+    Severity.ERROR,
+    "effective",
+    kinds=ENGINE_FORMAT,
+    reads=(sglang.NEMOTRON_35_SINK_BACKEND, sglang.NEMOTRON_35_LAYOUT),
+)
+def nemotron_35_sink_backend(ctx: Context) -> Iterator[Problem]:
+    """Attention sinks on SGLang's Nemotron 3.5 layout with layers SGLang never runs on trtllm_mha.
+
+    {SGLang} builds the Nemotron 3.5 layout's attention sinks (a true top-level ``attention_sink_bias``) only on
+    the ``trtllm_mha`` draft attention backend, and refuses the drafter on any other ("Nemotron 3.5 DSpark
+    attention sinks require --speculative-draft-attention-backend trtllm_mha", ``DFlashAttention.__init__``).
+    But it keeps a DFLASH draft on ``trtllm_mha`` only when every layer is ``sliding_attention`` or the draft is
+    explicitly causal (``is_causal`` true), and otherwise falls back to another backend whatever the launch asks
+    (``_resolve_dflash_draft_attention_backend``, run by the engine suite). With other layers, no launch starts.
+    A launch that does not select ``trtllm_mha`` for a drafter that could use it is DF815.
+
+    Fail: the Nemotron 3.5 layout with ``"attention_sink_bias": true`` and a ``full_attention`` layer
+    Pass: the same with every layer ``sliding_attention``, or ``"is_causal": true``
+    """
+    # A DFLASH draft (DFlashDraftModel): SGLang resolves a DSpark draft's backend elsewhere.
+    if ctx.data.get("architectures") != ["DFlashDraftModel"] or not ctx.data.get("attention_sink_bias"):
+        return
+    if not nemotron_35(ctx.data) or trtllm_mha_enabled(ctx.data, ctx.view):
+        return
+    types = ctx.effective.values.get("layer_types") if ctx.effective.values else ctx.data.get("layer_types")
+    yield Problem(
+        pointer="/attention_sink_bias",
+        message=f"attention sinks on SGLang's Nemotron 3.5 layout need the trtllm_mha draft attention backend, "
+        f"which SGLang keeps only when every layer is sliding or is_causal is true; with layer_types {show(types)} "
+        "it falls back to another backend and refuses the drafter, whatever the launch asks",
+        engines=(Requirement("sglang"),),
+    )
+
+
 RULES = (
     layer_types_length,
     unknown_layer_type,
@@ -638,4 +675,5 @@ RULES = (
     rope_type_conflict,
     causal_override,
     nemotron_35_sink,
+    nemotron_35_sink_backend,
 )

@@ -209,6 +209,16 @@ def nemotron_35(data: Mapping[str, Any]) -> bool:
     return block.get("sample_from_anchor", data.get("sample_from_anchor", True)) is False
 
 
+def trtllm_mha_enabled(data: Mapping[str, Any], view: Effective | None) -> bool:
+    """Whether SGLang keeps a DFlash draft on the trtllm_mha attention backend when the launch asks for it
+    (_resolve_dflash_draft_attention_backend): every layer sliding (the layer types its config class gives, as
+    many as its layers) or the draft explicitly causal (`is_causal` true); otherwise it falls back to another."""
+    values = view.values if view is not None and view.values is not None else data
+    types, layers = values.get("layer_types"), values.get("num_hidden_layers")
+    all_sliding = isinstance(types, list) and len(types) == layers and set(types) == {"sliding_attention"}
+    return (bool(types) and all_sliding) or data.get("is_causal") is True
+
+
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
 
 

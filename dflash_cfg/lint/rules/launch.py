@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from dflash_cfg.jsondoc.pointer import pointer
 from dflash_cfg.lint.engines import sglang, speculators, vllm
-from dflash_cfg.lint.rules.base import Context, LaunchCheck, as_int, is_int, rule, show
+from dflash_cfg.lint.rules.base import Context, LaunchCheck, as_int, is_int, nemotron_35, rule, show, trtllm_mha_enabled
 from dflash_cfg.model import Launch, Problem, Severity
 
 # What SGLang drafts per step when neither the launch nor the drafter says: --speculative-num-draft-tokens defaults
@@ -564,6 +564,69 @@ def launch_model_overrides(ctx: Context) -> Iterator[Problem]:
         )
 
 
+TRTLLM_MHA = "trtllm_mha"
+
+
+@rule(
+    "DF815",
+    "launch-nemotron-sink-backend",
+    Severity.ERROR,
+    "data",
+    "launch",
+    severities=(Severity.WARNING,),
+    reads=(sglang.NEMOTRON_35_SINK_BACKEND,),
+    checks=(
+        LaunchCheck(
+            engine="sglang",
+            check="the draft attention backend `trtllm_mha` for the Nemotron 3.5 layout's attention sinks",
+            where='`sglang/srt/models/dflash.py:DFlashAttention.__init__` ("Nemotron 3.5 DSpark attention sinks '
+            'require --speculative-draft-attention-backend trtllm_mha"), after '
+            "`sglang/srt/arg_groups/speculative_hook.py:_resolve_dflash_draft_attention_backend`",
+            preflight="DF815; engine test of the backend's resolution (the refusal is on a GPU worker)",
+        ),
+    ),
+)
+def launch_sink_backend(ctx: Context) -> Iterator[Problem]:
+    """An SGLang launch of a Nemotron 3.5 drafter with attention sinks that does not run its draft on
+    ``trtllm_mha``.
+
+    {SGLang} builds the Nemotron 3.5 layout's attention sinks (a true top-level ``attention_sink_bias``) only on
+    the ``trtllm_mha`` draft attention backend and refuses the drafter on any other (``DFlashAttention.__init__``,
+    on the GPU worker). The draft backend is ``--speculative-draft-attention-backend``, else the server's prefill
+    backend (``--prefill-attention-backend``, else ``--attention-backend``), else flashinfer
+    (``_resolve_dflash_draft_attention_backend``, run by the engine suite). A launch that names another backend is
+    an error; one that names none, a warning (the server may pick its attention backend for the target and the
+    GPU: name it). A drafter whose layers SGLang never runs on ``trtllm_mha`` is DF216, whatever the launch.
+
+    Fail: ``--speculative-draft-attention-backend fa3`` with the sinks on an all-sliding Nemotron 3.5 drafter
+    Pass: ``--speculative-draft-attention-backend trtllm_mha`` with the same drafter
+    """
+    launch = launched(ctx)
+    # _handle_dflash resolves the draft's backend: a DFLASH launch (a DSpark one resolves it elsewhere).
+    if launch.engine != "sglang" or (launch.method or "").upper() != "DFLASH":
+        return
+    if not ctx.data.get("attention_sink_bias") or not nemotron_35(ctx.data):
+        return
+    if not trtllm_mha_enabled(ctx.data, ctx.view):
+        return  # DF216: no launch starts it
+    named = launch.draft_attention_backend
+    if named is None:
+        yield Problem(
+            pointer="/attention_sink_bias",
+            message="the launch names no draft attention backend, and SGLang builds this drafter's Nemotron 3.5 "
+            "attention sinks only on trtllm_mha: without it the draft takes the server's attention backend, else "
+            "flashinfer, and SGLang refuses the drafter; add --speculative-draft-attention-backend trtllm_mha",
+            severity=Severity.WARNING,
+        )
+    elif named[1] != TRTLLM_MHA:
+        yield Problem(
+            pointer="/attention_sink_bias",
+            message=f"{named[0]} {named[1]}: SGLang builds this drafter's Nemotron 3.5 attention sinks only on "
+            "trtllm_mha and refuses the drafter on another draft backend; use --speculative-draft-attention-backend "
+            "trtllm_mha",
+        )
+
+
 RULES = (
     draft_tokens,
     tensor_parallel,
@@ -573,4 +636,5 @@ RULES = (
     sglang_dflash_parallelism,
     draft_context,
     launch_model_overrides,
+    launch_sink_backend,
 )

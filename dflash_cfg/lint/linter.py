@@ -116,6 +116,24 @@ def runnable(r: Rule, ctx: Context, offered: frozenset[str]) -> bool:
     return all(n in offered for n in r.needs)
 
 
+# The rules that run, by the rule list (kept, so its id is not reused), the kind, what the file offers and whether
+# its weights failed to read: a tree's files fall in a handful of such groups, and each would filter 60 rules again.
+_RUNNABLE: dict[tuple[int, str, frozenset[str], bool], tuple[Iterable[Rule], tuple[Rule, ...]]] = {}
+
+
+def _runnable(rules: Iterable[Rule], ctx: Context) -> Iterable[Rule]:
+    offered = available(ctx)
+    if not isinstance(rules, tuple):
+        return [r for r in rules if runnable(r, ctx, offered)]
+    key = (id(rules), ctx.kind, offered, ctx.weights_error is not None)
+    kept = _RUNNABLE.get(key)
+    if kept is None or kept[0] is not rules:
+        if len(_RUNNABLE) > 256:
+            _RUNNABLE.clear()
+        kept = _RUNNABLE[key] = (rules, tuple(r for r in rules if runnable(r, ctx, offered)))
+    return kept[1]
+
+
 def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
     doc = inputs.doc
     raw = doc.raw
@@ -138,10 +156,7 @@ def lint(inputs: Inputs, rules: Iterable[Rule] = ALL) -> FileReport:
         base=_base(inputs, judgement),
     )
     findings = []
-    offered = available(ctx)
-    for r in rules:
-        if not runnable(r, ctx, offered):
-            continue
+    for r in _runnable(rules, ctx):
         for problem in r.run(ctx):
             severity = r.severity if problem.severity is None else problem.severity
             declared(r, problem, severity)

@@ -209,6 +209,12 @@ def nemotron_35(data: Mapping[str, Any]) -> bool:
     return block.get("sample_from_anchor", data.get("sample_from_anchor", True)) is False
 
 
+def dspark(data: Mapping[str, Any]) -> bool:
+    """Whether `architectures` names a DSpark drafter class (a speculative method of its own: vLLM's `dspark`)."""
+    archs = data.get("architectures")
+    return isinstance(archs, list) and any(isinstance(a, str) and "DSpark" in a for a in archs)
+
+
 def trtllm_mha_enabled(data: Mapping[str, Any], view: Effective | None) -> bool:
     """Whether SGLang keeps a DFlash draft on the trtllm_mha attention backend when the launch asks for it
     (_resolve_dflash_draft_attention_backend): every layer sliding (the layer types its config class gives, as

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from dflash_cfg.jsondoc.pointer import pointer
 from dflash_cfg.lint.engines import sglang, speculators, vllm
-from dflash_cfg.lint.rules.base import Context, LaunchCheck, as_int, is_int, nemotron_35, rule, show, trtllm_mha_enabled
+from dflash_cfg.lint.rules.base import (
+    Context,
+    LaunchCheck,
+    as_int,
+    dspark,
+    is_int,
+    nemotron_35,
+    rule,
+    show,
+    trtllm_mha_enabled,
+)
 from dflash_cfg.model import Launch, Problem, Severity
 
 # What SGLang drafts per step when neither the launch nor the drafter says: --speculative-num-draft-tokens defaults
@@ -21,16 +32,27 @@ def launched(ctx: Context) -> Launch:
     return ctx.launch
 
 
-def launch_block(launch: Launch) -> tuple[int, str] | None:
+def launch_block(launch: Launch, data: Mapping[str, Any] | None = None) -> tuple[int, str] | None:
     """The block the launch drafts per step when it sets one, and how it says it: vLLM queries the anchor plus
     num_speculative_tokens masks (vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__),
     SGLang drafts --speculative-num-draft-tokens (or its DFLASH alias) and hands it to the drafter
-    (sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2.__init__). None: the launch leaves it open."""
+    (sglang/srt/speculative/dflash_worker_v2.py:DFlashWorkerV2.__init__). None: the launch leaves it open.
+    A DSpark drafter (`data`) under vLLM's method dspark drafts num_speculative_tokens queries, the anchor the first
+    prediction, unless its top-level sample_from_anchor is false
+    (vllm/v1/worker/gpu/spec_decode/dspark/config.py:DSparkSpeculatorConfig.num_lookahead_tokens)."""
     if launch.engine == "vllm" and launch.num_speculative_tokens is not None:
-        return launch.num_speculative_tokens + 1, f"num_speculative_tokens {launch.num_speculative_tokens} + 1"
+        tokens = launch.num_speculative_tokens
+        if data is not None and dspark_launch(launch, data) and data.get("sample_from_anchor", True):
+            return tokens, f"num_speculative_tokens {tokens}, the anchor included (DSpark)"
+        return tokens + 1, f"num_speculative_tokens {tokens} + 1"
     if launch.engine == "sglang" and launch.num_draft_tokens is not None:
         return launch.num_draft_tokens, f"--speculative-num-draft-tokens {launch.num_draft_tokens}"
     return None
+
+
+def dspark_launch(launch: Launch, data: Mapping[str, Any]) -> bool:
+    """A vLLM launch of a DSpark drafter under its own method, dspark."""
+    return launch.engine == "vllm" and launch.method == "dspark" and dspark(data)
 
 
 def file_block(ctx: Context) -> tuple[int, str] | None:
@@ -113,11 +135,17 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
                 f"takes them from the drafter's block_size){give}",
             )
         return
-    served = launch_block(launch)
+    served = launch_block(launch, ctx.data)
     if served is None or trained is None or served[0] == trained[0]:
         return
     size, said = trained
-    if launch.engine == "vllm":
+    if launch.engine == "vllm" and served[0] == launch.num_speculative_tokens:  # a DSpark block, anchor included
+        yield Problem(
+            pointer=where,
+            message=f"the vLLM launch drafts a DSpark block of num_speculative_tokens {served[0]} (the anchor "
+            f"included), the drafter's block is {size} ({said})",
+        )
+    elif launch.engine == "vllm":
         yield Problem(
             pointer=where,
             message=f"the vLLM launch drafts num_speculative_tokens {launch.num_speculative_tokens} per "

@@ -18,7 +18,7 @@ from dflash_cfg.lint.releases import (
     ordered,
     scope,
 )
-from dflash_cfg.lint.rules.base import Context, LaunchCheck, is_int, rule, show
+from dflash_cfg.lint.rules.base import Context, LaunchCheck, dspark, is_int, rule, show
 from dflash_cfg.lint.rules.launch import launched, v1_forced
 from dflash_cfg.lint.speculative_fields import FIELDS
 from dflash_cfg.model import Problem, Severity
@@ -67,19 +67,35 @@ def method(ctx: Context) -> Iterator[Problem]:
     (``vllm/v1/worker/gpu/spec_decode/speculator_config.py:_resolve_checkpoint_config_class``). ``dflash2`` is a
     method of neither release (0.34: "Unknown speculative method",
     ``vllm/config/speculative.py:SpeculativeConfig._validate_method``), and both refuse EAGLE methods on these
-    weights. SGLang: an algorithm other than DFLASH builds another drafter.
+    weights. SGLang: an algorithm other than DFLASH builds another drafter. A DSpark drafter (a class named
+    ``*DSpark*``) is built by vLLM only under ``dspark`` (the branch suite's ``dspark-qwen3`` and
+    ``dspark-qwen3-as-dflash`` switches), and by SGLang under DFLASH or DSPARK.
 
     Fail: vLLM ``"method": "eagle3"``; ``"method": "draft_model"`` (vLLM 0.34 refuses it; vLLM 0.33 serves a plain
     draft model unless the path says dflash); no method and a drafter path without "dflash" (vLLM 0.33)
-    Pass: ``"method": "dflash"``, or no method and "dflash" in the drafter path
+    Pass: ``"method": "dflash"``, or no method and "dflash" in the drafter path; ``"method": "dspark"`` for
+    ``Qwen3DSparkModel``
     """
     launch = launched(ctx)
     given = launch.method
+    is_dspark = dspark(ctx.data)
     if launch.engine != "vllm":
-        if given is not None and given.lower() not in ("dflash", "dflash2"):
+        # SGLang builds a DSpark drafter under its DFLASH path and its own DSPARK one.
+        known = ("dflash", "dflash2", "dspark") if is_dspark else ("dflash", "dflash2")
+        if given is not None and given.lower() not in known:
+            kind = "DSpark" if is_dspark else "DFlash"
             yield Problem(
                 pointer="/architectures",
-                message=f"the {launch.engine} launch uses speculative algorithm {show(given)} for a DFlash drafter",
+                message=f"the {launch.engine} launch uses speculative algorithm {show(given)} for a {kind} drafter",
+            )
+        return
+    if is_dspark:
+        # vLLM builds a DSpark class only under its own method, dspark (the branch suite's dspark-* switches); with
+        # no method 0.34 takes the class's, and DF137 says the rest of it.
+        if given not in (None, "dspark"):
+            yield Problem(
+                pointer="/architectures",
+                message=f"vLLM refuses speculative method {show(given)} for a DSpark drafter (its method is 'dspark')",
             )
         return
     if given == "dflash":

@@ -47,7 +47,7 @@ def block_size(ctx: Context) -> Iterator[Problem]:
     # SGLang int()s it: "16" and 16.0 are 16 to it (DF010 warns about the type), and vLLM does not read it.
     top, inner = _read_int(ctx.data.get("block_size")), _read_int(ctx.dflash.get("block_size"))
     if top is None and inner is None:
-        served = None if ctx.launch is None else launch_block(ctx.launch)
+        served = None if ctx.launch is None else launch_block(ctx.launch, ctx.data)
         # Under a launch that sets the block (preflight), that block is what the engine drafts: no default.
         said = "loaders assume 16" if served is None else f"the engine drafts the launch's {served[0]} ({served[1]})"
         yield Problem(

@@ -208,6 +208,41 @@ def test_vllm_drafts_the_launchs_block_whatever_the_drafter_says(
     assert outcomes == {"refused", "DF801", "served"}, outcomes
 
 
+def test_vllm_drafts_a_dspark_block_with_the_anchor_in_it(engine_python: Path, dflash: Run, tmp_path: Path) -> None:
+    # vllm/v1/worker/gpu/spec_decode/dspark/config.py:DSparkSpeculatorConfig: num_lookahead_tokens is
+    # num_speculative_tokens when the drafter samples from the anchor (its default), 1 + N otherwise, and a launch
+    # without tokens takes the drafter's block_size (resolve_num_speculative_tokens). DF801 holds that block
+    # against the file's; DF803 wants the method dspark.
+    markov: dict[str, Any] = {"architectures": ["Qwen3DSparkModel"], "markov_rank": 64, "markov_head_type": "vanilla"}
+    drafters = {
+        "anchor": drafter(tmp_path, "dspark-anchor", **markov),
+        "no-anchor": drafter(tmp_path, "dspark-no-anchor", sample_from_anchor=False, **markov),
+    }
+    cases, expected = [], []
+    for name, path in drafters.items():
+        for tokens in (None, 15, 16):
+            spec: dict[str, Any] = {"method": "dspark", "model": str(path)}
+            if tokens is not None:
+                spec["num_speculative_tokens"] = tokens
+            cases.append({"target": QWEN3_4B, "speculative_config": spec})
+            expected.append((name, tokens))
+    answers = ask_oracle(engine_python, {"engine": "vllm-config", "cases": cases}, tmp_path, V2_RUNNER)
+    outcomes = set()
+    for case, answer, (name, tokens) in zip(cases, answers, expected, strict=True):
+        read = answer["read"]
+        served = read["tokens"] if name == "anchor" else read["tokens"] + 1
+        assert read["method"] == "dspark" and read["tokens"] == (tokens or 16), (case, answer)
+        if BLOCK_IN_CONFIG:
+            assert read["block"] == served, (case, answer)
+        found = block_findings(dflash, ["vllm", "serve", QWEN3_4B, "-sc", json.dumps(case["speculative_config"])])
+        assert ("DF801" in found) == (served != 16), (case, answer, found)
+        assert "DF803" not in findings(
+            dflash, ["vllm", "serve", QWEN3_4B, "-sc", json.dumps(case["speculative_config"])]
+        )
+        outcomes.add("DF801" if "DF801" in found else "served")
+    assert outcomes == {"DF801", "served"}, outcomes
+
+
 def test_sglang_drafts_the_launchs_block_else_the_drafters_else_16(
     engine_python: Path, dflash: Run, tmp_path: Path
 ) -> None:

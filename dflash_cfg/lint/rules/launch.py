@@ -127,6 +127,16 @@ def draft_tokens(ctx: Context) -> Iterator[Problem]:
     trained = file_block(ctx)
     where = ctx.draft_pointer("block_size")
     if launch.engine == "vllm" and launch.num_speculative_tokens is None:
+        if dspark_launch(launch, ctx.data) and not ctx.data.get("sample_from_anchor", True) and trained is not None:
+            # DSparkSpeculatorConfig.resolve_num_speculative_tokens takes the block_size as the tokens, and without
+            # the anchor the block is 1 + N queries.
+            yield Problem(
+                pointer=where,
+                message=f"the vLLM launch gives no num_speculative_tokens, so vLLM takes the DSpark drafter's "
+                f"{trained[1]} as them and, with sample_from_anchor false, drafts {trained[0] + 1} queries per step; "
+                f"give num_speculative_tokens {trained[0] - 1}",
+            )
+            return
         if _vllm_needs_tokens(ctx):
             give = "" if trained is None else f"; give block_size - 1 = {trained[0] - 1} ({trained[1]})"
             yield Problem(

@@ -66,6 +66,10 @@ def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+_WALKS = 16  # lookups of one document that walk down their pointer before the tree is built
+_WALK_CHARS = 1 << 16  # a larger text builds the tree at once
+
+
 @dataclass(frozen=True, kw_only=True)
 class Document:
     raw: bytes
@@ -89,7 +93,7 @@ class Document:
                 tokens = None
             if tokens is not None:
                 try:
-                    found = find(self.text, tokens)
+                    found = find(self.text, tokens) if self._walk() else self._tree(tokens)
                 except Unexpected:  # laid out as the walk does not assume: the tree says it, or nothing does
                     positions = self._positions
                     if positions is None:  # a text json refused: only the whole document has a place
@@ -99,6 +103,21 @@ class Document:
                     return found
             ptr = parent(ptr)
         return (1, 1)
+
+    def _walk(self) -> bool:
+        """Whether this lookup walks down its pointer: a walk reads up to the whole text, so it pays only for a
+        handful of lookups in a small file; past that, the tree is built once and every lookup follows it."""
+        if "_positions" in self.__dict__ or self.text is None or len(self.text) > _WALK_CHARS:
+            return False
+        walks = self.__dict__.get("_walks", 0)
+        self.__dict__["_walks"] = walks + 1  # a count, not a value of the document: frozen stays frozen
+        return walks < _WALKS
+
+    def _tree(self, tokens: list[str]) -> tuple[int, int] | None:
+        positions = self._positions
+        if positions is None:
+            raise Unexpected
+        return positions.of(tokens)
 
     @cached_property
     def _positions(self) -> Positions | None:

@@ -337,6 +337,17 @@ def test_clean_file_has_no_issues_and_no_positions_computed() -> None:
     assert "_positions" not in doc.__dict__  # and a lookup walks down its pointer: no tree is built
 
 
+def test_many_lookups_build_the_tree_once_and_find_the_same_places() -> None:
+    # A walk reads up to the whole text: a hostile file with thousands of findings would make locating them
+    # quadratic, so past a handful of lookups the tree is built and followed.
+    text = json.dumps({"layer_types": ["weird"] * 3000, "after": 1}, indent=2)
+    walked = [doc_of(text).locate(f"/layer_types/{i}") for i in range(0, 3000, 150)]
+    doc = doc_of(text)
+    found = [doc.locate(f"/layer_types/{i}") for i in range(3000)]
+    assert "_positions" in doc.__dict__
+    assert found[::150] == walked and found[2999] == (3002, 5)
+
+
 def _pointers(value: Any, tokens: tuple[str, ...] = ()) -> Iterator[list[str]]:
     """Every member and element of `value`, and a missing one under each container."""
     yield list(tokens)

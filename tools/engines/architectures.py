@@ -21,13 +21,16 @@ What counts: a class whose name holds one of FAMILY's words,
 
 from __future__ import annotations
 
-import argparse
 import ast
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+if str(ROOT) not in sys.path:  # run as a script: the repository's packages importable, as the other tools do
+    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from tools.engines import generated  # noqa: E402 - after the path set-up above
+
 TABLE = ROOT / "dflash_cfg" / "lint" / "engine_architectures.py"
 FAMILY = ("DFlash", "DSpark", "XPress", "GlimmerAssistant")  # not Glimmer: MuseGlimmerForCausalLM is a target
 
@@ -123,38 +126,16 @@ def render(data: Table) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--python", help="the engine venv's python (default: the lock's venv, built if needed)")
-    parser.add_argument("--check", action="store_true", help="print what differs and exit 1; write nothing")
-    args = parser.parse_args(argv)
-    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+    args = generated.arguments(__doc__ or "", argv)
     from tools.engines.source_keys import installed
 
-    if args.python is None:
-        from engines import build
-
-        args.python = str(build.engine_python())
     site, versions = installed(args.python)
     data = table()
-    for engine, (release, entry) in wanted(site, versions).items():
+    found = wanted(site, versions)
+    for engine, (release, entry) in found.items():
         data.setdefault(engine, {})[release] = entry
-    text = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(TABLE), "-"],
-        input=render(data),
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    ).stdout
-    if args.check:
-        if TABLE.exists() and TABLE.read_text(encoding="utf-8") == text:
-            return 0
-        print(f"{TABLE.relative_to(ROOT)} is stale for {versions}", file=sys.stderr)
-        return 1
-    TABLE.write_text(text, encoding="utf-8")
-    counts = {f"{e} {r}": len(entry) for e, (r, entry) in wanted(site, versions).items()}
-    print(f"wrote {TABLE.relative_to(ROOT)}: {counts}")
-    return 0
+    counts = {f"{e} {r}": len(entry) for e, (r, entry) in found.items()}
+    return generated.write(TABLE, lambda: render(data), check=args.check, versions=versions, counts=counts)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,11 @@ CACHE_VARIABLES = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACH
 # Variables the check itself uses when it talks to the Hub (upstream comparison): the engine's, not ours.
 HUB_VARIABLES = ("HF_ENDPOINT", "HF_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 # Engine variables that change what the engine accepts from a drafter (the launch rules read them).
-ENGINE_VARIABLES = ("VLLM_USE_V2_MODEL_RUNNER", "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION")
+ENGINE_VARIABLES = (
+    "VLLM_USE_V2_MODEL_RUNNER",
+    "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION",
+    "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN",
+)
 _MODELSCOPE = {"vllm": "VLLM_USE_MODELSCOPE", "sglang": "SGLANG_USE_MODELSCOPE"}
 _VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})")
 

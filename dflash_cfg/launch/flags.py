@@ -33,6 +33,7 @@ MODEL_OVERRIDES = "model_overrides"
 DRAFT_ATTENTION = "draft_attention"
 ATTENTION = "attention"
 PREFILL_ATTENTION = "prefill_attention"
+CONTEXT_LENGTH = "context_length"
 OLD_MODEL = "old_model"
 OLD_TOKENS = "old_tokens"
 DRAFT_TP = "draft_tp"
@@ -159,6 +160,7 @@ SGLANG: dict[str, tuple[str, int]] = {
     "--speculative-draft-attention-backend": (DRAFT_ATTENTION, VALUE),
     "--prefill-attention-backend": (PREFILL_ATTENTION, VALUE),
     "--attention-backend": (ATTENTION, VALUE),
+    "--context-length": (CONTEXT_LENGTH, VALUE),
     # Its name in the SGLang releases that brought DFLASH (later a deprecated alias; the pinned SGLang refuses it):
     # model cards and launch scripts still use it, with the same meaning and the same check against the block.
     "--speculative-dflash-draft-window-size": (DRAFT_WINDOW, VALUE),
@@ -185,7 +187,6 @@ SGLANG: dict[str, tuple[str, int]] = {
             "--host",
             "--port",
             "--mem-fraction-static",
-            "--context-length",
             "--dtype",
             "--kv-cache-dtype",
             "--quantization",

@@ -28,6 +28,7 @@ from dflash_cfg.launch.flags import (
     ATTENTION,
     ATTN_CP,
     ATTN_DP,
+    CONTEXT_LENGTH,
     DFLASH_BLOCK,
     DP,
     DP_ATTENTION,
@@ -77,6 +78,7 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
             )
         tokens = block_size
     window = last(found, DRAFT_WINDOW)
+    length = last(found, CONTEXT_LENGTH)
     return Launch(
         engine="sglang",
         target=target,
@@ -98,6 +100,7 @@ def sglang_launch(context: Context, args: Sequence[str], *, serve: bool) -> Laun
         attention_cp_size=size(found, ATTN_CP),
         model_overrides=_overrides(last(found, MODEL_OVERRIDES)),
         draft_attention_backend=_draft_attention(found),
+        context_length=None if length is None else positive_int(*length),
     )
 
 

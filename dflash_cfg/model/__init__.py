@@ -59,6 +59,7 @@ from dflash_cfg.model.findings import (
     concerns,
 )
 from dflash_cfg.model.inputs import (
+    CONTEXT_KEYS,
     FIELDS,
     AddedToken,
     Effective,
@@ -76,6 +77,7 @@ from dflash_cfg.model.inputs import (
     Url,
     Weights,
     Where,
+    sglang_context_length,
 )
 from dflash_cfg.model.launch import ASSIGNMENT, Container, Launch, Mount
 from dflash_cfg.model.probe import Acceptance, Diagnosis, Judged, RuleSettings, Window
@@ -99,6 +101,7 @@ from dflash_cfg.model.rules import ReadDoc, RuleDoc
 
 __all__ = [
     "ASSIGNMENT",
+    "CONTEXT_KEYS",
     "CRITICAL",
     "FIELDS",
     "JSON",
@@ -181,5 +184,6 @@ __all__ = [
     "is_engine",
     "release",
     "release_order",
+    "sglang_context_length",
     "show_layers",
 ]

@@ -163,6 +163,26 @@ class AddedToken:
     special: bool
 
 
+# SGLang's get_context_length (sglang/srt/utils/hf_transformers/common.py): the first of these its config has.
+CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+SGLANG_DEFAULT_CONTEXT = 2048  # none of CONTEXT_KEYS
+
+
+def sglang_context_length(config: Any, rope: Any) -> tuple[int, str]:
+    """The context length SGLang derives from a (text) config and its RoPE scaling, and the key it came from: the
+    first of CONTEXT_KEYS, times the scaling's factor unless the scaling names its original length or is llama3."""
+    factor: Any = 1
+    if isinstance(rope, dict) and rope:
+        factor = rope.get("factor", 1)
+        if "original_max_position_embeddings" in rope or rope.get("rope_type") == "llama3":
+            factor = 1
+    for key in CONTEXT_KEYS:
+        value = config.get(key) if isinstance(config, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(factor, (int, float)):
+            return int(factor * value), key
+    return SGLANG_DEFAULT_CONTEXT, "SGLang's default"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Target:
     path: str  # the target path as the user gave it, for messages
@@ -175,6 +195,8 @@ class Target:
     base_vocab_size: int | None  # len(tokenizer.json model.vocab); None without tokenizer.json
     mask_token: tuple[str, int | None] | None  # tokenizer_config mask_token and its id, if resolvable
     files: tuple[str, ...]  # names of the files actually read
+    # The context length SGLang derives from the target's (text) config, and the key it came from.
+    context_length: tuple[int, str] | None = None
 
     def token(self, token_id: int) -> AddedToken | None:
         for tok in self.added_tokens:

@@ -66,6 +66,7 @@ class Launch:
     # SGLang: (option, backend) of the draft attention backend the command line names (the draft's own, else the
     # server's prefill one), before SGLang's fallbacks; None when it names none.
     draft_attention_backend: tuple[str, str] | None = None
+    context_length: int | None = None  # SGLang: --context-length (None: the target's own)
 
     @property
     def environment(self) -> tuple[tuple[str, str], ...]:

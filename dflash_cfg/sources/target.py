@@ -21,7 +21,7 @@ from typing import Any
 
 from dflash_cfg.errors import PathError, TargetError
 from dflash_cfg.jsondoc.document import json_type
-from dflash_cfg.model import AddedToken, Target, Url
+from dflash_cfg.model import AddedToken, Target, Url, sglang_context_length
 from dflash_cfg.sources import files, remote, storage
 
 CONFIG = "config.json"
@@ -129,6 +129,7 @@ class ConfigFacts:
     hidden_size: int | None
     vocab_size: int | None
     special_ids: tuple[tuple[str, int], ...]
+    context_length: tuple[int, str] | None = None
 
 
 def parse_config(cfg: dict[str, Any], source: str) -> ConfigFacts:
@@ -158,12 +159,16 @@ def parse_config(cfg: dict[str, Any], source: str) -> ConfigFacts:
                 where = prefix[len("config.") :] + key
                 specials += [(prefix + key, i) for i in _token_ids(value, source, where)]
 
+    # SGLang derives a model's context length from its text config (ModelConfig.hf_text_config).
+    model = text if text is not None else cfg
+    rope = model.get("rope_scaling") or model.get("rope_parameters")
     return ConfigFacts(
         model_type=model_type,
         num_hidden_layers=pick_int("num_hidden_layers"),
         hidden_size=pick_int("hidden_size"),
         vocab_size=pick_int("vocab_size"),
         special_ids=tuple(specials),
+        context_length=sglang_context_length(model, rope),
     )
 
 
@@ -344,6 +349,7 @@ def build_target(
         base_vocab_size=tokenizer_json.base_vocab_size if tokenizer_json is not None else None,
         mask_token=mask,
         files=files,
+        context_length=config.context_length,
     )
 
 

@@ -196,10 +196,37 @@ def _sglang_dflash() -> Any:
     return run
 
 
+def _sglang_context() -> Any:
+    """The context lengths SGLang gives the target and the DFLASH draft worker (built with the target's, as
+    sglang/srt/speculative/draft_worker_common.py does): ModelConfig, config only, on CPU."""
+    import os
+
+    from sglang.srt.configs.model_config import ModelConfig
+
+    def run(case: dict[str, Any]) -> dict[str, Any]:
+        overrides = json.dumps(case.get("overrides") or {})
+        # The target as a server that starts builds it: its own length, or --context-length within it.
+        target = ModelConfig(model_path=case["target"], context_length=case.get("context_length"),
+                             model_override_args=overrides)  # fmt: skip
+        name = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+        if case.get("allow"):
+            os.environ[name] = "1"
+        try:
+            draft = ModelConfig(model_path=case["drafter"], context_length=target.context_len, is_draft_model=True,
+                                model_override_args=overrides)  # fmt: skip
+        finally:
+            os.environ.pop(name, None)
+        return {"target": target.context_len, "draft": draft.context_len}
+
+    return run
+
+
 def main() -> None:
     request = json.load(sys.stdin)
     if request["engine"] == "vllm-config":
         read, items = _vllm_config(), request["cases"]
+    elif request["engine"] == "sglang-context":
+        read, items = _sglang_context(), request["cases"]
     elif request["engine"] == "sglang-dflash":
         read, items = _sglang_dflash(), request["lines"]
     else:

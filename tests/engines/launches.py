@@ -497,3 +497,20 @@ def sink_drafters(folder: Path) -> dict[str, Path]:
         "sliding": drafter(folder, "sinks-sliding", dflash_config=block, **NEMOTRON_SINKS, **sliding),
         "causal": drafter(folder, "sinks-causal", dflash_config=block, **NEMOTRON_SINKS, is_causal=True),
     }
+
+
+QWEN36 = str(FIXTURES / "targets" / "Qwen__Qwen3.6-27B")  # max_position_embeddings 262144
+QWEN36_DRAFTER = FIXTURES / "upstream" / "z-lab__Qwen3.6-27B-DFlash" / "config.json"
+
+
+def context_drafters(folder: Path) -> dict[str, Path]:
+    """Qwen3.6 drafters of 262144 positions, of 32768, and of 32768 scaled by RoPE (YaRN, linear) x 8."""
+    short: dict[str, Any] = {"max_position_embeddings": 32768}
+    yarn = {"rope_type": "yarn", "factor": 8.0}
+    linear = {"rope_type": "linear", "factor": 8.0}
+    return {
+        "own": QWEN36_DRAFTER.parent,
+        "short": drafter(folder, "short", source=QWEN36_DRAFTER, **short),
+        "yarn": drafter(folder, "yarn", source=QWEN36_DRAFTER, rope_scaling=yarn, **short),
+        "linear": drafter(folder, "linear", source=QWEN36_DRAFTER, rope_scaling=linear, **short),
+    }

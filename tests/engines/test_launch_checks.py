@@ -26,12 +26,14 @@ from engines.launches import (
     METHOD_CHOICES,
     PARALLEL_ENVS,
     QWEN3_4B,
+    QWEN36,
     SGLANG_BLOCK_OPTIONS,
     SINK_BACKEND_OPTIONS,
     SPEC_KEYS,
     VLLM_BLOCK_TOKENS,
     ask_oracle,
     block_drafters,
+    context_drafters,
     dflash_case,
     draft_tp_rows,
     draft_window_argvs,
@@ -318,6 +320,45 @@ def test_sglang_nemotron_sinks_need_the_draft_backend_sglang_resolves_to_trtllm_
             assert ("DF815" in found) == (not kept), (argv, answer, found)
             outcomes.add("DF815" if "DF815" in found else "trtllm_mha")
     assert outcomes == {"DF216", "warning", "DF815", "trtllm_mha"}, outcomes
+
+
+def test_sglang_builds_the_draft_worker_with_the_targets_context_length_which_is_df816(
+    engine_python: Path, dflash: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sglang/srt/configs/model_config.py:ModelConfig._derive_context_length: the draft worker gets the target's
+    # context length and refuses a longer one than the drafter's own (get_context_length: the length times the RoPE
+    # factor unless the scaling names its original length, which the config class adds to YaRN), unless
+    # SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN raises the drafter's. DF816 errs where it refuses, warns where the
+    # variable lets it start past the drafter's length.
+    drafters = context_drafters(tmp_path)
+    launches: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
+        ("own", (), {}),
+        ("short", (), {}),
+        ("short", ("--context-length", "32768"), {"context_length": 32768}),
+        ("short", (), {"allow": True}),
+        ("yarn", (), {}),
+        ("linear", (), {}),
+        ("short", ("--json-model-override-args", '{"max_position_embeddings": 262144}'),
+         {"overrides": {"max_position_embeddings": 262144}}),
+    ]  # fmt: skip
+    cases = [{"target": QWEN36, "drafter": str(drafters[name]), **more} for name, _, more in launches]
+    answers = ask_oracle(engine_python, {"engine": "sglang-context", "cases": cases}, tmp_path)
+    outcomes = set()
+    for (name, options, more), answer in zip(launches, answers, strict=True):
+        head = ["python", "-m", "sglang.launch_server", "--model-path", QWEN36, "--speculative-algorithm", "DFLASH"]
+        draft = ["--speculative-draft-model-path", str(drafters[name]), "--speculative-num-draft-tokens", "16"]
+        if more.get("allow"):  # preflight reads the launch's environment from its own
+            monkeypatch.setenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
+        else:
+            monkeypatch.delenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", raising=False)
+        result = dflash("preflight", "--no-engine-check", "--format", "json", "--", *head, *draft, *options)
+        found = {f["rule"]: f["severity"] for f in result.json()["files"][0]["findings"]}
+        refused = "Target model's context_length" in answer.get("refused", "")
+        assert (found.get("DF816") == "error") == refused, (name, options, answer, found)
+        if more.get("allow"):
+            assert answer["read"]["draft"] == answer["read"]["target"] and found.get("DF816") == "warning", answer
+        outcomes.add("refused" if refused else found.get("DF816", "served"))
+    assert outcomes == {"refused", "warning", "served"}, outcomes
 
 
 def test_sglang_parallel_layouts_are_df809(engine_python: Path, dflash: Run, tmp_path: Path) -> None:

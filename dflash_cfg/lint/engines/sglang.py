@@ -347,6 +347,21 @@ NEMOTRON_35_SINK_BACKEND = Read(
     "sglang/srt/models/dflash.py:DFlashAttention.__init__",
 )
 
+DRAFT_CONTEXT = Read(
+    reader="sglang",
+    key="max_position_embeddings (the drafter's context length)",
+    order="the first of max_sequence_length, seq_length, max_seq_len, model_max_length, max_position_embeddings "
+    "(the config class's value), times the RoPE scaling factor unless the scaling names its original length or is "
+    "llama3; the draft worker is built with the target's context length (--context-length, else the target's own) "
+    "and refuses one longer than the drafter's, unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN raises the "
+    "drafter's max_position_embeddings to it",
+    default="2048 (none of the keys)",
+    bad_type="-",
+    source=CHECKED + " sglang/srt/configs/model_config.py:ModelConfig._derive_context_length, "
+    "sglang/srt/utils/hf_transformers/common.py:get_context_length, "
+    "sglang/srt/speculative/draft_worker_common.py",
+)
+
 DSPARK_MARKOV_RANK = Read(
     reader="sglang",
     key="markov_rank",
@@ -374,6 +389,7 @@ MODEL_OVERRIDES = Read(
 
 ROWS: tuple[Read, ...] = (
     MODEL_OVERRIDES,
+    DRAFT_CONTEXT,
     NEMOTRON_35_SINK_BACKEND,
     DSPARK_MARKOV_RANK,
     PROJECTOR_TYPE,

@@ -19,7 +19,7 @@ from dflash_cfg.lint.rules.base import (
     show,
     trtllm_mha_enabled,
 )
-from dflash_cfg.model import Launch, Problem, Severity
+from dflash_cfg.model import Launch, Problem, Severity, sglang_context_length
 
 # What SGLang drafts per step when neither the launch nor the drafter says: --speculative-num-draft-tokens defaults
 # to the drafter's block_size, else to this (sglang/srt/arg_groups/speculative_hook.py:_handle_dflash). vLLM has no
@@ -548,6 +548,15 @@ _MERGED = ("rope_scaling", "rope_parameters")
 _BLOCK = ("block_size", "dflash_config")  # where SGLang's parse_dflash_draft_config finds the block
 
 
+def _overridden(key: str, given: str, current: Any) -> Any:
+    """What get_config sets for one key of --json-model-override-args (its value as JSON): rope_scaling and
+    rope_parameters merged into the config's, anything else replaced."""
+    value = json.loads(given)
+    if key in _MERGED and isinstance(value, dict) and isinstance(current, dict):
+        return {**current, **value}
+    return value
+
+
 @rule(
     "DF814",
     "launch-model-overrides",
@@ -586,11 +595,9 @@ def launch_model_overrides(ctx: Context) -> Iterator[Problem]:
     if launch.engine != "sglang":
         return
     for key, given in launch.model_overrides:
-        value = json.loads(given)
         has = key in ctx.data
         current = ctx.data.get(key)
-        if key in _MERGED and isinstance(value, dict) and isinstance(current, dict):
-            value = {**current, **value}
+        value = _overridden(key, given, current)
         if has and current == value and type(current) is type(value):
             continue
         block = " (and the block size SGLang drafts when the launch gives no draft tokens)" if key in _BLOCK else ""
@@ -665,6 +672,89 @@ def launch_sink_backend(ctx: Context) -> Iterator[Problem]:
         )
 
 
+ALLOW_LONGER = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+
+
+def drafter_context(ctx: Context, launch: Launch) -> tuple[int, str]:
+    """The context length SGLang derives for the drafter: from its config as the config class holds it, with the
+    launch's --json-model-override-args set on it (get_config)."""
+    values = dict(ctx.data)
+    if ctx.view is not None and ctx.view.values is not None:
+        # The config class fills a length the file lacks, and moves RoPE between its spellings.
+        values["max_position_embeddings"] = ctx.view.values.get("max_position_embeddings")
+        values["rope_scaling"] = ctx.view.values.get("rope_scaling")
+    for key, given in launch.model_overrides:
+        values[key] = _overridden(key, given, values.get(key))
+    return sglang_context_length(values, values.get("rope_scaling") or values.get("rope_parameters"))
+
+
+@rule(
+    "DF816",
+    "launch-draft-context-sglang",
+    Severity.ERROR,
+    "data",
+    "launch",
+    severities=(Severity.WARNING,),
+    reads=(sglang.DRAFT_CONTEXT,),
+    checks=(
+        LaunchCheck(
+            engine="sglang",
+            check="The drafter's context length at least the target's (the launch's `--context-length`, else the "
+            f"target's own), unless `{ALLOW_LONGER}` is set",
+            where="`sglang/srt/configs/model_config.py:ModelConfig._derive_context_length` (\"Target model's "
+            'context_length ... is greater than the derived context_length"), the draft worker built with the '
+            "target's context length (`sglang/srt/speculative/draft_worker_common.py`)",
+            preflight="DF816; engine test (ModelConfig of the drafter, built on CPU)",
+        ),
+    ),
+)
+def sglang_draft_context(ctx: Context) -> Iterator[Problem]:
+    """An SGLang launch whose context length is longer than the drafter's.
+
+    {SGLang} builds the DFLASH draft worker with the target's context length, and the drafter's model config then
+    refuses a length longer than its own (``ModelConfig._derive_context_length``: "Target model's context_length
+    (N) is greater than the derived context_length (M) ... set the env var
+    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"): the server does not start. The lengths are SGLang's: the first
+    of ``max_sequence_length``, ``seq_length``, ``max_seq_len``, ``model_max_length``, ``max_position_embeddings``,
+    times the RoPE scaling factor unless the scaling names its original length or is llama3; the target's from its
+    text config, or the launch's ``--context-length``; the drafter's with the launch's
+    ``--json-model-override-args``. With the variable set SGLang raises the drafter's ``max_position_embeddings``
+    to the target's length and starts: a warning, since the drafter then serves positions it was not trained at.
+
+    Fail: a drafter with ``"max_position_embeddings": 262144`` for a target of 1048576 (XiaomiMiMo/MiMo-V2.5-Pro's
+    own DFlash drafter), no ``--context-length``
+    Pass: the same with ``--context-length 262144``
+    """
+    launch = launched(ctx)
+    if launch.engine != "sglang" or (launch.method or "").upper() != "DFLASH":
+        return
+    if launch.context_length is not None:
+        wanted, whose = launch.context_length, f"--context-length {launch.context_length}"
+    elif ctx.target is not None and ctx.target.context_length is not None:
+        length, key = ctx.target.context_length
+        wanted, whose = length, f"the target's context length {length} ({key})"
+    else:
+        return
+    own, key = drafter_context(ctx, launch)
+    if own >= wanted:
+        return
+    pointer = f"/{key}" if key in ctx.data else "/max_position_embeddings"
+    if _sglang_true(dict(launch.engine_env).get(ALLOW_LONGER)):
+        yield Problem(
+            pointer=pointer,
+            message=f"SGLang serves the drafter at {whose}, longer than its own {own} ({key}): {ALLOW_LONGER} "
+            "lets SGLang raise the drafter's max_position_embeddings, and the drafter drafts at positions it was "
+            "not trained at",
+            severity=Severity.WARNING,
+        )
+        return
+    yield Problem(
+        pointer=pointer,
+        message=f"SGLang refuses to start: it builds the draft worker with {whose}, longer than the drafter's own "
+        f"{own} ({key}); pass --context-length {own}, or set {ALLOW_LONGER}=1 to serve the drafter past its length",
+    )
+
+
 RULES = (
     draft_tokens,
     tensor_parallel,
@@ -675,4 +765,5 @@ RULES = (
     draft_context,
     launch_model_overrides,
     launch_sink_backend,
+    sglang_draft_context,
 )

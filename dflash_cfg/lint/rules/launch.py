@@ -678,11 +678,15 @@ ALLOW_LONGER = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 def drafter_context(ctx: Context, launch: Launch) -> tuple[int, str]:
     """The context length SGLang derives for the drafter: from its config as the config class holds it, with the
     launch's --json-model-override-args set on it (get_config)."""
-    values = dict(ctx.data)
-    if ctx.view is not None and ctx.view.values is not None:
-        # The config class fills a length the file lacks, and moves RoPE between its spellings.
-        values["max_position_embeddings"] = ctx.view.values.get("max_position_embeddings")
-        values["rope_scaling"] = ctx.view.values.get("rope_scaling")
+    text = ctx.data.get("text_config")
+    values = {**ctx.data, **text} if isinstance(text, dict) else dict(ctx.data)  # SGLang reads the text config
+    seen = ctx.view.values if ctx.view is not None and ctx.view.values is not None else None
+    if seen is not None and "rope_scaling" in seen:
+        # The config class fills a length the file lacks, and moves RoPE between its spellings; a value it holds
+        # no one of (per layer) is left as the file has it.
+        if seen.get("max_position_embeddings") is not None:
+            values["max_position_embeddings"] = seen["max_position_embeddings"]
+        values["rope_scaling"] = seen["rope_scaling"]
     for key, given in launch.model_overrides:
         values[key] = _overridden(key, given, values.get(key))
     return sglang_context_length(values, values.get("rope_scaling") or values.get("rope_parameters"))

@@ -4,10 +4,12 @@ line, the engine venv they read, and the table written as ruff formats it, or co
 from __future__ import annotations
 
 import argparse
+import ast
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -24,6 +26,17 @@ def arguments(doc: str, argv: list[str] | None) -> argparse.Namespace:
 
         args.python = str(build.engine_python())
     return args
+
+
+def committed(table: Path, name: str) -> Any:
+    """The value of `name` in the committed table, read as data (no import of the module being rewritten); {} when
+    the file or the name is missing."""
+    if not table.exists():
+        return {}
+    for node in ast.parse(table.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            return ast.literal_eval(node.value) if node.value is not None else {}
+    return {}
 
 
 def write(table: Path, render: Callable[[], str], *, check: bool, versions: object, counts: object) -> int:

@@ -374,14 +374,9 @@ def installed(python: str | Path) -> tuple[Path, dict[str, str]]:
 
 
 def table(path: Path = TABLE) -> Table:
-    """The committed table (read as data: no import of the module being rewritten)."""
-    if not path.exists():
-        return {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "KEYS":
-            value: Table = ast.literal_eval(node.value) if node.value is not None else {}
-            return value
-    return {}
+    """The committed table."""
+    value: Table = generated.committed(path, "KEYS")
+    return value
 
 
 def _release_key(release: str) -> tuple[int, ...]:

@@ -11,9 +11,7 @@ from dflash_cfg.model import NAMES, Engine, Problem, Requirement, Severity
 
 # The releases of each engine whose registries dflash-cfg holds (lint.engine_architectures): a class one of them
 # lacks is one that release refuses.
-_KNOWN_RELEASES: dict[Engine, tuple[str, ...]] = {
-    e: tuple(REGISTERED[e]) for e in ("vllm", "sglang") if e in REGISTERED
-}
+_KNOWN_RELEASES: dict[Engine, tuple[str, ...]] = {e: tuple(REGISTERED[e]) for e in ENGINE_ORDER if e in REGISTERED}
 
 # The DFlash2 convolution and selector sizes (0 or absent: off).
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")

@@ -7,13 +7,13 @@ from collections.abc import Iterator, Sequence
 from typing import cast
 
 from dflash_cfg.jsondoc.pointer import last, parent, pointer
-from dflash_cfg.lint.engines import sglang, vllm
+from dflash_cfg.lint.engines import ENGINE_ORDER, sglang, vllm
 from dflash_cfg.lint.key_reads import Reader, SourceRead, closest, readers, recorded, source_reads
 from dflash_cfg.lint.rules.base import ENGINE_FORMAT, Context, rule, show
 from dflash_cfg.model import NAMES, Engine, Problem, Requirement, Severity
 
 # The engines that serve a z-lab-format drafter: a key both read concerns whatever serves the file.
-_SERVING = ("vllm", "sglang")
+_SERVING = ENGINE_ORDER
 
 
 def _releases(engines: Sequence[Reader]) -> str:

@@ -32,7 +32,7 @@ def launched(ctx: Context) -> Launch:
     return ctx.launch
 
 
-def launch_block(launch: Launch, data: Mapping[str, Any] | None = None) -> tuple[int, str] | None:
+def launch_block(launch: Launch, data: Mapping[str, Any]) -> tuple[int, str] | None:
     """The block the launch drafts per step when it sets one, and how it says it: vLLM queries the anchor plus
     num_speculative_tokens masks (vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:DFlashSpeculator.__init__),
     SGLang drafts --speculative-num-draft-tokens (or its DFLASH alias) and hands it to the drafter
@@ -42,7 +42,7 @@ def launch_block(launch: Launch, data: Mapping[str, Any] | None = None) -> tuple
     (vllm/v1/worker/gpu/spec_decode/dspark/config.py:DSparkSpeculatorConfig.num_lookahead_tokens)."""
     if launch.engine == "vllm" and launch.num_speculative_tokens is not None:
         tokens = launch.num_speculative_tokens
-        if data is not None and dspark_launch(launch, data) and data.get("sample_from_anchor", True):
+        if dspark_launch(launch, data) and data.get("sample_from_anchor", True):
             return tokens, f"num_speculative_tokens {tokens}, the anchor included (DSpark)"
         return tokens + 1, f"num_speculative_tokens {tokens} + 1"
     if launch.engine == "sglang" and launch.num_draft_tokens is not None:
@@ -675,7 +675,7 @@ def launch_sink_backend(ctx: Context) -> Iterator[Problem]:
 ALLOW_LONGER = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
 
-def drafter_context(ctx: Context, launch: Launch) -> tuple[int, str]:
+def drafter_context(ctx: Context, launch: Launch) -> tuple[int, str] | None:
     """The context length SGLang derives for the drafter: from its config as the config class holds it, with the
     launch's --json-model-override-args set on it (get_config)."""
     text = ctx.data.get("text_config")
@@ -739,9 +739,10 @@ def sglang_draft_context(ctx: Context) -> Iterator[Problem]:
         wanted, whose = length, f"the target's context length {length} ({key})"
     else:
         return
-    own, key = drafter_context(ctx, launch)
-    if own >= wanted:
+    derived = drafter_context(ctx, launch)
+    if derived is None or derived[0] >= wanted:
         return
+    own, key = derived
     pointer = f"/{key}" if key in ctx.data else "/max_position_embeddings"
     if _sglang_true(dict(launch.engine_env).get(ALLOW_LONGER)):
         yield Problem(

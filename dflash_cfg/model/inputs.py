@@ -5,6 +5,7 @@ engine's view of the file through its config class (`Effective`)."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,9 +169,10 @@ CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_l
 SGLANG_DEFAULT_CONTEXT = 2048  # none of CONTEXT_KEYS
 
 
-def sglang_context_length(config: Any, rope: Any) -> tuple[int, str]:
+def sglang_context_length(config: Any, rope: Any) -> tuple[int, str] | None:
     """The context length SGLang derives from a (text) config and its RoPE scaling, and the key it came from: the
-    first of CONTEXT_KEYS, times the scaling's factor unless the scaling names its original length or is llama3."""
+    first of CONTEXT_KEYS, times the scaling's factor unless the scaling names its original length or is llama3.
+    None where that is no finite number (a factor of 1e999): SGLang's own int() of it fails."""
     factor: Any = 1
     if isinstance(rope, dict) and rope:
         factor = rope.get("factor", 1)
@@ -179,7 +181,8 @@ def sglang_context_length(config: Any, rope: Any) -> tuple[int, str]:
     for key in CONTEXT_KEYS:
         value = config.get(key) if isinstance(config, dict) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(factor, (int, float)):
-            return int(factor * value), key
+            length = factor * value
+            return (int(length), key) if math.isfinite(length) else None
     return SGLANG_DEFAULT_CONTEXT, "SGLang's default"
 
 
